@@ -1,0 +1,104 @@
+// Package index defines the on-disk index that ingest writes and retrieval reads: pages with their cleaned
+// markdown, summaries, links and communities; chunks; summary and chunk vectors; and a manifest.
+//
+// An index directory holds one subdirectory per version and a CURRENT file naming the live one. Write builds a
+// new version in a temporary directory, renames it into place and only then replaces CURRENT (write and rename),
+// so a crash mid-write leaves the previous version readable and a half-written version is never read.
+//
+// The types are plain data; an *Index is safe for concurrent reads once loaded.
+package index
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SmallComponentCommunity is the community id given to pages in weakly connected components under the
+// small-component size (seed 000: "a default community_id of 9999").
+const SmallComponentCommunity = 9999
+
+// Page is one cleaned page of the site.
+type Page struct {
+	// ID is the page's position in Index.Pages.
+	ID int `json:"id"`
+	// URL is the canonical absolute URL.
+	URL   string `json:"url"`
+	Title string `json:"title"`
+	// Section is the configured URL prefix the page was selected by, if any.
+	Section string `json:"section,omitempty"`
+	// Summary is one dense line describing the page (LLM or extractive).
+	Summary string `json:"summary"`
+	// Markdown is the cleaned main content.
+	Markdown string `json:"markdown"`
+	// Hash is the hex SHA-256 of Markdown.
+	Hash string `json:"hash"`
+	// Links are the ids of pages this page links to after link cleaning (LINKS_TO).
+	Links []int `json:"links,omitempty"`
+	// Component is the page's weakly connected component.
+	Component int `json:"component"`
+	// Community is the page's Leiden community, or SmallComponentCommunity.
+	Community int `json:"community"`
+	// Chunks are the ids of the page's chunks in page order (HAS_CHUNK).
+	Chunks []int `json:"chunks"`
+}
+
+// Chunk is a contiguous passage of a page's markdown.
+type Chunk struct {
+	// ID is the chunk's position in Index.Chunks.
+	ID     int `json:"id"`
+	PageID int `json:"page_id"`
+	// Ord is the chunk's position within its page.
+	Ord  int    `json:"ord"`
+	Text string `json:"text"`
+	// Tokens is the o200k_base token count of Text.
+	Tokens int `json:"tokens"`
+}
+
+// Manifest describes an index version.
+type Manifest struct {
+	// Version identifies the content: it changes whenever pages, chunks, summaries, vectors or settings do.
+	Version             string  `json:"version"`
+	Pages               int     `json:"pages"`
+	Chunks              int     `json:"chunks"`
+	Links               int     `json:"links"`
+	Communities         int     `json:"communities"`
+	Modularity          float64 `json:"modularity"`
+	SmallComponentPages int     `json:"small_component_pages"`
+	// Embedder names the embedding model ("local-..." or the upstream model name).
+	Embedder  string `json:"embedder"`
+	Dimension int    `json:"dimension"`
+	Tokenizer string `json:"tokenizer"`
+	// Summarizer is "extractive" or the LLM model that wrote the summaries.
+	Summarizer string `json:"summarizer"`
+	// Hashes maps each page URL to the hex SHA-256 of its markdown.
+	Hashes  map[string]string `json:"hashes"`
+	BuiltAt time.Time         `json:"built_at"`
+	// RagproxyVersion is the version of the binary that wrote the index.
+	RagproxyVersion string `json:"ragproxy_version"`
+	// Source is the start URL or mirror directory the index was built from.
+	Source string `json:"source"`
+	// Settings records the ingest settings that shaped the content (thresholds, selectors, sections).
+	Settings json.RawMessage `json:"settings,omitempty"`
+}
+
+// Index is a loaded index version.
+type Index struct {
+	Manifest Manifest
+	Pages    []Page
+	Chunks   []Chunk
+	// SummaryVectors[i] embeds Pages[i].Summary; ChunkVectors[i] embeds Chunks[i].Text. Rows are unit length.
+	SummaryVectors [][]float32
+	ChunkVectors   [][]float32
+	// EmbedderState is opaque state the embedder needs at query time (the local embedder's IDF table); may be nil.
+	EmbedderState []byte
+}
+
+// PageByURL returns the page with the given URL.
+func (ix *Index) PageByURL(url string) (*Page, bool) {
+	for i := range ix.Pages {
+		if ix.Pages[i].URL == url {
+			return &ix.Pages[i], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,320 @@
+package index
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoIndex is returned by Load when the directory holds no complete index version.
+var ErrNoIndex = errors.New("no index")
+
+const (
+	currentFile   = "CURRENT"
+	manifestFile  = "manifest.json"
+	pagesFile     = "pages.json"
+	chunksFile    = "chunks.json"
+	summariesFile = "summaries.f32"
+	chunkVecFile  = "chunks.f32"
+	embedderFile  = "embedder.bin"
+	versionPrefix = "v-"
+)
+
+// Write stores ix as a new version under dir and makes it current. The manifest's Version must be set. Older
+// versions except the one it replaces are removed afterwards, so a reader that resolved CURRENT just before the
+// switch still finds its files.
+func Write(dir string, ix *Index) error {
+	if ix.Manifest.Version == "" {
+		return errors.New("write index: manifest has no version")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	previous, _ := readCurrent(dir)
+	tmp, err := os.MkdirTemp(dir, ".tmp-")
+	if err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	defer os.RemoveAll(tmp) // no-op after the rename
+	if err := writeFiles(tmp, ix); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	name := versionPrefix + ix.Manifest.Version
+	final := filepath.Join(dir, name)
+	if name == previous {
+		// Same content: keep the live copy, which readers may hold open.
+		return nil
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, currentFile), []byte(name+"\n")); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() && strings.HasPrefix(n, versionPrefix) && n != name && n != previous {
+			os.RemoveAll(filepath.Join(dir, n))
+		}
+	}
+	return nil
+}
+
+// Load reads the current version under dir.
+func Load(dir string) (*Index, error) {
+	name, err := readCurrent(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load index %s: %w", dir, err)
+	}
+	ix, err := loadVersion(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("load index %s: %w", dir, err)
+	}
+	return ix, nil
+}
+
+// LoadManifest reads only the current version's manifest.
+func LoadManifest(dir string) (*Manifest, error) {
+	name, err := readCurrent(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load manifest %s: %w", dir, err)
+	}
+	var m Manifest
+	if err := readJSON(filepath.Join(dir, name, manifestFile), &m); err != nil {
+		return nil, fmt.Errorf("load manifest %s: %w", dir, err)
+	}
+	return &m, nil
+}
+
+func readCurrent(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, currentFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", ErrNoIndex
+	}
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(name, versionPrefix) || strings.ContainsAny(name, `/\`) {
+		return "", fmt.Errorf("%w: bad CURRENT %q", ErrNoIndex, name)
+	}
+	return name, nil
+}
+
+func writeFiles(dir string, ix *Index) error {
+	if err := writeJSON(filepath.Join(dir, manifestFile), ix.Manifest); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, pagesFile), ix.Pages); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, chunksFile), ix.Chunks); err != nil {
+		return err
+	}
+	if err := writeVectors(filepath.Join(dir, summariesFile), ix.SummaryVectors); err != nil {
+		return err
+	}
+	if err := writeVectors(filepath.Join(dir, chunkVecFile), ix.ChunkVectors); err != nil {
+		return err
+	}
+	if ix.EmbedderState != nil {
+		if err := writeFileSynced(filepath.Join(dir, embedderFile), ix.EmbedderState); err != nil {
+			return err
+		}
+	}
+	return syncDir(dir)
+}
+
+func loadVersion(dir string) (*Index, error) {
+	ix := &Index{}
+	if err := readJSON(filepath.Join(dir, manifestFile), &ix.Manifest); err != nil {
+		return nil, err
+	}
+	if err := readJSON(filepath.Join(dir, pagesFile), &ix.Pages); err != nil {
+		return nil, err
+	}
+	if err := readJSON(filepath.Join(dir, chunksFile), &ix.Chunks); err != nil {
+		return nil, err
+	}
+	var err error
+	if ix.SummaryVectors, err = readVectors(filepath.Join(dir, summariesFile)); err != nil {
+		return nil, err
+	}
+	if ix.ChunkVectors, err = readVectors(filepath.Join(dir, chunkVecFile)); err != nil {
+		return nil, err
+	}
+	ix.EmbedderState, err = os.ReadFile(filepath.Join(dir, embedderFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := ix.validate(); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// validate checks the cross-references a reader relies on, so a damaged index fails at load, not at query time.
+func (ix *Index) validate() error {
+	if len(ix.Pages) != ix.Manifest.Pages || len(ix.Chunks) != ix.Manifest.Chunks {
+		return fmt.Errorf("manifest counts %d pages, %d chunks; files hold %d, %d",
+			ix.Manifest.Pages, ix.Manifest.Chunks, len(ix.Pages), len(ix.Chunks))
+	}
+	if len(ix.SummaryVectors) != len(ix.Pages) || len(ix.ChunkVectors) != len(ix.Chunks) {
+		return fmt.Errorf("vector counts %d, %d do not match %d pages, %d chunks",
+			len(ix.SummaryVectors), len(ix.ChunkVectors), len(ix.Pages), len(ix.Chunks))
+	}
+	for i, p := range ix.Pages {
+		if p.ID != i {
+			return fmt.Errorf("page %d has id %d", i, p.ID)
+		}
+		for _, l := range p.Links {
+			if l < 0 || l >= len(ix.Pages) {
+				return fmt.Errorf("page %d links to missing page %d", i, l)
+			}
+		}
+		for _, c := range p.Chunks {
+			if c < 0 || c >= len(ix.Chunks) || ix.Chunks[c].PageID != i {
+				return fmt.Errorf("page %d lists chunk %d that is not its own", i, c)
+			}
+		}
+	}
+	for i, c := range ix.Chunks {
+		if c.ID != i || c.PageID < 0 || c.PageID >= len(ix.Pages) {
+			return fmt.Errorf("chunk %d has id %d, page %d", i, c.ID, c.PageID)
+		}
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeFileSynced(path, b)
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// Vector files are a little-endian header (rows, dim as uint32) followed by rows*dim float32 values.
+func writeVectors(path string, rows [][]float32) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	dim := 0
+	if len(rows) > 0 {
+		dim = len(rows[0])
+	}
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[0:], uint32(len(rows)))
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
+	w.Write(hdr[:])
+	buf := make([]byte, 4*dim)
+	for i, r := range rows {
+		if len(r) != dim {
+			f.Close()
+			return fmt.Errorf("%s: row %d has %d values, want %d", filepath.Base(path), i, len(r), dim)
+		}
+		for j, x := range r {
+			binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
+		}
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func readVectors(path string) ([][]float32, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 8 {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), io.ErrUnexpectedEOF)
+	}
+	n := int(binary.LittleEndian.Uint32(b[0:]))
+	dim := int(binary.LittleEndian.Uint32(b[4:]))
+	if len(b)-8 != 4*n*dim {
+		return nil, fmt.Errorf("%s: %d bytes for %d rows of %d", filepath.Base(path), len(b)-8, n, dim)
+	}
+	flat := make([]float32, n*dim)
+	for i := range flat {
+		flat[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[8+4*i:]))
+	}
+	rows := make([][]float32, n)
+	for i := range rows {
+		rows[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	return rows, nil
+}
+
+func writeFileSynced(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	var r [8]byte
+	rand.Read(r[:])
+	tmp := path + ".tmp-" + hex.EncodeToString(r[:])
+	if err := writeFileSynced(tmp, b); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

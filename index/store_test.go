@@ -1,0 +1,117 @@
+package index
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sample(version string) *Index {
+	return &Index{
+		Manifest: Manifest{Version: version, Pages: 2, Chunks: 3, Links: 1, Embedder: "local", Dimension: 2,
+			Hashes: map[string]string{"http://x/a/": "h1", "http://x/b/": "h2"}},
+		Pages: []Page{
+			{ID: 0, URL: "http://x/a/", Title: "A", Markdown: "# A", Hash: "h1", Links: []int{1}, Chunks: []int{0, 1}},
+			{ID: 1, URL: "http://x/b/", Title: "B", Markdown: "# B", Hash: "h2", Community: SmallComponentCommunity, Chunks: []int{2}},
+		},
+		Chunks: []Chunk{
+			{ID: 0, PageID: 0, Ord: 0, Text: "a0", Tokens: 2},
+			{ID: 1, PageID: 0, Ord: 1, Text: "a1", Tokens: 2},
+			{ID: 2, PageID: 1, Ord: 0, Text: "b0", Tokens: 2},
+		},
+		SummaryVectors: [][]float32{{1, 0}, {0, 1}},
+		ChunkVectors:   [][]float32{{1, 0}, {0.6, 0.8}, {0, 1}},
+		EmbedderState:  []byte{1, 2, 3},
+	}
+}
+
+func TestWriteLoadRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	want := sample("one")
+	if err := Write(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	m, err := LoadManifest(dir)
+	if err != nil || m.Version != "one" {
+		t.Fatalf("LoadManifest = %+v, %v", m, err)
+	}
+}
+
+func TestLoadEmptyDir(t *testing.T) {
+	if _, err := Load(t.TempDir()); !errors.Is(err, ErrNoIndex) {
+		t.Fatalf("Load(empty) error = %v, want ErrNoIndex", err)
+	}
+}
+
+// A crash mid-write leaves a temporary directory and possibly a complete but unreferenced version; readers must
+// keep seeing the previous version.
+func TestHalfWrittenVersionIsNeverRead(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(dir, sample("one")); err != nil {
+		t.Fatal(err)
+	}
+	// Simulate an interrupted write of version two: files partly written, CURRENT not switched.
+	half := filepath.Join(dir, ".tmp-crash")
+	if err := os.MkdirAll(half, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(half, manifestFile), []byte(`{"version":"two","pages":2`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "v-two"), 0o755)
+	os.WriteFile(filepath.Join(dir, "v-two", manifestFile), []byte(`{"version":"two"}`), 0o644)
+
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Manifest.Version != "one" {
+		t.Fatalf("loaded version %q, want the previous complete version", got.Manifest.Version)
+	}
+	// The next complete write replaces it and cleans up.
+	if err := Write(dir, sample("three")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Load(dir); err != nil || got.Manifest.Version != "three" {
+		t.Fatalf("after rewrite: %v, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "v-two")); !os.IsNotExist(err) {
+		t.Errorf("stale version v-two not removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "v-one")); err != nil {
+		t.Errorf("previous version v-one should be kept for readers that resolved it: %v", err)
+	}
+}
+
+func TestLoadRejectsDamagedIndex(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(ix *Index)
+	}{
+		{"page link out of range", func(ix *Index) { ix.Pages[0].Links = []int{7} }},
+		{"chunk of another page", func(ix *Index) { ix.Pages[1].Chunks = []int{0} }},
+		{"missing vectors", func(ix *Index) { ix.ChunkVectors = ix.ChunkVectors[:2] }},
+		{"count mismatch", func(ix *Index) { ix.Manifest.Pages = 5 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ix := sample("bad")
+			tt.damage(ix)
+			if err := Write(dir, ix); err != nil {
+				return // rejected at write time is fine too
+			}
+			if _, err := Load(dir); err == nil {
+				t.Fatal("Load accepted a damaged index")
+			}
+		})
+	}
+}
