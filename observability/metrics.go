@@ -1,0 +1,378 @@
+package observability
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Bucket boundaries the OpenTelemetry GenAI semantic conventions give as
+// ExplicitBucketBoundaries (docs/gen-ai/gen-ai-metrics.md).
+func operationDurationBuckets() []float64 {
+	return []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+}
+
+func tokenUsageBuckets() []float64 {
+	return []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+}
+
+func timeToFirstTokenBuckets() []float64 {
+	return []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
+}
+
+// Buckets of ragproxy's own histograms: retrieval stages and the proxy's
+// overhead are in-process work measured in milliseconds, so they start lower.
+func stageBuckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+}
+
+func overheadBuckets() []float64 {
+	return []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}
+}
+
+func confidenceBuckets() []float64 {
+	return prometheus.LinearBuckets(0.1, 0.1, 10)
+}
+
+// Label names. The gen_ai_* metrics use the OpenTelemetry attribute names with
+// dots turned into underscores, as the OpenTelemetry Prometheus exporter does.
+const (
+	labelOperation = "gen_ai_operation_name"
+	labelProvider  = "gen_ai_provider_name"
+	labelModel     = "gen_ai_request_model"
+	labelTokenType = "gen_ai_token_type"
+	labelErrorType = "error_type"
+
+	// operationChat is the gen_ai.operation.name of a chat completion.
+	operationChat = "chat"
+)
+
+// Config configures a Metrics. The zero value works.
+type Config struct {
+	// Models is the allow-list of model names kept as label values (the
+	// assistant models and the upstream models the proxy serves). Any other
+	// model name is recorded as "other". Default: none, so every model is "other".
+	Models []string
+	// Provider is the gen_ai.provider.name of the upstream, used by Tokens and
+	// FirstToken. Default: "openai".
+	Provider string
+	// Upstreams is the allow-list of upstream names for
+	// ragproxy_upstream_requests_total. Default: "primary" and "secondary".
+	Upstreams []string
+	// Routes is added to the built-in route allow-list (the routes of
+	// DESIGN.md's HTTP API). Default: none.
+	Routes []string
+	// Caches is added to the built-in cache names ("response", "retrieval",
+	// "analysis", "embedding"). Default: none.
+	Caches []string
+	// NoRuntimeMetrics leaves out the Go runtime and process collectors.
+	// Default: false (they are registered).
+	NoRuntimeMetrics bool
+	// Now is the clock stream recorders read. Default: time.Now.
+	Now func() time.Time
+}
+
+// Metrics owns ragproxy's Prometheus registry and every metric in it.
+type Metrics struct {
+	reg *prometheus.Registry
+	now func() time.Time
+
+	provider  string
+	models    labelSet
+	providers labelSet
+	upstreams labelSet
+	routes    labelSet
+	caches    labelSet
+	tasks     labelSet
+	stages    labelSet
+	results   labelSet
+	outcomes  labelSet
+	errTypes  labelSet
+	ingestRes labelSet
+	ingestStg labelSet
+
+	requests        *prometheus.CounterVec
+	opDuration      *prometheus.HistogramVec
+	tokenUsage      *prometheus.HistogramVec
+	ttft            *prometheus.HistogramVec
+	streamDuration  *prometheus.HistogramVec
+	stageDuration   *prometheus.HistogramVec
+	confidence      prometheus.Histogram
+	retrievalEmpty  prometheus.Counter
+	cacheRequests   *prometheus.CounterVec
+	upstreamReqs    *prometheus.CounterVec
+	failovers       prometheus.Counter
+	inflight        prometheus.Gauge
+	disconnects     prometheus.Counter
+	overhead        prometheus.Histogram
+	indexInfo       *prometheus.GaugeVec
+	indexPages      *prometheus.GaugeVec
+	indexChunks     *prometheus.GaugeVec
+	ingestPages     *prometheus.CounterVec
+	ingestChunks    prometheus.Counter
+	ingestErrors    *prometheus.CounterVec
+	ingestLastBuild prometheus.Gauge
+}
+
+// New builds a Metrics with a fresh registry holding every ragproxy metric.
+func New(cfg Config) (*Metrics, error) {
+	m := &Metrics{
+		reg:       prometheus.NewRegistry(),
+		now:       cfg.Now,
+		provider:  cfg.Provider,
+		models:    newLabelSet(cfg.Models),
+		routes:    newLabelSet(defaultRoutes(), cfg.Routes),
+		caches:    newLabelSet(defaultCaches(), cfg.Caches),
+		tasks:     newLabelSet(knownTasks()),
+		stages:    newLabelSet(knownStages()),
+		results:   newLabelSet(knownCacheResults()),
+		outcomes:  newLabelSet(knownOutcomes()),
+		errTypes:  newLabelSet(knownErrTypes()),
+		ingestRes: newLabelSet(knownIngestResults()),
+		ingestStg: newLabelSet(knownIngestStages()),
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.provider == "" {
+		m.provider = "openai"
+	}
+	m.providers = newLabelSet(knownProviders(), []string{m.provider})
+	upstreams := cfg.Upstreams
+	if len(upstreams) == 0 {
+		upstreams = []string{"primary", "secondary"}
+	}
+	m.upstreams = newLabelSet(upstreams)
+
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_requests_total",
+		Help: "HTTP requests served, by route pattern, status code, whether the response streamed, and Open WebUI task.",
+	}, []string{"route", "code", "stream", "task"})
+	m.opDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_client_operation_duration_seconds",
+		Help:    "GenAI operation duration: one upstream model call, from request to last byte (OpenTelemetry gen_ai.client.operation.duration).",
+		Buckets: operationDurationBuckets(),
+	}, []string{labelOperation, labelProvider, labelModel, labelErrorType})
+	m.tokenUsage = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_client_token_usage",
+		Help:    "Number of input and output tokens used per operation (OpenTelemetry gen_ai.client.token.usage).",
+		Buckets: tokenUsageBuckets(),
+	}, []string{labelOperation, labelProvider, labelModel, labelTokenType})
+	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_server_time_to_first_token_seconds",
+		Help:    "Time from request arrival to the first content token written to the client (OpenTelemetry gen_ai.server.time_to_first_token).",
+		Buckets: timeToFirstTokenBuckets(),
+	}, []string{labelOperation, labelProvider, labelModel})
+	m.streamDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ragproxy_stream_duration_seconds",
+		Help:    "Time from request arrival to the end of a streamed response, recorded by the stream writer.",
+		Buckets: operationDurationBuckets(),
+	}, []string{labelModel})
+	m.stageDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ragproxy_retrieval_stage_duration_seconds",
+		Help:    "Time spent in each retrieval stage.",
+		Buckets: stageBuckets(),
+	}, []string{"stage"})
+	m.confidence = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "ragproxy_retrieval_confidence",
+		Help:    "Confidence of the best retrieved passage, in [0, 1].",
+		Buckets: confidenceBuckets(),
+	})
+	m.retrievalEmpty = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ragproxy_retrieval_empty_total",
+		Help: "Retrievals where nothing scored above the confidence floor (answered with \"I don't know\").",
+	})
+	m.cacheRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_cache_requests_total",
+		Help: "Cache lookups by cache and result (hit, miss, error).",
+	}, []string{"cache", "result"})
+	m.upstreamReqs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_upstream_requests_total",
+		Help: "Calls to upstream model servers by upstream and outcome.",
+	}, []string{"upstream", "outcome"})
+	m.failovers = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ragproxy_failovers_total",
+		Help: "Requests moved from the primary upstream to the secondary one.",
+	})
+	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ragproxy_inflight_streams",
+		Help: "Streaming responses currently being written.",
+	})
+	m.disconnects = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ragproxy_client_disconnects_total",
+		Help: "Streams the client abandoned before the end.",
+	})
+	m.overhead = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "ragproxy_overhead_seconds",
+		Help:    "Time spent in the proxy itself per request (analysis, retrieval, assembly), upstream time excluded.",
+		Buckets: overheadBuckets(),
+	})
+	m.indexInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ragproxy_index_info",
+		Help: "The loaded index: always 1, with its name, version and embedding model as labels.",
+	}, []string{"name", "version", "embedder"})
+	m.indexPages = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ragproxy_index_pages",
+		Help: "Pages in the loaded index.",
+	}, []string{"name"})
+	m.indexChunks = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ragproxy_index_chunks",
+		Help: "Chunks in the loaded index.",
+	}, []string{"name"})
+	m.ingestPages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_ingest_pages_total",
+		Help: "Pages seen by ingest, by result (fetched, unchanged, processed, skipped, failed).",
+	}, []string{"result"})
+	m.ingestChunks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ragproxy_ingest_chunks_total",
+		Help: "Chunks written by ingest.",
+	})
+	m.ingestErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_ingest_errors_total",
+		Help: "Ingest errors by stage.",
+	}, []string{"stage"})
+	m.ingestLastBuild = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ragproxy_ingest_last_success_timestamp_seconds",
+		Help: "Unix time the last ingest run finished writing the index.",
+	})
+
+	cs := []prometheus.Collector{
+		m.requests, m.opDuration, m.tokenUsage, m.ttft, m.streamDuration,
+		m.stageDuration, m.confidence, m.retrievalEmpty, m.cacheRequests,
+		m.upstreamReqs, m.failovers, m.inflight, m.disconnects, m.overhead,
+		m.indexInfo, m.indexPages, m.indexChunks,
+		m.ingestPages, m.ingestChunks, m.ingestErrors, m.ingestLastBuild,
+	}
+	if !cfg.NoRuntimeMetrics {
+		cs = append(cs,
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		)
+	}
+	for _, c := range cs {
+		if err := m.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("observability: register metric: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Registry returns the registry the metrics live in, for packages that add
+// their own collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus exposition format for
+// GET /metrics. Errors while gathering are counted in
+// promhttp_metric_handler_errors_total in the same registry.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Model returns the label value recorded for a model name: the name itself
+// when it is in Config.Models, "other" otherwise.
+func (m *Metrics) Model(name string) string { return m.models.bound(name) }
+
+// ObserveRequest counts one finished HTTP request. route is the route pattern
+// (not the raw path); task is Open WebUI's task name, "" for a user turn.
+func (m *Metrics) ObserveRequest(route string, code int, stream bool, task string) {
+	m.requests.WithLabelValues(m.routes.bound(route), codeLabel(code), boolLabel(stream), m.taskLabel(task)).Inc()
+}
+
+// StreamStarted adds one to ragproxy_inflight_streams. Every call must be
+// matched by one StreamEnded, deferred so it also runs on cancellation; a
+// StreamRecorder does this pairing itself.
+func (m *Metrics) StreamStarted() { m.inflight.Inc() }
+
+// StreamEnded subtracts one from ragproxy_inflight_streams.
+func (m *Metrics) StreamEnded() { m.inflight.Dec() }
+
+// ClientDisconnect counts a stream the client abandoned.
+func (m *Metrics) ClientDisconnect() { m.disconnects.Inc() }
+
+// FirstToken records the time to first token of a chat completion.
+func (m *Metrics) FirstToken(model string, d time.Duration) {
+	m.ttft.WithLabelValues(operationChat, m.provider, m.Model(model)).Observe(seconds(d))
+}
+
+// Tokens records the input and output tokens of one chat completion; a count
+// of 0 or less is treated as unknown and not recorded (the conventions forbid
+// reporting usage that is not available).
+func (m *Metrics) Tokens(model string, in, out int) {
+	model = m.Model(model)
+	if in > 0 {
+		m.tokenUsage.WithLabelValues(operationChat, m.provider, model, "input").Observe(float64(in))
+	}
+	if out > 0 {
+		m.tokenUsage.WithLabelValues(operationChat, m.provider, model, "output").Observe(float64(out))
+	}
+}
+
+// Operation records one upstream chat call. errType is "" on success, an HTTP
+// status code ("429", "502") or one of "timeout", "canceled", "connection",
+// "invalid_response"; anything else is recorded as "_OTHER".
+func (m *Metrics) Operation(model, provider, errType string, d time.Duration) {
+	m.opDuration.WithLabelValues(operationChat, m.providers.bound(provider), m.Model(model), m.errTypeLabel(errType)).Observe(seconds(d))
+}
+
+// RetrievalStage records the time one retrieval stage took: "analysis",
+// "embed", "pages", "communities", "chunks", "context" or "guardrails".
+func (m *Metrics) RetrievalStage(stage string, d time.Duration) {
+	m.stageDuration.WithLabelValues(m.stages.bound(stage)).Observe(seconds(d))
+}
+
+// RetrievalConfidence records the confidence of a retrieval's best passage.
+func (m *Metrics) RetrievalConfidence(v float64) { m.confidence.Observe(v) }
+
+// RetrievalEmpty counts a retrieval that found nothing above the floor.
+func (m *Metrics) RetrievalEmpty() { m.retrievalEmpty.Inc() }
+
+// Cache counts one lookup in a cache ("response", "retrieval", "analysis",
+// "embedding" or a name in Config.Caches) with result "hit", "miss" or "error".
+func (m *Metrics) Cache(cache, result string) {
+	m.cacheRequests.WithLabelValues(m.caches.bound(cache), m.results.bound(result)).Inc()
+}
+
+// Upstream counts one call to an upstream (a name in Config.Upstreams) with
+// outcome "success", "error", "timeout", "rate_limited" or "canceled".
+func (m *Metrics) Upstream(name, outcome string) {
+	m.upstreamReqs.WithLabelValues(m.upstreams.bound(name), m.outcomes.bound(outcome)).Inc()
+}
+
+// Failover counts a request moved to the secondary upstream.
+func (m *Metrics) Failover() { m.failovers.Inc() }
+
+// Overhead records the time a request spent in the proxy itself, upstream
+// time excluded.
+func (m *Metrics) Overhead(d time.Duration) { m.overhead.Observe(seconds(d)) }
+
+// SetIndexInfo publishes the loaded index. It replaces any earlier info for
+// the same index name, so a reload leaves exactly one info series per name.
+// The values come from the index manifest, not from clients.
+func (m *Metrics) SetIndexInfo(name, version, embedder string, pages, chunks int) {
+	m.indexInfo.DeletePartialMatch(prometheus.Labels{"name": name})
+	m.indexInfo.WithLabelValues(name, version, embedder).Set(1)
+	m.indexPages.WithLabelValues(name).Set(float64(pages))
+	m.indexChunks.WithLabelValues(name).Set(float64(chunks))
+}
+
+// IngestPage counts one page an ingest run handled, with result "fetched",
+// "unchanged", "processed", "skipped" or "failed".
+func (m *Metrics) IngestPage(result string) { m.ingestPages.WithLabelValues(m.ingestRes.bound(result)).Inc() }
+
+// IngestChunks counts chunks an ingest run wrote.
+func (m *Metrics) IngestChunks(n int) {
+	if n > 0 {
+		m.ingestChunks.Add(float64(n))
+	}
+}
+
+// IngestError counts an ingest error in a stage: "crawl", "clean", "links",
+// "chunk", "summarise", "graph", "embed" or "write".
+func (m *Metrics) IngestError(stage string) { m.ingestErrors.WithLabelValues(m.ingestStg.bound(stage)).Inc() }
+
+// IngestFinished records the time an ingest run finished writing the index.
+func (m *Metrics) IngestFinished(t time.Time) { m.ingestLastBuild.Set(float64(t.UnixNano()) / 1e9) }
