@@ -361,7 +361,9 @@ func (m *Metrics) SetIndexInfo(name, version, embedder string, pages, chunks int
 
 // IngestPage counts one page an ingest run handled, with result "fetched",
 // "unchanged", "processed", "skipped" or "failed".
-func (m *Metrics) IngestPage(result string) { m.ingestPages.WithLabelValues(m.ingestRes.bound(result)).Inc() }
+func (m *Metrics) IngestPage(result string) {
+	m.ingestPages.WithLabelValues(m.ingestRes.bound(result)).Inc()
+}
 
 // IngestChunks counts chunks an ingest run wrote.
 func (m *Metrics) IngestChunks(n int) {
@@ -372,7 +374,9 @@ func (m *Metrics) IngestChunks(n int) {
 
 // IngestError counts an ingest error in a stage: "crawl", "clean", "links",
 // "chunk", "summarise", "graph", "embed" or "write".
-func (m *Metrics) IngestError(stage string) { m.ingestErrors.WithLabelValues(m.ingestStg.bound(stage)).Inc() }
+func (m *Metrics) IngestError(stage string) {
+	m.ingestErrors.WithLabelValues(m.ingestStg.bound(stage)).Inc()
+}
 
 // IngestFinished records the time an ingest run finished writing the index.
 func (m *Metrics) IngestFinished(t time.Time) { m.ingestLastBuild.Set(float64(t.UnixNano()) / 1e9) }
