@@ -1,0 +1,237 @@
+// Package summary writes the one-line page summaries that page retrieval searches (seed 000: "highly
+// information-dense text with consistent length"). Extractive summaries need no model; LLM summaries come from any
+// OpenAI-compatible chat upstream. Both are safe for concurrent use.
+package summary
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Doc is a page to summarise.
+type Doc struct {
+	Title    string
+	Markdown string
+}
+
+// ExtractiveConfig shapes extractive summaries. The zero value uses the defaults.
+type ExtractiveConfig struct {
+	// MaxHeadings is the number of section headings kept; default 12.
+	MaxHeadings int
+	// LeadSentences is the number of leading content sentences kept; default 2.
+	LeadSentences int
+	// KeyTerms is the number of distinctive terms (highest tf-idf in the corpus) kept; default 12.
+	KeyTerms int
+	// MaxChars bounds the summary; default 700.
+	MaxChars int
+}
+
+func (c ExtractiveConfig) withDefaults() ExtractiveConfig {
+	if c.MaxHeadings == 0 {
+		c.MaxHeadings = 12
+	}
+	if c.LeadSentences == 0 {
+		c.LeadSentences = 2
+	}
+	if c.KeyTerms == 0 {
+		c.KeyTerms = 12
+	}
+	if c.MaxChars == 0 {
+		c.MaxChars = 700
+	}
+	return c
+}
+
+// Extractive summarises every doc in one line: its title, its section headings, its lead sentences and its most
+// distinctive terms by tf-idf over docs. The terms make it a corpus-level operation: summarise all pages together.
+func Extractive(docs []Doc, cfg ExtractiveConfig) []string {
+	cfg = cfg.withDefaults()
+	terms := make([]map[string]int, len(docs))
+	df := map[string]int{}
+	for i, d := range docs {
+		tf := map[string]int{}
+		for _, w := range words(d.Markdown) {
+			tf[w]++
+		}
+		for w := range tf {
+			df[w]++
+		}
+		terms[i] = tf
+	}
+	out := make([]string, len(docs))
+	n := float64(len(docs))
+	for i, d := range docs {
+		out[i] = extract(d, terms[i], df, n, cfg)
+	}
+	return out
+}
+
+func extract(d Doc, tf map[string]int, df map[string]int, n float64, cfg ExtractiveConfig) string {
+	var headings, sentences []string
+	seen := map[string]bool{strings.ToLower(d.Title): true}
+	for _, line := range strings.Split(d.Markdown, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			h := plain(strings.TrimLeft(line, "# "))
+			if h != "" && !seen[strings.ToLower(h)] && len(headings) < cfg.MaxHeadings {
+				seen[strings.ToLower(h)] = true
+				headings = append(headings, h)
+			}
+			continue
+		}
+		if len(sentences) >= cfg.LeadSentences || strings.HasPrefix(line, "|") {
+			continue
+		}
+		text := plain(strings.TrimLeft(line, "*-+> "))
+		if len(strings.Fields(text)) < 6 { // labels, buttons, table fragments
+			continue
+		}
+		for _, s := range splitSentences(text) {
+			if len(sentences) < cfg.LeadSentences && len(strings.Fields(s)) >= 4 {
+				sentences = append(sentences, s)
+			}
+		}
+	}
+	type scored struct {
+		w string
+		s float64
+	}
+	var ranked []scored
+	for w, c := range tf {
+		if df[w] < 1 || len(w) < 3 {
+			continue
+		}
+		ranked = append(ranked, scored{w, (1 + math.Log(float64(c))) * math.Log(1+n/float64(df[w]))})
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		if ranked[i].s != ranked[j].s {
+			return ranked[i].s > ranked[j].s
+		}
+		return ranked[i].w < ranked[j].w
+	})
+	var key []string
+	for _, r := range ranked {
+		if len(key) == cfg.KeyTerms {
+			break
+		}
+		key = append(key, r.w)
+	}
+
+	var b strings.Builder
+	b.WriteString(plain(d.Title))
+	if len(headings) > 0 {
+		b.WriteString(": ")
+		b.WriteString(strings.Join(headings, "; "))
+	}
+	b.WriteString(".")
+	for _, s := range sentences {
+		b.WriteString(" ")
+		b.WriteString(strings.TrimRight(s, "."))
+		b.WriteString(".")
+	}
+	if len(key) > 0 {
+		b.WriteString(" Key terms: ")
+		b.WriteString(strings.Join(key, ", "))
+		b.WriteString(".")
+	}
+	return truncate(b.String(), cfg.MaxChars)
+}
+
+// plain strips markdown emphasis, links and images down to their text.
+func plain(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '*', '_', '`', '[':
+			continue
+		case ']':
+			// drop a following (url)
+			if i+1 < len(s) && s[i+1] == '(' {
+				if j := strings.IndexByte(s[i+1:], ')'); j >= 0 {
+					i += j + 1
+				}
+			}
+		case '!':
+			if i+1 < len(s) && s[i+1] == '[' {
+				continue
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+func splitSentences(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '.' && c != '?' && c != '!' || i+1 < len(s) && s[i+1] != ' ' {
+			continue
+		}
+		if c == '.' && abbreviation(s[start:i]) {
+			continue
+		}
+		out = append(out, strings.TrimSpace(s[start:i+1]))
+		start = i + 1
+	}
+	if rest := strings.TrimSpace(s[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// abbreviation reports whether the word before a period is an initial or abbreviation ("J.", "e.g.", "Dr.")
+// rather than the end of a sentence.
+func abbreviation(before string) bool {
+	w := before[strings.LastIndexByte(before, ' ')+1:]
+	switch strings.ToLower(w) {
+	case "dr", "mr", "ms", "mrs", "st", "no", "vs", "prof", "approx", "dept", "etc",
+		"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec":
+		return true
+	}
+	return len(w) <= 1 || strings.Contains(w, ".")
+}
+
+// words are the lowercase alphabetic terms of s that are not stopwords, for key-term scoring.
+func words(s string) []string {
+	var out []string
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) })
+	for _, w := range f {
+		if len(w) > 2 && len(w) < 25 && !stopwords[w] && !strings.HasPrefix(w, "http") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:max], ' ')
+	if cut <= 0 {
+		cut = max
+	}
+	return strings.TrimRight(s[:cut], ",;: ") + "…"
+}
+
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and for are but not you all any can had her was one our out has him his how man
+new now old see two way who boy did its let put say she too use with that this from they will have been were when
+your what which their there than then them these those into more some such only also other each about after before
+would could should shall may might must upon very just over under most much many both being does done doing here
+where while during through between within without because until again further once same own off per via www com
+http https html page pages section click link links home`) {
+		m[w] = true
+	}
+	return m
+}()

@@ -1,0 +1,61 @@
+package summary
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// LLMPrompt is the instruction given to the summarising model (seed 000: one dense line per page; we add that
+// dates and deadlines stay out, because summaries outlive the page's current term).
+const LLMPrompt = `You summarise one web page for a search index. Write a single dense line of at most 80 words ` +
+	`that names what the page is about and the specific facts, programs, offices, requirements and terms it ` +
+	`contains. Use only facts stated in the page. Leave out dates and deadlines. No preamble, no markdown.`
+
+// LLM writes summaries with an OpenAI-compatible chat model.
+type LLM struct {
+	// Client is the upstream client.
+	Client openai.Client
+	// Model is the chat model; default gpt-4o-mini.
+	Model string
+	// MaxInputChars bounds the page text sent; default 24000 (about 6k tokens).
+	MaxInputChars int
+}
+
+// Summarize returns a one-line summary of d.
+func (l *LLM) Summarize(ctx context.Context, d Doc) (string, error) {
+	model := l.Model
+	if model == "" {
+		model = "gpt-4o-mini"
+	}
+	limit := l.MaxInputChars
+	if limit == 0 {
+		limit = 24000
+	}
+	text := d.Markdown
+	if len(text) > limit {
+		text = text[:limit]
+	}
+	resp, err := l.Client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model: model,
+		Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.SystemMessage(LLMPrompt),
+			openai.UserMessage("Title: " + d.Title + "\n\n" + text),
+		},
+		Temperature: openai.Float(0),
+	})
+	if err != nil {
+		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
+	}
+	if len(resp.Choices) == 0 {
+		return "", fmt.Errorf("summarize %q: %w", d.Title, errors.New("upstream returned no choices"))
+	}
+	line := strings.Join(strings.Fields(resp.Choices[0].Message.Content), " ")
+	if line == "" {
+		return "", fmt.Errorf("summarize %q: %w", d.Title, errors.New("empty summary"))
+	}
+	return line, nil
+}
