@@ -32,6 +32,8 @@ type Page struct {
 	Markdown string `json:"markdown"`
 	// Hash is the hex SHA-256 of Markdown.
 	Hash string `json:"hash"`
+	// RawHash is the hex SHA-256 of the fetched body; an unchanged body lets re-ingest skip cleaning and chunking.
+	RawHash string `json:"raw_hash,omitempty"`
 	// Links are the ids of pages this page links to after link cleaning (LINKS_TO).
 	Links []int `json:"links,omitempty"`
 	// Component is the page's weakly connected component.

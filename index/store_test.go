@@ -115,3 +115,15 @@ func TestLoadRejectsDamagedIndex(t *testing.T) {
 		})
 	}
 }
+
+func TestComputeStats(t *testing.T) {
+	ix := sample("s")
+	ix.Chunks[0].Tokens, ix.Chunks[1].Tokens, ix.Chunks[2].Tokens = 300, 10, 120
+	got := ComputeStats(ix)
+	if diff := cmp.Diff(TokenCounts{P50: 120, P95: 120, Max: 300}, got.ChunkTokens); diff != "" {
+		t.Errorf("chunk tokens (-want +got):\n%s", diff)
+	}
+	if got.Pages != 2 || got.Chunks != 3 || got.Links != 1 {
+		t.Errorf("counts = %d pages, %d chunks, %d links; want 2, 3, 1", got.Pages, got.Chunks, got.Links)
+	}
+}

@@ -1,0 +1,51 @@
+package index
+
+import "sort"
+
+// Stats summarises an index for `ragproxy stats`.
+type Stats struct {
+	Version             string      `json:"version"`
+	Pages               int         `json:"pages"`
+	Chunks              int         `json:"chunks"`
+	Links               int         `json:"links"`
+	Communities         int         `json:"communities"`
+	Modularity          float64     `json:"modularity"`
+	SmallComponentPages int         `json:"small_component_pages"`
+	ChunkTokens         TokenCounts `json:"chunk_tokens"`
+	Embedder            string      `json:"embedder"`
+	Dimension           int         `json:"dimension"`
+	Tokenizer           string      `json:"tokenizer"`
+	Summarizer          string      `json:"summarizer"`
+	BuiltAt             string      `json:"built_at"`
+}
+
+// TokenCounts are percentiles of chunk sizes in tokens.
+type TokenCounts struct {
+	P50 int `json:"p50"`
+	P95 int `json:"p95"`
+	Max int `json:"max"`
+}
+
+// ComputeStats describes ix.
+func ComputeStats(ix *Index) Stats {
+	m := ix.Manifest
+	tokens := make([]int, len(ix.Chunks))
+	for i, c := range ix.Chunks {
+		tokens[i] = c.Tokens
+	}
+	sort.Ints(tokens)
+	var tc TokenCounts
+	if n := len(tokens); n > 0 {
+		tc = TokenCounts{P50: tokens[(n-1)*50/100], P95: tokens[(n-1)*95/100], Max: tokens[n-1]}
+	}
+	links := 0
+	for _, p := range ix.Pages {
+		links += len(p.Links)
+	}
+	return Stats{
+		Version: m.Version, Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links,
+		Communities: m.Communities, Modularity: m.Modularity, SmallComponentPages: m.SmallComponentPages,
+		ChunkTokens: tc, Embedder: m.Embedder, Dimension: m.Dimension, Tokenizer: m.Tokenizer,
+		Summarizer: m.Summarizer, BuiltAt: m.BuiltAt.UTC().Format("2006-01-02T15:04:05Z"),
+	}
+}
