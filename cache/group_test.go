@@ -1,0 +1,179 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func newTestLRU(t *testing.T) *LRU {
+	t.Helper()
+	c, err := NewLRU(LRUConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestGroupCollapsesConcurrentMisses sends 50 identical concurrent requests, as a burst of clients would, and
+// checks they make one computation.
+func TestGroupCollapsesConcurrentMisses(t *testing.T) {
+	for _, backend := range []string{"lru", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			var c Cache = newTestLRU(t)
+			if backend == "redis" {
+				c = &Tolerant{Cache: newTestRedis(t, testRedisURL(t), 0)}
+			}
+			g := &Group{Cache: c, TTL: time.Minute}
+			var calls atomic.Int32
+			release := make(chan struct{})
+			compute := func(ctx context.Context) ([]byte, bool, error) {
+				calls.Add(1)
+				<-release // hold the computation open until every caller is waiting on it
+				return []byte("answer"), true, nil
+			}
+			const n = 50
+			var wg sync.WaitGroup
+			outcomes := make([]Outcome, n)
+			vals := make([]string, n)
+			var started sync.WaitGroup
+			started.Add(n)
+			for i := range n {
+				wg.Go(func() {
+					started.Done()
+					v, o, err := g.Do(context.Background(), "k", compute)
+					if err != nil {
+						t.Error(err)
+					}
+					vals[i], outcomes[i] = string(v), o
+				})
+			}
+			started.Wait()
+			time.Sleep(50 * time.Millisecond) // let the callers reach the flight; a late one is a cache hit instead
+			close(release)
+			wg.Wait()
+			if got := calls.Load(); got != 1 {
+				t.Errorf("computations = %d, want 1", got)
+			}
+			count := map[Outcome]int{}
+			for i := range n {
+				if vals[i] != "answer" {
+					t.Errorf("caller %d got %q", i, vals[i])
+				}
+				count[outcomes[i]]++
+			}
+			if count[Miss] != 1 || count[Shared]+count[Hit] != n-1 {
+				t.Errorf("outcomes = %v, want one miss and the rest shared or hit", count)
+			}
+			if v, o, err := g.Do(context.Background(), "k", compute); err != nil || o != Hit || string(v) != "answer" {
+				t.Errorf("Do after the flight = %q, %v, %v; want a hit", v, o, err)
+			}
+		})
+	}
+}
+
+func TestGroupOutcomes(t *testing.T) {
+	errUpstream := errors.New("upstream down")
+	tests := []struct {
+		name      string
+		store     bool
+		err       error
+		wantFirst Outcome
+		wantErr   error
+		wantNext  Outcome // outcome of a second call
+	}{
+		{"stored", true, nil, Miss, nil, Hit},
+		{"not stored", false, nil, Miss, nil, Miss},
+		{"error", false, errUpstream, Miss, errUpstream, Miss},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &Group{Cache: newTestLRU(t)}
+			compute := func(context.Context) ([]byte, bool, error) {
+				if tc.err != nil {
+					return nil, false, tc.err
+				}
+				return []byte("v"), tc.store, nil
+			}
+			_, o, err := g.Do(context.Background(), "k", compute)
+			if o != tc.wantFirst || !errors.Is(err, tc.wantErr) {
+				t.Errorf("first Do = %v, %v; want %v, %v", o, err, tc.wantFirst, tc.wantErr)
+			}
+			if _, o, _ := g.Do(context.Background(), "k", compute); o != tc.wantNext {
+				t.Errorf("second Do = %v, want %v", o, tc.wantNext)
+			}
+		})
+	}
+}
+
+// failingCache fails every call.
+type failingCache struct{}
+
+func (failingCache) Get(context.Context, string) ([]byte, bool, error) {
+	return nil, false, errors.New("cache down")
+}
+
+func (failingCache) Set(context.Context, string, []byte, time.Duration) error {
+	return errors.New("cache down")
+}
+
+func TestGroupSurvivesFailingCache(t *testing.T) {
+	g := &Group{Cache: failingCache{}}
+	v, o, err := g.Do(context.Background(), "k", func(context.Context) ([]byte, bool, error) {
+		return []byte("v"), true, nil
+	})
+	if diff := cmp.Diff([]any{"v", Miss, nil}, []any{string(v), o, err}, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
+		t.Errorf("Do on a failing cache (-want +got):\n%s", diff)
+	}
+}
+
+// TestGroupWaiterCancellation checks that a waiter whose context ends returns at once while the computation
+// carries on for the others and is stored.
+func TestGroupWaiterCancellation(t *testing.T) {
+	c := newTestLRU(t)
+	g := &Group{Cache: c}
+	release := make(chan struct{})
+	computeCtxErr := make(chan error, 1)
+	leaderCtx, cancelLeader := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := g.Do(leaderCtx, "k", func(ctx context.Context) ([]byte, bool, error) {
+			<-release
+			computeCtxErr <- ctx.Err()
+			return []byte("v"), true, nil
+		})
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancelLeader()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Do after its context was cancelled = %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := <-computeCtxErr; err != nil {
+		t.Errorf("computation saw ctx.Err() = %v after a caller left; want nil", err)
+	}
+	// The computation finishes in the background and stores its value.
+	for range 100 {
+		if v, ok, _ := c.Get(context.Background(), "k"); ok {
+			if string(v) != "v" {
+				t.Errorf("stored %q, want %q", v, "v")
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("value computed for a cancelled caller was never stored")
+}
+
+func TestOutcomeString(t *testing.T) {
+	got := []string{Hit.String(), Miss.String(), Shared.String(), Outcome(7).String()}
+	if diff := cmp.Diff([]string{"hit", "miss", "shared", "Outcome(7)"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

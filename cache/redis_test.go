@@ -1,0 +1,203 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRedisGetSet(t *testing.T) {
+	r := newTestRedis(t, testRedisURL(t), 0)
+	ctx := context.Background()
+	if err := r.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.Get(ctx, "absent"); err != nil || ok {
+		t.Fatalf("Get(absent) = ok %v, err %v; want a miss", ok, err)
+	}
+	tests := []struct {
+		key string
+		val []byte
+	}{
+		{"a", []byte("alpha")},
+		{"empty", []byte{}},
+		{"binary", []byte{0, 255, '\r', '\n', 0}},
+		{"big", bytes.Repeat([]byte("x"), 1<<20)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.key, func(t *testing.T) {
+			if err := r.Set(ctx, tc.key, tc.val, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := r.Get(ctx, tc.key)
+			if err != nil || !ok {
+				t.Fatalf("Get = ok %v, err %v; want a hit", ok, err)
+			}
+			if !bytes.Equal(tc.val, got) {
+				t.Errorf("Get = %d bytes %.40q, want %d bytes %.40q", len(got), got, len(tc.val), tc.val)
+			}
+		})
+	}
+}
+
+func TestRedisTTL(t *testing.T) {
+	r := newTestRedis(t, testRedisURL(t), 0)
+	ctx := context.Background()
+	if err := r.Set(ctx, "short", []byte("v"), 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Set(ctx, "forever", []byte("v"), 0); err != nil {
+		t.Fatal(err)
+	}
+	// Redis expires keys with millisecond precision; waiting well past the TTL makes the check deterministic.
+	time.Sleep(300 * time.Millisecond)
+	if _, ok, err := r.Get(ctx, "short"); err != nil || ok {
+		t.Errorf("Get(short) after its TTL = ok %v, err %v; want a miss", ok, err)
+	}
+	if _, ok, err := r.Get(ctx, "forever"); err != nil || !ok {
+		t.Errorf("Get(forever) = ok %v, err %v; want a hit", ok, err)
+	}
+}
+
+// failures records what a Tolerant reported.
+type failures struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (f *failures) record(op string, _ error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ops = append(f.ops, op)
+}
+
+func (f *failures) got() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ops...)
+}
+
+// TestRedisUnavailable checks that an unreachable, a killed and a hung server all make Get a miss and Set a
+// no-op through Tolerant, with each failure logged and reported, and that the raw Redis cache reports them.
+func TestRedisUnavailable(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) string // returns the URL to use, after making it fail
+	}{
+		{"closed port", func(t *testing.T) string {
+			return fmt.Sprintf("redis://127.0.0.1:%d/0", freePort(t))
+		}},
+		{"killed server", func(t *testing.T) string {
+			s := startRedis(t)
+			s.kill()
+			return s.url
+		}},
+		{"hung server", func(t *testing.T) string {
+			s := startRedis(t)
+			// A stopped process keeps its socket: connections are accepted by the kernel and never answered,
+			// which is what a server stalled by a long command or swapping looks like.
+			if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			return s.url
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			url := tc.setup(t)
+			raw := newTestRedis(t, url, timeout)
+			var logs bytes.Buffer
+			var fails failures
+			c := &Tolerant{Cache: raw, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnError: fails.record}
+			ctx := context.Background()
+
+			if _, _, err := raw.Get(ctx, "k"); err == nil {
+				t.Fatal("raw Get on an unavailable server returned no error")
+			}
+			start := time.Now()
+			val, ok, err := c.Get(ctx, "k")
+			elapsed := time.Since(start)
+			if err != nil || ok || val != nil {
+				t.Errorf("Tolerant.Get = %q, %v, %v; want a miss without error", val, ok, err)
+			}
+			if err := c.Set(ctx, "k", []byte("v"), time.Minute); err != nil {
+				t.Errorf("Tolerant.Set = %v; want nil", err)
+			}
+			if diff := cmp.Diff([]string{"get", "set"}, fails.got()); diff != "" {
+				t.Errorf("reported failures (-want +got):\n%s", diff)
+			}
+			if n := strings.Count(logs.String(), "cache failure served as a miss"); n != 2 {
+				t.Errorf("logged %d failures, want 2; log:\n%s", n, logs.String())
+			}
+			t.Logf("miss served after %v (timeout %v)", elapsed, timeout)
+		})
+	}
+}
+
+// TestRedisCallerDeadline checks that a caller's own deadline shorter than the cache timeout is respected.
+func TestRedisCallerDeadline(t *testing.T) {
+	s := startRedis(t)
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRedis(t, s.url, time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	// Were the caller's deadline ignored, Get would wait out the hour-long timeout and the test would time out.
+	if _, _, err := r.Get(ctx, "k"); err == nil {
+		t.Error("Get with an expiring context on a hung server returned no error")
+	}
+}
+
+func TestRedisConfigRedacted(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"redis://:s3cret@cache:6379/0", "redis://:xxxxx@cache:6379/0"},
+		{"rediss://user:s3cret@cache:6380", "rediss://user:xxxxx@cache:6380"},
+		{"redis://cache:6379", "redis://cache:6379"},
+		{"redis://%zz:s3cret@cache", "<unparsable url>"},
+	}
+	for _, tc := range tests {
+		if got := (RedisConfig{URL: tc.url}).Redacted(); got != tc.want {
+			t.Errorf("Redacted(%q) = %q, want %q", tc.url, got, tc.want)
+		}
+	}
+	if _, err := NewRedis(RedisConfig{URL: "redis://:s3cret@cache:6379/notadb"}); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("NewRedis with a bad URL = %v; want an error that hides the password", err)
+	}
+}
+
+func BenchmarkRedisGetHit(b *testing.B) {
+	for _, size := range []int{256, 4 << 10, 64 << 10} {
+		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
+			r := newTestRedis(b, testRedisURL(b), 0)
+			ctx := context.Background()
+			val := bytes.Repeat([]byte("a"), size)
+			if err := r.Set(ctx, "k", val, time.Hour); err != nil {
+				b.Fatal(err)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				got, ok, err := r.Get(ctx, "k")
+				lat = append(lat, time.Since(start))
+				if err != nil || !ok || len(got) != size {
+					b.Fatalf("Get = %d bytes, %v, %v", len(got), ok, err)
+				}
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
+}
