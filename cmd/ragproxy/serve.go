@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/server"
+)
+
+// serveFlags are serve's settings: each flag falls back to an environment
+// variable, then to a default.
+type serveFlags struct {
+	listen, upstreamURL, apiKey, model, apiKeys     string
+	fallbackURL, fallbackModel, fallbackKey         string
+	upstreamTimeout, heartbeat, drain, retryBackoff time.Duration
+	maxBody                                         int
+	listUpstream                                    bool
+	logLevel                                        string
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envBool(name string, def bool) bool {
+	if v, ok := os.LookupEnv(name); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+func parseServeFlags(args []string) (serveFlags, error) {
+	var f serveFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&f.listen, "listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
+	fs.StringVar(&f.upstreamURL, "upstream-url", envOr("OPENAI_BASE_URL", "https://api.openai.com/v1"), "upstream OpenAI-compatible API base URL (OPENAI_BASE_URL)")
+	fs.StringVar(&f.model, "model", envOr("RAGPROXY_MODEL", "gpt-4o-mini"), "upstream model for the ragproxy alias (RAGPROXY_MODEL)")
+	fs.StringVar(&f.apiKeys, "api-keys", envOr("RAGPROXY_API_KEYS", ""), "comma-separated client API keys; empty disables client auth (RAGPROXY_API_KEYS)")
+	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
+	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
+	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", envDuration("RAGPROXY_UPSTREAM_TIMEOUT", 2*time.Minute), "per-attempt time to the upstream's first byte (RAGPROXY_UPSTREAM_TIMEOUT)")
+	fs.DurationVar(&f.retryBackoff, "retry-backoff", envDuration("RAGPROXY_RETRY_BACKOFF", 200*time.Millisecond), "pause before retrying a failed upstream attempt (RAGPROXY_RETRY_BACKOFF)")
+	fs.DurationVar(&f.heartbeat, "heartbeat", envDuration("RAGPROXY_HEARTBEAT", 10*time.Second), "interval of ': ping' comments on waiting streams (RAGPROXY_HEARTBEAT)")
+	fs.DurationVar(&f.drain, "drain-timeout", envDuration("RAGPROXY_DRAIN_TIMEOUT", 30*time.Second), "how long SIGTERM waits for in-flight streams (RAGPROXY_DRAIN_TIMEOUT)")
+	fs.IntVar(&f.maxBody, "max-body-bytes", envInt("RAGPROXY_MAX_BODY_BYTES", 8<<20), "largest accepted request body (RAGPROXY_MAX_BODY_BYTES)")
+	fs.BoolVar(&f.listUpstream, "list-upstream-models", envBool("RAGPROXY_LIST_UPSTREAM_MODELS", false), "add the upstream's models to /v1/models (RAGPROXY_LIST_UPSTREAM_MODELS)")
+	fs.StringVar(&f.logLevel, "log-level", envOr("RAGPROXY_LOG_LEVEL", "info"), "debug, info, warn or error (RAGPROXY_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	// Keys come from the environment only, so they stay out of ps listings.
+	f.apiKey = os.Getenv("OPENAI_API_KEY")
+	f.fallbackKey = os.Getenv("RAGPROXY_FALLBACK_API_KEY")
+	return f, nil
+}
+
+func splitKeys(s string) []string {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func runServe(ctx context.Context, args []string) error {
+	f, err := parseServeFlags(args)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return fmt.Errorf("serve: --log-level: %w", err)
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ccfg := compat.ClientConfig{
+		Primary:          compat.Upstream{Name: "primary", BaseURL: f.upstreamURL, APIKey: f.apiKey, Model: f.model},
+		Fallback:         compat.Upstream{Name: "fallback", BaseURL: f.fallbackURL, APIKey: f.fallbackKey, Model: f.fallbackModel},
+		Backoff:          f.retryBackoff,
+		FirstByteTimeout: f.upstreamTimeout,
+	}
+	client, err := compat.NewClient(ccfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	scfg := server.Config{
+		Listen:             f.listen,
+		APIKeys:            splitKeys(f.apiKeys),
+		MaxBodyBytes:       f.maxBody,
+		Heartbeat:          f.heartbeat,
+		DrainTimeout:       f.drain,
+		ListUpstreamModels: f.listUpstream,
+		Logger:             logger,
+	}
+	logger.Info("serving", "listen", f.listen, "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
+		"client_auth", len(scfg.APIKeys) > 0)
+	return server.New(scfg, client).Run(ctx)
+}

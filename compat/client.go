@@ -1,0 +1,343 @@
+package compat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Upstream is one OpenAI-compatible server.
+type Upstream struct {
+	// Name labels the upstream in errors, logs and metrics ("primary", "fallback").
+	Name string
+	// BaseURL is the API root including /v1, e.g. https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is sent as the bearer token; empty sends none.
+	APIKey string
+	// Model is the model asked for when the client's request names no
+	// upstream model (it used an alias). On a fallback upstream it always
+	// replaces the client's model, since the fallback serves other models.
+	Model string
+}
+
+// Redacted returns u with the API key masked, for logging.
+func (u Upstream) Redacted() Upstream {
+	if u.APIKey != "" {
+		u.APIKey = "REDACTED"
+	}
+	return u
+}
+
+// ClientConfig configures a Client. The zero value of every field but
+// Primary works.
+type ClientConfig struct {
+	// Primary is the upstream tried first.
+	Primary Upstream
+	// Fallback is tried when the primary keeps failing; ignored when its
+	// BaseURL is empty.
+	Fallback Upstream
+	// Retries is how many times each upstream is retried after a retryable
+	// failure before moving on. Default 1; negative means no retries.
+	Retries int
+	// Backoff is the pause before a retry. Default 200ms.
+	Backoff time.Duration
+	// FirstByteTimeout bounds each attempt from sending the request until
+	// the response headers and, for streams, the first event arrive.
+	// Default 2m.
+	FirstByteTimeout time.Duration
+	// MaxIdleConnsPerHost sizes the keep-alive pool per upstream. Default 64.
+	MaxIdleConnsPerHost int
+	// HTTPClient, when set, replaces the tuned default client.
+	HTTPClient *http.Client
+}
+
+// Redacted returns c with keys masked, for logging.
+func (c ClientConfig) Redacted() ClientConfig {
+	c.Primary = c.Primary.Redacted()
+	c.Fallback = c.Fallback.Redacted()
+	return c
+}
+
+// Client sends chat requests upstream with retry and failover. It is safe for
+// concurrent use.
+type Client struct {
+	cfg       ClientConfig
+	upstreams []upstream
+}
+
+type upstream struct {
+	Upstream
+	fallback bool
+	api      openai.Client
+}
+
+// NewClient returns a client for cfg.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	if cfg.Primary.BaseURL == "" {
+		return nil, errors.New("new upstream client: primary base URL is empty")
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = 1
+	} else if cfg.Retries < 0 {
+		cfg.Retries = 0
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = 200 * time.Millisecond
+	}
+	if cfg.FirstByteTimeout == 0 {
+		cfg.FirstByteTimeout = 2 * time.Minute
+	}
+	if cfg.MaxIdleConnsPerHost == 0 {
+		cfg.MaxIdleConnsPerHost = 64
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: NewTransport(cfg.MaxIdleConnsPerHost)}
+	}
+	c := &Client{cfg: cfg}
+	add := func(u Upstream, fallback bool, name string) {
+		if u.Name == "" {
+			u.Name = name
+		}
+		c.upstreams = append(c.upstreams, upstream{Upstream: u, fallback: fallback, api: openai.NewClient(
+			option.WithBaseURL(u.BaseURL),
+			option.WithAPIKey(u.APIKey),
+			option.WithHTTPClient(hc),
+			// Retries are ours: the SDK's would retry after bytes reached the
+			// client and ignore the fallback.
+			option.WithMaxRetries(0),
+		)})
+	}
+	add(cfg.Primary, false, "primary")
+	if cfg.Fallback.BaseURL != "" {
+		add(cfg.Fallback, true, "fallback")
+	}
+	return c, nil
+}
+
+// NewTransport returns an http.Transport tuned for many concurrent streams to
+// a few upstream hosts.
+func NewTransport(maxIdlePerHost int) *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4 * maxIdlePerHost,
+		MaxIdleConnsPerHost:   maxIdlePerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Call is one chat request to send upstream.
+type Call struct {
+	// Request is the decoded client request.
+	Request *ChatRequest
+	// Model is the upstream model to ask for; "" means the upstream's
+	// configured Model (the client used an alias or sent none).
+	Model string
+	// Messages, when non-nil, replaces the client's messages.
+	Messages json.RawMessage
+}
+
+func (u *upstream) model(call *Call) string {
+	if u.fallback && u.Model != "" {
+		return u.Model
+	}
+	if call.Model != "" {
+		return call.Model
+	}
+	return u.Model
+}
+
+// Served tells which upstream answered and after how many attempts.
+type Served struct {
+	Upstream string
+	Attempts int
+}
+
+// Complete sends a non-stream request and returns the upstream's body.
+func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, error) {
+	var body []byte
+	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *upstream, payload []byte) error {
+		defer release()
+		var res *http.Response
+		err := u.api.Post(ctx, "chat/completions", nil, &res, option.WithRequestBody("application/json", payload))
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			return fmt.Errorf("read completion: %w", err)
+		}
+		body = b
+		return nil
+	})
+	return body, served, err
+}
+
+// Stream sends a streaming request and returns once the first event has
+// arrived, so failures before any content (connection drops, timeouts, 429,
+// 5xx) are retried and failed over. The caller must Close the stream.
+func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error) {
+	var st *Stream
+	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *upstream, payload []byte) error {
+		var res *http.Response
+		err := u.api.Post(ctx, "chat/completions", nil, &res,
+			option.WithRequestBody("application/json", payload),
+			option.WithHeader("Accept", "text/event-stream"))
+		if err != nil {
+			return err
+		}
+		s := newStream(res, release, u.Name)
+		if !s.peek() {
+			err := s.Err()
+			s.Close()
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		st = s
+		return nil
+	})
+	return st, served, err
+}
+
+// attemptFunc performs one attempt against u. ctx carries the first-byte
+// deadline; release ends ctx. On success the attempt either called release
+// or handed it to what it returned (a Stream calls it on Close).
+type attemptFunc func(ctx context.Context, release func(), u *upstream, payload []byte) error
+
+// errFirstByteTimeout cancels an attempt that got no first byte in time.
+var errFirstByteTimeout = errors.New("first byte timeout")
+
+func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Served, error) {
+	var served Served
+	var last error
+	payloads := map[string][]byte{}
+	for i := range c.upstreams {
+		u := &c.upstreams[i]
+		model := u.model(call)
+		payload, ok := payloads[model]
+		if !ok {
+			b, err := call.Request.UpstreamBody(model, call.Messages)
+			if err != nil {
+				return served, err
+			}
+			payload, payloads[model] = b, b
+		}
+		for try := 0; try <= c.cfg.Retries; try++ {
+			if served.Attempts > 0 {
+				if err := sleep(ctx, c.cfg.Backoff); err != nil {
+					return served, err
+				}
+			}
+			served.Attempts++
+			served.Upstream = u.Name
+			err := c.once(ctx, u, payload, attempt)
+			if err == nil {
+				return served, nil
+			}
+			if ctx.Err() != nil {
+				return served, ctx.Err()
+			}
+			last = err
+			if !Retryable(err) {
+				return served, err
+			}
+		}
+	}
+	return served, last
+}
+
+// once runs one attempt under the first-byte timeout and classifies its error.
+func (c *Client) once(ctx context.Context, u *upstream, payload []byte, attempt attemptFunc) error {
+	actx, cancel := context.WithCancelCause(ctx)
+	release := func() { cancel(nil) }
+	timer := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errFirstByteTimeout) })
+	err := attempt(actx, release, u, payload)
+	if timer.Stop() {
+		if err != nil {
+			release()
+			return classify(u.Name, err)
+		}
+		return nil
+	}
+	// The timer fired: whatever the attempt returned is cut short.
+	release()
+	return UpstreamTimeout(u.Name, fmt.Errorf("upstream %s: %w", u.Name, errFirstByteTimeout))
+}
+
+// classify turns an attempt's error into an *APIError.
+func classify(name string, err error) error {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return err
+	}
+	var oe *openai.Error
+	if errors.As(err, &oe) {
+		out := &APIError{Status: oe.StatusCode, Type: oe.Type, Message: oe.Message, Param: oe.Param, Code: oe.Code,
+			Upstream: name, Err: fmt.Errorf("upstream %s: %w", name, err)}
+		if oe.Response != nil {
+			out.RetryAfter = oe.Response.Header.Get("Retry-After")
+			if oe.Response.Body != nil {
+				out.Body, _ = io.ReadAll(io.LimitReader(oe.Response.Body, 1<<20))
+			}
+		}
+		if out.Message == "" && len(out.Body) == 0 {
+			out.Message = http.StatusText(oe.StatusCode)
+			out.Type = TypeServer
+		}
+		return out
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return UpstreamTimeout(name, fmt.Errorf("upstream %s: %w", name, err))
+	}
+	return UpstreamUnreachable(name, fmt.Errorf("upstream %s: %w", name, err))
+}
+
+// Retryable reports whether err, returned before any byte reached the client,
+// may be retried or failed over: connection errors, timeouts, 429 and 5xx.
+func Retryable(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return ae.Status == http.StatusTooManyRequests || ae.Status >= 500
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Models lists the primary upstream's models.
+func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	u := &c.upstreams[0]
+	page, err := u.api.Models.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list upstream models: %w", classify(u.Name, err))
+	}
+	out := make([]Model, 0, len(page.Data))
+	for _, m := range page.Data {
+		out = append(out, NewModel(m.ID, m.OwnedBy, m.Created))
+	}
+	return out, nil
+}

@@ -1,0 +1,244 @@
+package openaitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// wire types in OpenAI's field order.
+type chunk struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []chunkChoice `json:"choices"`
+	Usage             *usage        `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        delta     `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type delta struct {
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	Refusal   *string         `json:"refusal,omitempty"`
+	ToolCalls []toolCallDelta `json:"tool_calls,omitempty"`
+}
+
+type toolCallDelta struct {
+	Index    int      `json:"index"`
+	ID       string   `json:"id,omitempty"`
+	Type     string   `json:"type,omitempty"`
+	Function function `json:"function"`
+}
+
+type function struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type completion struct {
+	ID                string             `json:"id"`
+	Object            string             `json:"object"`
+	Created           int64              `json:"created"`
+	Model             string             `json:"model"`
+	Choices           []completionChoice `json:"choices"`
+	Usage             usage              `json:"usage"`
+	SystemFingerprint string             `json:"system_fingerprint"`
+}
+
+type completionChoice struct {
+	Index        int       `json:"index"`
+	Message      message   `json:"message"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type message struct {
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	Refusal   *string        `json:"refusal"`
+	ToolCalls []fullToolCall `json:"tool_calls,omitempty"`
+}
+
+type fullToolCall struct {
+	ID       string   `json:"id"`
+	Type     string   `json:"type"`
+	Function function `json:"function"`
+}
+
+// Words splits text into stream deltas the way the fake streams them: each
+// word with the space before it.
+func Words(text string) []string {
+	var out []string
+	for i, w := range strings.Split(text, " ") {
+		if i > 0 {
+			w = " " + w
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func promptTokens(r *Request) int {
+	n := 0
+	for _, m := range r.Messages {
+		n += len(strings.Fields(m.Text())) + 3
+	}
+	return n
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	rec := r.Context().Value(reqKey{}).(*Request)
+	ctx := r.Context()
+	f := s.nextFault()
+	s.mu.Lock()
+	rec.Fault = f
+	n := len(s.reqs)
+	s.mu.Unlock()
+	if f != nil {
+		if !sleepCtx(ctx, f.Delay) {
+			return
+		}
+		switch {
+		case f.Hang:
+			<-ctx.Done()
+			return
+		case f.Drop:
+			panic(http.ErrAbortHandler) // closes the connection without a response
+		case f.Status != 0:
+			if f.RetryAfter != "" {
+				w.Header().Set("Retry-After", f.RetryAfter)
+			}
+			writeError(w, f.Status, f.Body, rec.Model)
+			return
+		}
+	}
+	if rec.Model == "" || rec.Messages == nil {
+		writeError(w, http.StatusBadRequest, "", "")
+		return
+	}
+	if !s.models[rec.Model] {
+		writeError(w, http.StatusNotFound, "", rec.Model)
+		return
+	}
+	if !sleepCtx(ctx, s.cfg.FirstByteDelay) {
+		return
+	}
+	reply := s.cfg.Reply(rec)
+	id := fmt.Sprintf("chatcmpl-fake%d", n)
+	prompt := promptTokens(rec)
+	if !rec.Stream {
+		s.complete(w, rec, id, reply, prompt)
+		return
+	}
+	s.stream(w, r, rec, id, reply, prompt, f)
+}
+
+func (s *Server) complete(w http.ResponseWriter, rec *Request, id string, reply Reply, prompt int) {
+	msg := message{Role: "assistant"}
+	finish := "stop"
+	completionTokens := len(Words(reply.Content))
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+		completionTokens = 0
+		for _, tc := range reply.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, fullToolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: tc.Arguments}})
+			completionTokens += len(strings.Fields(tc.Arguments)) + 1
+		}
+	} else {
+		c := reply.Content
+		msg.Content = &c
+	}
+	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: s.cfg.Created, Model: rec.Model,
+		Choices: []completionChoice{{Message: msg, FinishReason: finish}},
+		Usage:   usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens},
+		SystemFingerprint: s.cfg.Fingerprint})
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id string, reply Reply, prompt int, f *Fault) {
+	ctx := r.Context()
+	flusher, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	base := chunk{ID: id, Object: "chat.completion.chunk", Created: s.cfg.Created, Model: rec.Model, SystemFingerprint: s.cfg.Fingerprint}
+	var frames []chunk
+	empty := ""
+	frames = append(frames, withChoice(base, delta{Role: "assistant", Content: &empty}, nil))
+	finish := "stop"
+	completionTokens := 0
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+		for i, tc := range reply.ToolCalls {
+			frames = append(frames, withChoice(base, delta{ToolCalls: []toolCallDelta{{Index: i, ID: tc.ID, Type: "function",
+				Function: function{Name: tc.Name, Arguments: tc.Arguments}}}}, nil))
+			completionTokens += len(strings.Fields(tc.Arguments)) + 1
+		}
+	} else {
+		for _, word := range Words(reply.Content) {
+			word := word
+			frames = append(frames, withChoice(base, delta{Content: &word}, nil))
+			completionTokens++
+		}
+	}
+	frames = append(frames, withChoice(base, delta{}, &finish))
+	if rec.IncludeUsage {
+		u := base
+		u.Choices = []chunkChoice{}
+		u.Usage = &usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens}
+		frames = append(frames, u)
+	}
+	buf := make([]byte, 0, 512)
+	for i, fr := range frames {
+		if i > 0 && !sleepCtx(ctx, s.cfg.ChunkDelay) {
+			return
+		}
+		if f != nil && f.DropAfter > 0 && i == f.DropAfter {
+			panic(http.ErrAbortHandler)
+		}
+		b, _ := json.Marshal(fr)
+		if rec.IncludeUsage && fr.Usage == nil {
+			// OpenAI sends "usage":null on every chunk once usage is asked for.
+			b = append(b[:len(b)-1], `,"usage":null}`...)
+		}
+		buf = append(buf[:0], "data: "...)
+		buf = append(buf, b...)
+		buf = append(buf, "\n\n"...)
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		s.mu.Lock()
+		rec.Chunks++
+		s.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	_, _ = w.Write([]byte("data: [DONE]\n\n"))
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+func withChoice(base chunk, d delta, finish *string) chunk {
+	base.Choices = []chunkChoice{{Delta: d, FinishReason: finish}}
+	return base
+}

@@ -1,0 +1,381 @@
+// Package openaitest is a fake OpenAI-compatible upstream for tests and
+// benchmarks: an httptest server that speaks OpenAI's wire format for
+// /v1/chat/completions (streaming and not, with the usage chunk and error
+// bodies), /v1/embeddings (deterministic vectors, float or base64) and
+// /v1/models. Latency and per-request failures (status codes, dropped
+// connections, hangs, drops mid-stream) can be injected, and every request it
+// received is recorded, including whether the caller cancelled it.
+//
+// A Server is safe for concurrent use.
+package openaitest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures a fake upstream. The zero value works.
+type Config struct {
+	// APIKey, when set, is the bearer token every request must carry;
+	// others get OpenAI's 401 invalid_api_key.
+	APIKey string
+	// Models are the model ids served; a chat or embeddings request for any
+	// other model gets 404 model_not_found. Default: gpt-4o-mini, gpt-4o,
+	// text-embedding-3-small.
+	Models []string
+	// Reply decides the answer to a chat request. Default: Echo.
+	Reply func(r *Request) Reply
+	// FirstByteDelay is waited before the response headers. Default 0.
+	FirstByteDelay time.Duration
+	// ChunkDelay is waited between stream chunks. Default 0.
+	ChunkDelay time.Duration
+	// Dimensions is the default embedding size. Default 64.
+	Dimensions int
+	// Created is the "created" time in every object. Default 1700000000, so
+	// transcripts are stable.
+	Created int64
+	// Fingerprint is the system_fingerprint. Default "fp_fake".
+	Fingerprint string
+	// NoRecordBodies skips keeping request bodies (benchmarks).
+	NoRecordBodies bool
+}
+
+// Reply is the answer the fake sends to a chat request.
+type Reply struct {
+	// Content is streamed one word per chunk.
+	Content string
+	// ToolCalls, when set, are sent instead of content, finish_reason
+	// "tool_calls".
+	ToolCalls []ToolCall
+}
+
+// ToolCall is one function call in a Reply.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Fault is an injected failure for one chat request.
+type Fault struct {
+	// Status, when non-zero, is answered with OpenAI's error body for that
+	// status (or Body when set).
+	Status int
+	// Body replaces the default error body.
+	Body string
+	// RetryAfter is sent as the Retry-After header.
+	RetryAfter string
+	// Drop closes the connection without any response.
+	Drop bool
+	// Hang waits until the caller gives up.
+	Hang bool
+	// DropAfter, for streams, closes the connection after this many chunks.
+	DropAfter int
+	// Delay is waited before the fault (or the normal answer) happens.
+	Delay time.Duration
+}
+
+// Request is what the fake recorded about one request.
+type Request struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+	// Model, Stream and IncludeUsage are read from a chat or embeddings body.
+	Model        string
+	Stream       bool
+	IncludeUsage bool
+	// Messages are the chat messages, decoded loosely.
+	Messages []Message
+	// Fault is the failure injected into this request, if any.
+	Fault *Fault
+	// Canceled reports that the caller went away (its context ended) before
+	// the fake finished answering.
+	Canceled bool
+	// Chunks is how many stream chunks were written.
+	Chunks int
+
+	done chan struct{}
+	raw  []byte
+}
+
+func (r *Request) bodyOrNil() []byte { return r.raw }
+
+// Message is a chat message as the fake saw it.
+type Message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// Text returns a message's string content or its text parts joined.
+func (m Message) Text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) == nil {
+		var b []string
+		for _, p := range parts {
+			b = append(b, p.Text)
+		}
+		return strings.Join(b, "\n")
+	}
+	return ""
+}
+
+// Server is a running fake upstream.
+type Server struct {
+	cfg    Config
+	srv    *httptest.Server
+	mu     sync.Mutex
+	reqs   []*Request
+	faults []Fault
+	always *Fault
+	models map[string]bool
+}
+
+// NewServer starts a fake upstream; Close stops it.
+func NewServer(cfg Config) *Server {
+	if len(cfg.Models) == 0 {
+		cfg.Models = []string{"gpt-4o-mini", "gpt-4o", "text-embedding-3-small"}
+	}
+	if cfg.Reply == nil {
+		cfg.Reply = Echo
+	}
+	if cfg.Dimensions == 0 {
+		cfg.Dimensions = 64
+	}
+	if cfg.Created == 0 {
+		cfg.Created = 1700000000
+	}
+	if cfg.Fingerprint == "" {
+		cfg.Fingerprint = "fp_fake"
+	}
+	s := &Server{cfg: cfg, models: map[string]bool{}}
+	for _, m := range cfg.Models {
+		s.models[m] = true
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	mux.HandleFunc("GET /v1/models", s.listModels)
+	mux.HandleFunc("GET /v1/models/{id}", s.getModel)
+	s.srv = httptest.NewServer(s.record(mux))
+	return s
+}
+
+// Echo answers "You said: <last user message>".
+func Echo(r *Request) Reply {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return Reply{Content: "You said: " + r.Messages[i].Text()}
+		}
+	}
+	return Reply{Content: "Hello."}
+}
+
+// URL returns the API base URL, ending in /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Close shuts the server down, cancelling hung requests.
+func (s *Server) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// Fail queues faults for the next chat requests, one each.
+func (s *Server) Fail(faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, faults...)
+}
+
+// FailAlways injects f into every chat request after the queued faults;
+// nil stops it.
+func (s *Server) FailAlways(f *Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.always = f
+}
+
+// Requests returns a snapshot of every request received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.reqs))
+	for i, r := range s.reqs {
+		out[i] = *r
+	}
+	return out
+}
+
+// Wait waits until request i (0-based) has been received and fully answered
+// (or abandoned) and returns its record.
+func (s *Server) Wait(ctx context.Context, i int) (Request, error) {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		var done chan struct{}
+		if i < len(s.reqs) {
+			done = s.reqs[i].done
+		}
+		s.mu.Unlock()
+		if done != nil {
+			select {
+			case <-done:
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return *s.reqs[i], nil
+			case <-ctx.Done():
+				return Request{}, fmt.Errorf("wait for request %d: %w", i, ctx.Err())
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return Request{}, fmt.Errorf("wait for request %d: %w", i, ctx.Err())
+		}
+	}
+}
+
+type reqKey struct{}
+
+func (s *Server) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), done: make(chan struct{})}
+		body, _ := io.ReadAll(r.Body)
+		var meta struct {
+			Model         string    `json:"model"`
+			Stream        bool      `json:"stream"`
+			Messages      []Message `json:"messages"`
+			StreamOptions struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
+		}
+		_ = json.Unmarshal(body, &meta)
+		rec.Model, rec.Stream, rec.IncludeUsage, rec.Messages = meta.Model, meta.Stream, meta.StreamOptions.IncludeUsage, meta.Messages
+		rec.raw = body
+		if !s.cfg.NoRecordBodies {
+			rec.Body = body
+		}
+		s.mu.Lock()
+		s.reqs = append(s.reqs, rec)
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if r.Context().Err() != nil {
+				rec.Canceled = true
+			}
+			rec.raw = nil
+			s.mu.Unlock()
+			close(rec.done)
+		}()
+		if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+			writeError(w, http.StatusUnauthorized, "", "")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, rec)))
+	})
+}
+
+func (s *Server) nextFault() *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) > 0 {
+		f := s.faults[0]
+		s.faults = s.faults[1:]
+		return &f
+	}
+	if s.always != nil {
+		f := *s.always
+		return &f
+	}
+	return nil
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	data := make([]model, 0, len(s.cfg.Models))
+	for _, id := range s.cfg.Models {
+		data = append(data, model{ID: id, Object: "model", Created: s.cfg.Created, OwnedBy: "openai"})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.models[id] {
+		writeError(w, http.StatusNotFound, "", id)
+		return
+	}
+	writeJSON(w, http.StatusOK, model{ID: id, Object: "model", Created: s.cfg.Created, OwnedBy: "openai"})
+}
+
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// writeError writes OpenAI's error body for status.
+func writeError(w http.ResponseWriter, status int, body, modelID string) {
+	if body == "" {
+		body = ErrorBody(status, modelID)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}
+
+// ErrorBody returns the error body OpenAI sends for status.
+func ErrorBody(status int, modelID string) string {
+	obj := map[string]any{"param": nil, "code": nil}
+	switch status {
+	case http.StatusUnauthorized:
+		obj["message"], obj["type"], obj["code"] = "Incorrect API key provided: sk-****.", "invalid_request_error", "invalid_api_key"
+	case http.StatusNotFound:
+		obj["message"], obj["type"], obj["code"] = "The model `"+modelID+"` does not exist or you do not have access to it.", "invalid_request_error", "model_not_found"
+	case http.StatusTooManyRequests:
+		obj["message"], obj["type"], obj["code"] = "Rate limit reached for requests", "requests", "rate_limit_exceeded"
+	case http.StatusBadRequest:
+		obj["message"], obj["type"] = "Invalid request.", "invalid_request_error"
+	case http.StatusServiceUnavailable:
+		obj["message"], obj["type"] = "The server is overloaded or not ready yet.", "server_error"
+	default:
+		obj["message"], obj["type"] = "The server had an error while processing your request. Sorry about that!", "server_error"
+	}
+	b, _ := json.Marshal(map[string]any{"error": obj})
+	return string(b)
+}

@@ -1,0 +1,315 @@
+package compat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ChatRequest is a decoded POST /v1/chat/completions body. Fields holds every
+// top-level key exactly as the client sent it; the other members are the few
+// values the proxy reads.
+type ChatRequest struct {
+	// Fields is the whole body, key by key, as raw JSON.
+	Fields map[string]json.RawMessage
+	// Messages are the validated messages.
+	Messages []Message
+	// Model is the "model" string ("" when absent).
+	Model string
+	// Stream reports "stream": true.
+	Stream bool
+	// IncludeUsage reports "stream_options": {"include_usage": true}.
+	IncludeUsage bool
+}
+
+// Message is one chat message. Raw keeps the object as sent so tool calls,
+// names and vendor fields survive.
+type Message struct {
+	Role       string
+	Content    json.RawMessage // string, array of parts, null, or absent (nil)
+	ToolCallID string
+	Raw        json.RawMessage
+}
+
+// ContentPart is one element of an array content.
+type ContentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+}
+
+// Text returns the message's text: the string content, or the text parts of
+// an array content joined by newlines.
+func (m Message) Text() string {
+	c := bytes.TrimSpace(m.Content)
+	if len(c) == 0 {
+		return ""
+	}
+	switch c[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(c, &s) == nil {
+			return s
+		}
+	case '[':
+		var parts []ContentPart
+		if json.Unmarshal(c, &parts) == nil {
+			var b strings.Builder
+			for _, p := range parts {
+				if p.Text == "" {
+					continue
+				}
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(p.Text)
+			}
+			return b.String()
+		}
+	}
+	return ""
+}
+
+// Roles accepted in messages. "function" is OpenAI's deprecated role, still
+// accepted by the API, so older clients keep working.
+var validRoles = map[string]bool{
+	"system": true, "developer": true, "user": true, "assistant": true, "tool": true, "function": true,
+}
+
+// DecodeChatRequest decodes and validates a chat-completions body. Any
+// problem is an *APIError with status 400 and, where it applies, param naming
+// the offending field the way OpenAI does ("messages[2].role").
+func DecodeChatRequest(body []byte) (*ChatRequest, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		if err == nil {
+			err = fmt.Errorf("decode chat request: body is null")
+		}
+		return nil, InvalidJSON(fmt.Errorf("decode chat request: %w", err))
+	}
+	req := &ChatRequest{Fields: fields}
+	if raw, ok := fields["model"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &req.Model); err != nil {
+			return nil, InvalidRequest("model", "invalid_type", "Invalid type for 'model': expected a string.")
+		}
+	}
+	if raw, ok := fields["stream"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &req.Stream); err != nil {
+			return nil, InvalidRequest("stream", "invalid_type", "Invalid type for 'stream': expected a boolean.")
+		}
+	}
+	if raw, ok := fields["stream_options"]; ok && !isNull(raw) {
+		var so map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &so); err != nil || so == nil {
+			return nil, InvalidRequest("stream_options", "invalid_type", "Invalid type for 'stream_options': expected an object.")
+		}
+		if iu, ok := so["include_usage"]; ok && !isNull(iu) {
+			if err := json.Unmarshal(iu, &req.IncludeUsage); err != nil {
+				return nil, InvalidRequest("stream_options.include_usage", "invalid_type",
+					"Invalid type for 'stream_options.include_usage': expected a boolean.")
+			}
+		}
+	}
+	msgs, err := decodeMessages(fields["messages"])
+	if err != nil {
+		return nil, err
+	}
+	req.Messages = msgs
+	return req, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+func decodeMessages(raw json.RawMessage) ([]Message, error) {
+	if raw == nil || isNull(raw) {
+		return nil, InvalidRequest("messages", "missing_required_parameter", "Missing required parameter: 'messages'.")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, InvalidRequest("messages", "invalid_type", "Invalid type for 'messages': expected an array of objects.")
+	}
+	if len(items) == 0 {
+		return nil, InvalidRequest("messages", "empty_array",
+			"Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+	}
+	msgs := make([]Message, 0, len(items))
+	for i, item := range items {
+		m, err := decodeMessage(i, item)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+func decodeMessage(i int, raw json.RawMessage) (Message, error) {
+	at := fmt.Sprintf("messages[%d]", i)
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return Message{}, InvalidRequest(at, "invalid_type", "Invalid type for '%s': expected an object.", at)
+	}
+	m := Message{Raw: raw}
+	roleRaw, ok := obj["role"]
+	if !ok {
+		return Message{}, InvalidRequest(at+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", at)
+	}
+	if err := json.Unmarshal(roleRaw, &m.Role); err != nil {
+		return Message{}, InvalidRequest(at+".role", "invalid_type", "Invalid type for '%s.role': expected a string.", at)
+	}
+	if !validRoles[m.Role] {
+		return Message{}, InvalidRequest(at+".role", "invalid_value",
+			"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant', and 'tool'.", truncate(m.Role, 40))
+	}
+	content, hasContent := obj["content"]
+	if hasContent && !isNull(content) {
+		m.Content = content
+		if err := checkContent(at+".content", content); err != nil {
+			return Message{}, err
+		}
+	}
+	hasText := hasContent && !isNull(content)
+	switch m.Role {
+	case "assistant":
+		// content may be null or absent when the assistant called tools or refused.
+		_, calls := obj["tool_calls"]
+		_, fn := obj["function_call"]
+		_, refusal := obj["refusal"]
+		_, audio := obj["audio"]
+		if !hasText && !calls && !fn && !refusal && !audio {
+			return Message{}, InvalidRequest(at+".content", "missing_required_parameter",
+				"Missing required parameter: '%s.content'.", at)
+		}
+	case "tool":
+		if !hasText {
+			return Message{}, InvalidRequest(at+".content", "missing_required_parameter",
+				"Missing required parameter: '%s.content'.", at)
+		}
+		id, ok := obj["tool_call_id"]
+		if !ok || json.Unmarshal(id, &m.ToolCallID) != nil || m.ToolCallID == "" {
+			return Message{}, InvalidRequest(at+".tool_call_id", "missing_required_parameter",
+				"Missing required parameter: '%s.tool_call_id'.", at)
+		}
+	case "function":
+		// Legacy: content may be null.
+	default:
+		if !hasText {
+			return Message{}, InvalidRequest(at+".content", "missing_required_parameter",
+				"Missing required parameter: '%s.content'.", at)
+		}
+	}
+	return m, nil
+}
+
+// checkContent accepts a string or an array of part objects that each carry
+// a string "type"; the parts' own fields are the upstream's business.
+func checkContent(param string, raw json.RawMessage) error {
+	c := bytes.TrimSpace(raw)
+	switch c[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(c, &s) != nil {
+			return InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+		}
+		return nil
+	case '[':
+		var parts []map[string]json.RawMessage
+		if json.Unmarshal(c, &parts) != nil {
+			return InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected an array of content part objects.", param)
+		}
+		for j, p := range parts {
+			var typ string
+			if p == nil || json.Unmarshal(p["type"], &typ) != nil || typ == "" {
+				at := fmt.Sprintf("%s[%d].type", param, j)
+				return InvalidRequest(at, "missing_required_parameter", "Missing required parameter: '%s'.", at)
+			}
+		}
+		return nil
+	}
+	return InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// UpstreamBody returns the body to send upstream: the client's fields with
+// "model" set to model (kept as sent when model is ""), "messages" replaced
+// by messages when it is non-nil, and, for streams, stream_options
+// include_usage forced on so the proxy always sees token counts (the relay
+// strips the usage chunk again when the client did not ask for it).
+func (r *ChatRequest) UpstreamBody(model string, messages json.RawMessage) ([]byte, error) {
+	out := make(map[string]json.RawMessage, len(r.Fields)+1)
+	for k, v := range r.Fields {
+		out[k] = v
+	}
+	if model != "" {
+		b, err := json.Marshal(model)
+		if err != nil {
+			return nil, fmt.Errorf("upstream body: %w", err)
+		}
+		out["model"] = b
+	}
+	if messages != nil {
+		out["messages"] = messages
+	}
+	if r.Stream && !r.IncludeUsage {
+		so := map[string]json.RawMessage{}
+		if raw, ok := r.Fields["stream_options"]; ok && !isNull(raw) {
+			if err := json.Unmarshal(raw, &so); err != nil {
+				return nil, fmt.Errorf("upstream body: stream_options: %w", err)
+			}
+		}
+		so["include_usage"] = json.RawMessage("true")
+		b, err := json.Marshal(so)
+		if err != nil {
+			return nil, fmt.Errorf("upstream body: %w", err)
+		}
+		out["stream_options"] = b
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("upstream body: %w", err)
+	}
+	return b, nil
+}
+
+// MessagesJSON encodes messages as the "messages" array, each message's Raw
+// object when present.
+func MessagesJSON(msgs []Message) (json.RawMessage, error) {
+	raws := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		if m.Raw != nil {
+			raws[i] = m.Raw
+			continue
+		}
+		obj := map[string]any{"role": m.Role}
+		if m.Content != nil {
+			obj["content"] = m.Content
+		}
+		if m.ToolCallID != "" {
+			obj["tool_call_id"] = m.ToolCallID
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("encode messages: %w", err)
+		}
+		raws[i] = b
+	}
+	b, err := json.Marshal(raws)
+	if err != nil {
+		return nil, fmt.Errorf("encode messages: %w", err)
+	}
+	return b, nil
+}
+
+// TextMessage returns a message with a string content.
+func TextMessage(role, text string) Message {
+	c, _ := json.Marshal(text)
+	return Message{Role: role, Content: c}
+}

@@ -1,0 +1,271 @@
+package compat
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// Usage is OpenAI's token usage object.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Source is a page an answer drew on; the proxy adds a "sources" array of
+// these to the completion and to the final stream chunk.
+type Source struct {
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+}
+
+// Model is one entry of GET /v1/models.
+type Model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// ModelList is the GET /v1/models body.
+type ModelList struct {
+	Object string  `json:"object"`
+	Data   []Model `json:"data"`
+}
+
+// NewModel returns a model entry with object "model".
+func NewModel(id, ownedBy string, created int64) Model {
+	return Model{ID: id, Object: "model", Created: created, OwnedBy: ownedBy}
+}
+
+// Chunk is what the relay needs to know about one chat.completion.chunk,
+// read from its raw JSON without decoding the rest.
+type Chunk struct {
+	ID      string
+	Model   string
+	Created int64
+	// Choices is the length of the choices array.
+	Choices int
+	// Role, Content and HasContent describe choices[0].delta.
+	Role       string
+	Content    string
+	HasContent bool
+	// FinishReason is choices[0].finish_reason ("" while null).
+	FinishReason string
+	// Usage is set when the chunk carries a non-null usage object.
+	Usage *Usage
+}
+
+var chunkPaths = []string{"id", "model", "created", "choices.#", "choices.0.delta.role",
+	"choices.0.delta.content", "choices.0.finish_reason", "usage"}
+
+// ParseChunk reads the relay's view of a raw chunk. It never indexes a choice
+// that is not there.
+func ParseChunk(raw []byte) (Chunk, error) {
+	if !gjson.ValidBytes(raw) {
+		return Chunk{}, fmt.Errorf("parse chunk: invalid JSON")
+	}
+	r := gjson.GetManyBytes(raw, chunkPaths...)
+	c := Chunk{ID: r[0].String(), Model: r[1].String(), Created: r[2].Int(), Choices: int(r[3].Int())}
+	if c.Choices > 0 {
+		c.Role = r[4].String()
+		if r[5].Type == gjson.String {
+			c.Content, c.HasContent = r[5].String(), true
+		}
+		if r[6].Type == gjson.String {
+			c.FinishReason = r[6].String()
+		}
+	}
+	if r[7].IsObject() {
+		u := Usage{
+			PromptTokens:     int(r[7].Get("prompt_tokens").Int()),
+			CompletionTokens: int(r[7].Get("completion_tokens").Int()),
+			TotalTokens:      int(r[7].Get("total_tokens").Int()),
+		}
+		c.Usage = &u
+	}
+	return c, nil
+}
+
+// SetChunkID returns raw with its "id" set to id.
+func SetChunkID(raw []byte, id string) ([]byte, error) { return sjson.SetBytes(raw, "id", id) }
+
+// SetDeltaRole returns raw with choices[0].delta.role set.
+func SetDeltaRole(raw []byte, role string) ([]byte, error) {
+	return sjson.SetBytes(raw, "choices.0.delta.role", role)
+}
+
+// SetDeltaContent returns raw with choices[0].delta.content set to text.
+func SetDeltaContent(raw []byte, text string) ([]byte, error) {
+	return sjson.SetBytes(raw, "choices.0.delta.content", text)
+}
+
+// DeleteDeltaContent returns raw without choices[0].delta.content.
+func DeleteDeltaContent(raw []byte) ([]byte, error) {
+	return sjson.DeleteBytes(raw, "choices.0.delta.content")
+}
+
+// SetSources returns raw (a chunk or a completion) with a "sources" array.
+func SetSources(raw []byte, sources []Source) ([]byte, error) {
+	b, err := json.Marshal(sources)
+	if err != nil {
+		return nil, fmt.Errorf("set sources: %w", err)
+	}
+	return sjson.SetRawBytes(raw, "sources", b)
+}
+
+// CompletionInfo is what the proxy reads from a non-stream completion.
+type CompletionInfo struct {
+	Choices    int
+	Content    string
+	HasContent bool
+	Usage      *Usage
+}
+
+// ParseCompletion reads a chat.completion body.
+func ParseCompletion(raw []byte) (CompletionInfo, error) {
+	if !gjson.ValidBytes(raw) {
+		return CompletionInfo{}, fmt.Errorf("parse completion: invalid JSON")
+	}
+	r := gjson.GetManyBytes(raw, "choices.#", "choices.0.message.content", "usage")
+	info := CompletionInfo{Choices: int(r[0].Int())}
+	if info.Choices > 0 && r[1].Type == gjson.String {
+		info.Content, info.HasContent = r[1].String(), true
+	}
+	if r[2].IsObject() {
+		info.Usage = &Usage{
+			PromptTokens:     int(r[2].Get("prompt_tokens").Int()),
+			CompletionTokens: int(r[2].Get("completion_tokens").Int()),
+			TotalTokens:      int(r[2].Get("total_tokens").Int()),
+		}
+	}
+	return info, nil
+}
+
+// SetMessageContent returns a completion with choices[0].message.content set.
+func SetMessageContent(raw []byte, text string) ([]byte, error) {
+	return sjson.SetBytes(raw, "choices.0.message.content", text)
+}
+
+// chunk wire types, in OpenAI's field order.
+type chunkJSON struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint *string       `json:"system_fingerprint,omitempty"`
+	Choices           []choiceJSON  `json:"choices"`
+	Usage             *Usage        `json:"usage,omitempty"`
+	Sources           []Source      `json:"sources,omitempty"`
+}
+
+type deltaJSON struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type choiceJSON struct {
+	Index        int       `json:"index"`
+	Delta        deltaJSON `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// ChunkBuilder writes chat.completion.chunk objects that share one id,
+// created time and model, for answers the proxy writes itself and for the
+// deltas it adds to an upstream stream.
+type ChunkBuilder struct {
+	ID      string
+	Model   string
+	Created int64
+}
+
+func (b ChunkBuilder) build(d deltaJSON, finish *string, sources []Source) []byte {
+	c := chunkJSON{ID: b.ID, Object: "chat.completion.chunk", Created: b.Created, Model: b.Model,
+		Choices: []choiceJSON{{Delta: d, FinishReason: finish}}, Sources: sources}
+	out, _ := json.Marshal(c) // plain strings and ints: cannot fail
+	return out
+}
+
+// Role returns the first chunk: the assistant role and empty content.
+func (b ChunkBuilder) Role() []byte {
+	empty := ""
+	return b.build(deltaJSON{Role: "assistant", Content: &empty}, nil, nil)
+}
+
+// Content returns a chunk whose delta carries text.
+func (b ChunkBuilder) Content(text string) []byte {
+	return b.build(deltaJSON{Content: &text}, nil, nil)
+}
+
+// Finish returns the chunk with an empty delta and finish_reason, carrying
+// sources when there are any.
+func (b ChunkBuilder) Finish(reason string, sources []Source) []byte {
+	return b.build(deltaJSON{}, &reason, sources)
+}
+
+// Usage returns the usage chunk: "choices": [] and the usage object.
+func (b ChunkBuilder) Usage(u Usage) []byte {
+	c := chunkJSON{ID: b.ID, Object: "chat.completion.chunk", Created: b.Created, Model: b.Model,
+		Choices: []choiceJSON{}, Usage: &u}
+	out, _ := json.Marshal(c)
+	return out
+}
+
+type completionJSON struct {
+	ID      string                 `json:"id"`
+	Object  string                 `json:"object"`
+	Created int64                  `json:"created"`
+	Model   string                 `json:"model"`
+	Choices []completionChoiceJSON `json:"choices"`
+	Usage   Usage                  `json:"usage"`
+	Sources []Source               `json:"sources,omitempty"`
+}
+
+type completionChoiceJSON struct {
+	Index        int         `json:"index"`
+	Message      messageJSON `json:"message"`
+	Logprobs     *struct{}   `json:"logprobs"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type messageJSON struct {
+	Role    string  `json:"role"`
+	Content string  `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+// Completion returns a full chat.completion object answering with text.
+func (b ChunkBuilder) Completion(text string, u Usage, sources []Source) []byte {
+	c := completionJSON{ID: b.ID, Object: "chat.completion", Created: b.Created, Model: b.Model,
+		Choices: []completionChoiceJSON{{Message: messageJSON{Role: "assistant", Content: text}, FinishReason: "stop"}},
+		Usage:   u, Sources: sources}
+	out, _ := json.Marshal(c)
+	return out
+}
+
+// SplitDeltas cuts text into stream deltas of about size bytes, at spaces
+// where possible, so a locally written answer streams like a model's.
+func SplitDeltas(text string, size int) []string {
+	if size <= 0 {
+		size = 32
+	}
+	var out []string
+	for len(text) > size {
+		cut := strings.IndexByte(text[size:], ' ')
+		if cut < 0 {
+			break
+		}
+		cut += size + 1
+		out = append(out, text[:cut])
+		text = text[cut:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ragproxy/ragproxy/compat"
+)
+
+// chatState is one chat request on its way through the proxy.
+type chatState struct {
+	id      string
+	start   time.Time
+	req     *compat.ChatRequest
+	ground  *Grounding
+	call    compat.Call
+	ctx     context.Context
+	cancel  context.CancelFunc
+	untrack func()
+}
+
+func (s *Server) event(st *chatState, kind EventKind) Event {
+	return Event{Kind: kind, RequestID: st.id, Model: st.req.Model, Stream: st.req.Stream, Elapsed: time.Since(st.start)}
+}
+
+// end releases the request and reports EventEnd.
+func (s *Server) end(st *chatState, ev Event) {
+	ev.Kind, ev.Elapsed = EventEnd, time.Since(st.start)
+	s.obs.Observe(st.ctx, ev)
+	st.cancel()
+	st.untrack()
+}
+
+func (s *Server) chat(c *fiber.Ctx) error {
+	req, err := compat.DecodeChatRequest(c.Body())
+	if err != nil {
+		return err
+	}
+	if s.draining.Load() {
+		return compat.Unavailable("The server is shutting down.")
+	}
+	// The request's own context: fasthttp's RequestCtx ends at shutdown and
+	// never on client disconnect, so neither fits. This one ends when the
+	// client goes away (the stream writer notices), when the request is
+	// done, or when a drain runs out of time.
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &chatState{id: requestID(c), start: requestStart(c), req: req, ctx: ctx, cancel: cancel, untrack: s.track(cancel)}
+	s.obs.Observe(ctx, s.event(st, EventStart))
+
+	if s.cfg.Grounder != nil {
+		g, err := s.cfg.Grounder.Ground(ctx, &GroundRequest{Model: req.Model, Stream: req.Stream,
+			Messages: req.Messages, Request: req, Header: requestHeader(c)})
+		if err != nil {
+			s.end(st, Event{Status: compat.AsAPIError(err).Status, Err: err})
+			return err
+		}
+		st.ground = g
+	}
+	if st.ground == nil {
+		st.ground = &Grounding{}
+	}
+	st.call = compat.Call{Request: req, Model: s.upstreamModel(req.Model)}
+	if len(st.ground.Messages) > 0 {
+		msgs, err := compat.MessagesJSON(st.ground.Messages)
+		if err != nil {
+			s.end(st, Event{Status: http.StatusInternalServerError, Err: err})
+			return err
+		}
+		st.call.Messages = msgs
+	}
+	if req.Stream {
+		return s.stream(c, st)
+	}
+	return s.complete(c, st)
+}
+
+// upstreamModel maps the client's model to the one asked upstream: an alias
+// becomes its upstream model ("" = the upstream's default), anything else is
+// forwarded as sent.
+func (s *Server) upstreamModel(model string) string {
+	if a, ok := s.aliases[model]; ok {
+		return a.Upstream
+	}
+	return model
+}
+
+// responseModel is the model named in answers the proxy writes itself.
+func (s *Server) responseModel(model string) string {
+	if model != "" {
+		return model
+	}
+	return s.cfg.Models[0].ID
+}
+
+func requestHeader(c *fiber.Ctx) http.Header {
+	h := http.Header{}
+	c.Request().Header.VisitAll(func(k, v []byte) {
+		h.Add(string(k), string(v))
+	})
+	return h
+}
+
+// complete answers a non-stream request.
+func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
+	g := st.ground
+	var body []byte
+	ev := Event{Status: http.StatusOK}
+	if g.Answer != nil {
+		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
+		body = b.Completion(g.Answer.Text, g.Answer.Usage, nil)
+		ev.Grounded = true
+	} else {
+		var served compat.Served
+		var err error
+		body, served, err = s.up.Complete(st.ctx, &st.call)
+		ev.Upstream, ev.Attempts = served.Upstream, served.Attempts
+		up := s.event(st, EventUpstream)
+		up.Upstream, up.Attempts, up.Err = served.Upstream, served.Attempts, err
+		s.obs.Observe(st.ctx, up)
+		if err != nil {
+			ev.Status, ev.Err = compat.AsAPIError(err).Status, err
+			s.end(st, ev)
+			return err
+		}
+	}
+	info, err := compat.ParseCompletion(body)
+	if err != nil {
+		err = compat.UpstreamUnreachable(ev.Upstream, err)
+		ev.Status, ev.Err = http.StatusBadGateway, err
+		s.end(st, ev)
+		return err
+	}
+	text := info.Content
+	if g.Filter != nil && info.Choices > 0 {
+		text = g.Filter.Filter(info.Content) + g.Filter.Trailer()
+		if body, err = compat.SetMessageContent(body, text); err != nil {
+			ev.Status, ev.Err = http.StatusInternalServerError, err
+			s.end(st, ev)
+			return err
+		}
+	}
+	if len(g.Sources) > 0 {
+		if body, err = compat.SetSources(body, g.Sources); err != nil {
+			ev.Status, ev.Err = http.StatusInternalServerError, err
+			s.end(st, ev)
+			return err
+		}
+	}
+	if info.Usage != nil {
+		u := s.event(st, EventUsage)
+		u.Usage = *info.Usage
+		s.obs.Observe(st.ctx, u)
+	}
+	if s.collect {
+		ev.Content = text
+	}
+	s.end(st, ev)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Status(http.StatusOK).Send(body)
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/ragproxy/ragproxy/compat"
+)
+
+// Grounder prepares each chat request before it goes upstream: retrieval
+// plugs in here. It is called once per POST /v1/chat/completions, after the
+// body was validated and before any upstream call. A nil Grounding (or no
+// Grounder at all) leaves the request a pure pass-through.
+//
+// An error fails the request; an *compat.APIError keeps its status and body,
+// anything else becomes a 500 server_error.
+type Grounder interface {
+	Ground(ctx context.Context, req *GroundRequest) (*Grounding, error)
+}
+
+// GroundRequest is what a Grounder sees of a chat request. It must not be
+// modified.
+type GroundRequest struct {
+	// Model is the model the client asked for (an alias or an upstream model).
+	Model string
+	// Stream reports a streaming request.
+	Stream bool
+	// Messages are the client's validated messages.
+	Messages []compat.Message
+	// Request is the whole decoded body, every field as sent.
+	Request *compat.ChatRequest
+	// Header holds the request headers, e.g. Open WebUI's X-OpenWebUI-Chat-Id
+	// and X-OpenWebUI-User-Id, or X-Ragproxy-Retrieval.
+	Header http.Header
+}
+
+// Grounding is a Grounder's decision for one request. Every field is
+// optional.
+type Grounding struct {
+	// Messages, when non-empty, replace the messages sent upstream (for
+	// example with retrieved context added).
+	Messages []compat.Message
+	// Answer, when set, answers the request without any upstream call; the
+	// answer is streamed or returned in OpenAI's format like a model's.
+	Answer *Answer
+	// Filter, when set, rewrites the response's content deltas and appends a
+	// trailer (a "Sources" list) as the last content delta before the finish
+	// chunk. It sees one response only, in order.
+	Filter ContentFilter
+	// Sources are added as a "sources" array to the non-stream completion
+	// and to the stream's finish chunk.
+	Sources []compat.Source
+	// Events are extra raw JSON objects sent as "data:" frames after the
+	// last chunk and before [DONE] (Open WebUI's source events).
+	Events []json.RawMessage
+}
+
+// Answer is a complete answer written by the Grounder itself (an "I don't
+// know" with the closest links, an FAQ match, a cached response).
+type Answer struct {
+	Text  string
+	Usage compat.Usage
+}
+
+// ContentFilter rewrites one response's content. Filter is called with each
+// content delta in order and returns the text to send instead (possibly "",
+// holding text back); Trailer is called once at the end and its text is sent
+// as the last content delta. A ContentFilter is used by one goroutine.
+type ContentFilter interface {
+	Filter(delta string) string
+	Trailer() string
+}

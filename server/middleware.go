@@ -1,0 +1,85 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ragproxy/ragproxy/compat"
+)
+
+const (
+	headerRequestID  = "X-Request-Id"
+	headerProcessing = "Openai-Processing-Ms"
+	localStart       = "ragproxy.start"
+	localRequestID   = "ragproxy.request_id"
+)
+
+// newRequestID returns "req_" and 16 random bytes in hex.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+// requestMeta gives every response an x-request-id and, once the handler
+// returned (for a stream: when its headers go out), openai-processing-ms.
+func (s *Server) requestMeta(c *fiber.Ctx) error {
+	start := time.Now()
+	id := newRequestID()
+	c.Locals(localStart, start)
+	c.Locals(localRequestID, id)
+	c.Set(headerRequestID, id)
+	err := c.Next()
+	if err != nil {
+		err = s.handleError(c, err)
+	}
+	c.Set(headerProcessing, strconv.FormatInt(time.Since(start).Milliseconds(), 10))
+	return err
+}
+
+func requestID(c *fiber.Ctx) string {
+	id, _ := c.Locals(localRequestID).(string)
+	return id
+}
+
+func requestStart(c *fiber.Ctx) time.Time {
+	t, ok := c.Locals(localStart).(time.Time)
+	if !ok {
+		return time.Now()
+	}
+	return t
+}
+
+// auth checks the bearer token against the configured client keys.
+func (s *Server) auth(c *fiber.Ctx) error {
+	if len(s.cfg.APIKeys) == 0 {
+		return c.Next()
+	}
+	h := c.Get(fiber.HeaderAuthorization)
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || token == "" {
+		return compat.InvalidAPIKey("")
+	}
+	match := 0
+	for _, k := range s.cfg.APIKeys {
+		match |= subtle.ConstantTimeCompare([]byte(token), []byte(k))
+	}
+	if match == 0 {
+		return compat.InvalidAPIKey(maskKey(token))
+	}
+	return c.Next()
+}
+
+// maskKey shows a key the way OpenAI does: first and last four characters.
+func maskKey(k string) string {
+	if len(k) <= 8 {
+		return "****"
+	}
+	return k[:4] + strings.Repeat("*", 4) + k[len(k)-4:]
+}

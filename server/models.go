@@ -1,0 +1,72 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ragproxy/ragproxy/compat"
+)
+
+// modelsTimeout bounds the upstream model listing.
+const modelsTimeout = 5 * time.Second
+
+// models returns the aliases followed, when configured, by the upstream's
+// models. An upstream that cannot list its models only loses its entries.
+func (s *Server) models(ctx context.Context) []compat.Model {
+	out := make([]compat.Model, 0, len(s.cfg.Models))
+	seen := map[string]bool{}
+	for _, m := range s.cfg.Models {
+		a := s.aliases[m.ID]
+		out = append(out, compat.NewModel(a.ID, a.OwnedBy, 0))
+		seen[a.ID] = true
+	}
+	if s.cfg.ListUpstreamModels {
+		ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
+		defer cancel()
+		ups, err := s.up.Models(ctx)
+		if err != nil {
+			s.log.Warn("list upstream models", "err", err)
+		}
+		for _, m := range ups {
+			if !seen[m.ID] {
+				out = append(out, m)
+				seen[m.ID] = true
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) listModels(c *fiber.Ctx) error {
+	return c.JSON(compat.ModelList{Object: "list", Data: s.models(context.Background())})
+}
+
+func (s *Server) getModel(c *fiber.Ctx) error {
+	id := c.Params("+")
+	for _, m := range s.models(context.Background()) {
+		if m.ID == id {
+			return c.JSON(m)
+		}
+	}
+	return compat.ModelNotFound(id)
+}
+
+func (s *Server) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+func (s *Server) readyz(c *fiber.Ctx) error {
+	if s.draining.Load() {
+		return compat.Unavailable("The server is shutting down.")
+	}
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), modelsTimeout)
+		defer cancel()
+		if err := s.cfg.Ready(ctx); err != nil {
+			return compat.Unavailable("Not ready: " + err.Error())
+		}
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}

@@ -1,0 +1,238 @@
+// Package server is ragproxy's HTTP front: a fiber app that speaks OpenAI's
+// chat-completions API to any client (Open WebUI, LibreChat, the SDKs, curl)
+// and forwards to an OpenAI-compatible upstream through compat.Client. It
+// owns routing, client auth, the body-size limit, request ids, the SSE
+// writer with heartbeats, the mapping of every error to OpenAI's error body,
+// and graceful draining.
+//
+// Retrieval plugs in through Grounder and observability through Observer;
+// with neither the server is a pure pass-through gateway. A Server is safe
+// for concurrent use.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ragproxy/ragproxy/compat"
+)
+
+// Upstream is what the server needs from the model side; *compat.Client
+// implements it.
+type Upstream interface {
+	Complete(ctx context.Context, call *compat.Call) ([]byte, compat.Served, error)
+	Stream(ctx context.Context, call *compat.Call) (*compat.Stream, compat.Served, error)
+	Models(ctx context.Context) ([]compat.Model, error)
+}
+
+var _ Upstream = (*compat.Client)(nil)
+
+// ModelAlias is a model id the proxy serves itself.
+type ModelAlias struct {
+	// ID is the id clients use ("ragproxy").
+	ID string
+	// Upstream is the model sent upstream for it; "" means the upstream's
+	// configured default model.
+	Upstream string
+	// OwnedBy is shown in /v1/models. Default "ragproxy".
+	OwnedBy string
+}
+
+// Config configures a Server. The zero value works.
+type Config struct {
+	// Listen is the address Run listens on. Default 127.0.0.1:8080.
+	Listen string
+	// APIKeys are the accepted client bearer tokens; empty disables client
+	// auth.
+	APIKeys []string
+	// MaxBodyBytes limits request bodies; larger ones get 413. Default 8 MiB.
+	MaxBodyBytes int
+	// Heartbeat is the interval of ": ping" comments on a waiting stream. A
+	// stream whose upstream has not answered within one interval commits
+	// its 200 headers and pings until it does. Default 10s.
+	Heartbeat time.Duration
+	// DrainTimeout bounds how long Run waits for in-flight requests after
+	// its context ends before cutting them off. Default 30s.
+	DrainTimeout time.Duration
+	// Models are the aliases listed in /v1/models; any other model id is
+	// forwarded upstream unchanged. Default: one alias "ragproxy" for the
+	// upstream's default model.
+	Models []ModelAlias
+	// ListUpstreamModels adds the upstream's own models to /v1/models.
+	// Default false.
+	ListUpstreamModels bool
+	// Grounder, when set, is called for every chat request (retrieval).
+	Grounder Grounder
+	// Observer receives request events (metrics, caching). Default no-op.
+	Observer Observer
+	// Ready, when set, is consulted by /readyz.
+	Ready func(ctx context.Context) error
+	// Logger receives server logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// Redacted returns c with client keys masked, for logging.
+func (c Config) Redacted() Config {
+	keys := make([]string, len(c.APIKeys))
+	for i := range keys {
+		keys[i] = "REDACTED"
+	}
+	c.APIKeys = keys
+	return c
+}
+
+// Server is the proxy's HTTP server.
+type Server struct {
+	cfg      Config
+	up       Upstream
+	app      *fiber.App
+	obs      Observer
+	collect  bool
+	log      *slog.Logger
+	aliases  map[string]ModelAlias
+	draining atomic.Bool
+
+	mu       sync.Mutex
+	inflight map[uint64]context.CancelFunc
+	nextID   uint64
+	stopped  bool
+}
+
+// New builds a server that forwards to up.
+func New(cfg Config, up Upstream) *Server {
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:8080"
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 8 << 20
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 10 * time.Second
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 30 * time.Second
+	}
+	if len(cfg.Models) == 0 {
+		cfg.Models = []ModelAlias{{ID: "ragproxy"}}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, up: up, obs: cfg.Observer, log: cfg.Logger,
+		aliases: map[string]ModelAlias{}, inflight: map[uint64]context.CancelFunc{}}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	if co, ok := s.obs.(ContentObserver); ok {
+		s.collect = co.CollectContent()
+	}
+	for _, m := range cfg.Models {
+		if m.OwnedBy == "" {
+			m.OwnedBy = "ragproxy"
+		}
+		s.aliases[m.ID] = m
+	}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "ragproxy",
+		BodyLimit:             cfg.MaxBodyBytes,
+		DisableStartupMessage: true,
+		ErrorHandler:          s.handleError,
+		// Idle keep-alive connections must not hold a drain open forever.
+		IdleTimeout: 2 * time.Minute,
+	})
+	s.routes()
+	return s
+}
+
+// App returns the fiber app, for mounting extra routes (metrics, retrieve)
+// before Serve.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Run listens on Config.Listen and serves until ctx ends, then drains.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends. It then stops accepting connections,
+// reports not-ready, lets in-flight requests and streams finish for up to
+// DrainTimeout, cancels whatever is still running, and returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		s.cutOff()
+		if err != nil {
+			return fmt.Errorf("server: serve: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	s.draining.Store(true)
+	s.log.Info("draining", "timeout", s.cfg.DrainTimeout)
+	err := s.app.ShutdownWithTimeout(s.cfg.DrainTimeout)
+	s.cutOff()
+	if serr := <-errc; serr != nil && err == nil {
+		err = serr
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("drain timed out; in-flight requests were cut off")
+		// Give cut-off streams a moment to write their error frame.
+		_ = s.app.ShutdownWithTimeout(time.Second)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	return nil
+}
+
+// track registers a request's cancel so cutOff can end it.
+func (s *Server) track(cancel context.CancelFunc) (untrack func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		cancel()
+		return func() {}
+	}
+	s.nextID++
+	id := s.nextID
+	s.inflight[id] = cancel
+	return func() {
+		s.mu.Lock()
+		delete(s.inflight, id)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) cutOff() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	for id, cancel := range s.inflight {
+		cancel()
+		delete(s.inflight, id)
+	}
+}
+
+func (s *Server) routes() {
+	s.app.Use(s.requestMeta)
+	s.app.Get("/healthz", s.healthz)
+	s.app.Get("/readyz", s.readyz)
+	v1 := s.app.Group("/v1", s.auth)
+	v1.Post("/chat/completions", s.chat)
+	v1.Get("/models", s.listModels)
+	v1.Get("/models/+", s.getModel)
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"sync"
+	"time"
+)
+
+// errClientGone marks a stream whose client stopped reading.
+var errClientGone = errors.New("client disconnected")
+
+// sseWriter writes server-sent events to a fasthttp stream writer. A write
+// or flush error means the client left: the error sticks and the request is
+// cancelled so the upstream call stops. Its methods are safe for use by the
+// relay and the heartbeat goroutine at once.
+type sseWriter struct {
+	mu     sync.Mutex
+	w      *bufio.Writer
+	err    error
+	wrote  bool
+	cancel func()
+}
+
+func newSSEWriter(w *bufio.Writer, cancel func()) *sseWriter {
+	return &sseWriter{w: w, cancel: cancel}
+}
+
+var (
+	framePrefix = []byte("data: ")
+	frameEnd    = []byte("\n\n")
+	framePing   = []byte(": ping\n\n")
+	frameDone   = []byte("data: [DONE]\n\n")
+)
+
+// data writes one "data: <b>\n\n" frame and flushes it.
+func (s *sseWriter) data(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.w.Write(framePrefix)
+	s.w.Write(b)
+	s.w.Write(frameEnd)
+	return s.flushLocked()
+}
+
+// raw writes a prepared frame and flushes it.
+func (s *sseWriter) raw(frame []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.w.Write(frame)
+	return s.flushLocked()
+}
+
+func (s *sseWriter) flushLocked() error {
+	s.wrote = true
+	if err := s.w.Flush(); err != nil {
+		s.err = errors.Join(errClientGone, err)
+		s.cancel()
+		return s.err
+	}
+	return nil
+}
+
+// failed returns the sticky write error.
+func (s *sseWriter) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// heartbeat sends ": ping" whenever a whole interval passed without a
+// frame, until stop is called; stop waits for the goroutine to exit.
+func (s *sseWriter) heartbeat(interval time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			s.mu.Lock()
+			quiet := !s.wrote
+			s.wrote = false
+			s.mu.Unlock()
+			if quiet && s.raw(framePing) != nil {
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ragproxy/ragproxy/compat"
+)
+
+type opened struct {
+	stream *compat.Stream
+	served compat.Served
+	err    error
+}
+
+// stream answers a streaming request. The upstream is opened first; if it
+// answers (or fails) within one heartbeat interval the client gets either
+// the stream or a proper error status. Otherwise the 200 headers go out and
+// ": ping" comments keep the connection alive until it does; a failure then
+// becomes a data: {"error":...} frame.
+func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
+	g := st.ground
+	if g.Answer != nil {
+		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
+		src := newAnswerSource(b, g.Answer)
+		setSSEHeaders(c)
+		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+			sw := newSSEWriter(w, st.cancel)
+			s.relay(sw, st, src, Event{Status: http.StatusOK, Grounded: true})
+		})
+		return nil
+	}
+
+	ch := make(chan opened, 1)
+	go func() {
+		stream, served, err := s.up.Stream(st.ctx, &st.call)
+		ch <- opened{stream, served, err}
+	}()
+	timer := time.NewTimer(s.cfg.Heartbeat)
+	select {
+	case o := <-ch:
+		timer.Stop()
+		s.observeUpstream(st, o)
+		if o.err != nil {
+			s.end(st, Event{Upstream: o.served.Upstream, Attempts: o.served.Attempts, Status: compat.AsAPIError(o.err).Status, Err: o.err})
+			return o.err
+		}
+		setSSEHeaders(c)
+		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+			sw := newSSEWriter(w, st.cancel)
+			s.relay(sw, st, o.stream, Event{Status: http.StatusOK, Upstream: o.served.Upstream, Attempts: o.served.Attempts})
+		})
+	case <-timer.C:
+		setSSEHeaders(c)
+		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+			sw := newSSEWriter(w, st.cancel)
+			_ = sw.raw(framePing) // commits the headers
+			stop := sw.heartbeat(s.cfg.Heartbeat)
+			o := <-ch
+			stop()
+			s.observeUpstream(st, o)
+			ev := Event{Status: http.StatusOK, Upstream: o.served.Upstream, Attempts: o.served.Attempts}
+			if o.err != nil {
+				s.streamError(sw, st, o.err)
+				ev.Err = o.err
+				s.end(st, ev)
+				return
+			}
+			s.relay(sw, st, o.stream, ev)
+		})
+	}
+	return nil
+}
+
+func setSSEHeaders(c *fiber.Ctx) {
+	c.Status(http.StatusOK)
+	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set(fiber.HeaderConnection, "keep-alive")
+	// nginx buffers proxied responses unless told not to.
+	c.Set("X-Accel-Buffering", "no")
+}
+
+func (s *Server) observeUpstream(st *chatState, o opened) {
+	ev := s.event(st, EventUpstream)
+	ev.Upstream, ev.Attempts, ev.Err = o.served.Upstream, o.served.Attempts, o.err
+	s.obs.Observe(st.ctx, ev)
+}
+
+// relay copies the source to the client, then the Grounder's extra events
+// and [DONE]; it runs on fasthttp's stream-writer goroutine and owns the
+// end of the request.
+func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) {
+	defer src.Close()
+	stop := sw.heartbeat(s.cfg.Heartbeat)
+	defer stop()
+	g := st.ground
+	r := &relay{includeUsage: st.req.IncludeUsage, filter: g.Filter, sources: g.Sources, collect: s.collect,
+		onFirstToken: func() { s.obs.Observe(st.ctx, s.event(st, EventFirstToken)) }}
+	var err error
+	for err == nil && src.Next() {
+		err = r.chunk(src.Chunk(), sw.data)
+	}
+	if err == nil {
+		err = src.Err()
+	}
+	if err == nil {
+		for _, e := range g.Events {
+			if err = sw.data(e); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = sw.raw(frameDone)
+	}
+	if r.usage != nil {
+		u := s.event(st, EventUsage)
+		u.Usage = *r.usage
+		s.obs.Observe(st.ctx, u)
+	}
+	if err != nil {
+		if werr := sw.failed(); werr != nil {
+			err = werr
+		} else if st.ctx.Err() != nil {
+			// Not the client and not the upstream: a drain ran out of time.
+			err = errors.Join(errCutOff, err)
+			s.streamError(sw, st, compat.Unavailable("The server is shutting down."))
+		} else {
+			s.streamError(sw, st, err)
+		}
+	}
+	ev.Err = err
+	if s.collect {
+		ev.Content = r.content.String()
+	}
+	s.end(st, ev)
+}
+
+// errCutOff marks a stream ended by a drain that ran out of time.
+var errCutOff = errors.New("stream cut off by shutdown")
+
+// streamError sends an error after the headers went out: one
+// data: {"error":{...}} frame, and the stream ends without [DONE], as
+// OpenAI does.
+func (s *Server) streamError(sw *sseWriter, st *chatState, err error) {
+	ae := compat.AsAPIError(err)
+	s.log.Warn("stream failed", "request_id", st.id, "err", err)
+	frame := make([]byte, 0, 128)
+	frame = append(frame, `{"error":`...)
+	frame = append(frame, ae.Object()...)
+	frame = append(frame, '}')
+	_ = sw.data(frame)
+}
