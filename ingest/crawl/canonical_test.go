@@ -90,3 +90,31 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCanonicalFast checks the fast path for root-relative links against the
+// general one.
+func FuzzCanonicalFast(f *testing.F) {
+	for _, s := range []string{"/a/b", "/a/../b/index.html", "/x.pdf#p", "/a//b/./c", "/~u/a,b"} {
+		f.Add(s)
+	}
+	bases := []string{"http://Example.org:80/dir/", "https://[::1]:8443/x", "http://127.0.0.1:4000/"}
+	f.Fuzz(func(t *testing.T, href string) {
+		for _, b := range bases {
+			base, _ := url.Parse(b)
+			fast, ok := canonicalFast(base, href)
+			if !ok {
+				continue
+			}
+			ref, err := url.Parse(href)
+			if err != nil {
+				t.Fatalf("fast path accepted %q, which does not parse", href)
+			}
+			u := base.ResolveReference(ref)
+			scheme, host, _ := canonicalOrigin(u)
+			slow := (&url.URL{Scheme: scheme, Host: host, Path: canonicalPath(u.Path), RawQuery: u.RawQuery}).String()
+			if fast != slow {
+				t.Fatalf("base %s href %q: fast %q, general %q", b, href, fast, slow)
+			}
+		}
+	})
+}

@@ -214,3 +214,36 @@ func serveCorpus(dir string) *httptest.Server {
 	})
 	return httptest.NewServer(mux)
 }
+
+func BenchmarkReadMirror(b *testing.B) {
+	dir := corpusDir(b)
+	b.ReportAllocs()
+	var pages, size int
+	for b.Loop() {
+		stats, err := ReadMirror(context.Background(), dir, berkeleyBase, func(p Page) { size += len(p.Body) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages += stats.Pages
+	}
+	b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+	b.ReportMetric(float64(size)/b.Elapsed().Seconds()/1e6, "MB/s")
+}
+
+func BenchmarkCrawlLoopback(b *testing.B) {
+	dir := corpusDir(b)
+	srv := serveCorpus(dir)
+	defer srv.Close()
+	b.ReportAllocs()
+	var pages int
+	for b.Loop() {
+		stats, err := Crawl(context.Background(), Config{
+			Start: srv.URL + "/2016-17/", AllowPrivate: true, Delay: NoDelay, HTTPClient: srv.Client(),
+		}, func(Page) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages += stats.Pages
+	}
+	b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+}
