@@ -1,7 +1,6 @@
 package textnorm
 
 import (
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -16,8 +15,16 @@ import (
 //   - a possessive "'s" is dropped and other apostrophes inside a word are removed ("don't" is "dont");
 //   - anything else (punctuation, '$', '%', hyphens between letters) separates words.
 //
-// Stopwords are not removed and words are not stemmed; see Terms for that.
+// Stopwords are not removed and words are not stemmed; see Terms for that. Words allocates one string per word;
+// AppendWords does not.
 func Words(s string, yield func(w string) bool) {
+	AppendWords(nil, s, func(w []byte) bool { return yield(string(w)) })
+}
+
+// AppendWords is Words without allocation: each word is written into buf (grown as needed) and passed to yield
+// as a slice that is valid only until yield returns. Look words up in maps with m[string(w)], which does not
+// allocate. It returns the buffer for reuse.
+func AppendWords(buf []byte, s string, yield func(w []byte) bool) []byte {
 	i := 0
 	for i < len(s) {
 		r, n := decode(s, i)
@@ -26,10 +33,9 @@ func Words(s string, yield func(w string) bool) {
 			continue
 		}
 		start := i
-		var b strings.Builder // used only when the word needs rewriting
-		rewrite := false
 		prev := r
 		i += n
+		end := -1 // set when a possessive ends the word before i
 		for i < len(s) {
 			r, n = decode(s, i)
 			if isWordRune(r) {
@@ -37,97 +43,93 @@ func Words(s string, yield func(w string) bool) {
 				i += n
 				continue
 			}
-			next, nn := decode(s, i+n)
-			if i+n >= len(s) {
-				next, nn = 0, 0
+			var next rune
+			nn := 0
+			if i+n < len(s) {
+				next, nn = decode(s, i+n)
 			}
 			joined := false
 			switch r {
 			case '.', '-', '/':
 				joined = isDigit(prev) && isDigit(next)
-				if joined && r == '.' {
-					rewrite = true
-				}
 			case ',':
 				// A thousands separator: exactly three digits follow.
 				joined = isDigit(prev) && thousands(s[i+1:])
-				rewrite = rewrite || joined
 			case '&':
 				joined = unicode.IsLetter(prev) && unicode.IsLetter(next)
 			case '\'', '\u2019':
 				if unicode.IsLetter(prev) && unicode.IsLetter(next) {
 					after := i + n + nn
 					if (next == 's' || next == 'S') && (after >= len(s) || !isWordRune(peek(s, after))) {
-						// Possessive: end the word before the apostrophe and skip the "s".
-						w := s[start:i]
+						// Possessive: the word ends before the apostrophe and the "s" is skipped.
+						end = i
 						i = after
-						if !emit(w, rewrite, &b, yield) {
-							return
-						}
-						goto next
+						break
 					}
 					joined = true
-					rewrite = true
 				}
 			}
-			if !joined {
+			if !joined || end >= 0 {
 				break
 			}
 			prev = next
 			i += n + nn
 		}
-		if !emit(s[start:i], rewrite, &b, yield) {
-			return
+		if end < 0 {
+			end = i
 		}
-	next:
+		buf = normalise(buf[:0], s[start:end])
+		if len(buf) > 0 && !yield(buf) {
+			return buf
+		}
 	}
+	return buf
 }
 
-func emit(w string, rewrite bool, b *strings.Builder, yield func(string) bool) bool {
-	if rewrite {
-		w = normaliseWord(w, b)
-	}
-	if hasUpper(w) {
-		w = strings.ToLower(w)
-	}
-	if w == "" {
-		return true
-	}
-	return yield(w)
-}
-
-// normaliseWord drops apostrophes and thousands separators and folds decimal trailing zeros.
-func normaliseWord(w string, b *strings.Builder) string {
-	b.Reset()
-	dot := -1
+// normalise appends w lowercased, without apostrophes and thousands separators, with decimal trailing zeros
+// folded.
+func normalise(buf []byte, w string) []byte {
+	dots, dot, dash := 0, 0, false
 	for i := 0; i < len(w); i++ {
-		switch c := w[i]; c {
-		case '\'':
-		case ',':
-		case '.':
-			if dot >= 0 { // a second dot: "1.2.3" keeps every dot.
-				dot = -2
-			} else if dot == -1 {
-				dot = b.Len()
-			}
-			b.WriteByte(c)
-		default:
-			if c == 0xE2 && strings.HasPrefix(w[i:], "\u2019") {
-				i += len("\u2019") - 1
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(w[i:])
+			i += n - 1
+			if r == '\u2019' {
 				continue
 			}
-			b.WriteByte(c)
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+			continue
+		}
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == '\'' || c == ',':
+			continue
+		case c == '.':
+			dots++
+			dot = len(buf)
+		case c == '-' || c == '/':
+			dash = true
+		}
+		buf = append(buf, c)
+	}
+	if dots == 1 && !dash {
+		for len(buf) > dot+1 && buf[len(buf)-1] == '0' {
+			buf = buf[:len(buf)-1]
+		}
+		if len(buf) == dot+1 {
+			buf = buf[:dot]
 		}
 	}
-	out := b.String()
-	if dot >= 0 && !strings.ContainsAny(out[dot+1:], "-/") {
-		out = strings.TrimRight(out, "0")
-		out = strings.TrimSuffix(out, ".")
-		if out == "" {
-			out = "0"
-		}
+	return buf
+}
+
+func thousands(s string) bool {
+	if len(s) < 3 || !isDigit(rune(s[0])) || !isDigit(rune(s[1])) || !isDigit(rune(s[2])) {
+		return false
 	}
-	return out
+	return len(s) == 3 || !isDigit(rune(s[3]))
 }
 
 func decode(s string, i int) (rune, int) {
@@ -138,13 +140,6 @@ func decode(s string, i int) (rune, int) {
 		return rune(c), 1
 	}
 	return utf8.DecodeRuneInString(s[i:])
-}
-
-func thousands(s string) bool {
-	if len(s) < 3 || !isDigit(rune(s[0])) || !isDigit(rune(s[1])) || !isDigit(rune(s[2])) {
-		return false
-	}
-	return len(s) == 3 || !isDigit(rune(s[3]))
 }
 
 func peek(s string, i int) rune {
@@ -160,16 +155,6 @@ func isWordRune(r rune) bool {
 }
 
 func isDigit(r rune) bool { return '0' <= r && r <= '9' }
-
-func hasUpper(w string) bool {
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
-}
 
 // IsNumeric reports whether w (a word from Words) is made of digits and number punctuation only.
 func IsNumeric(w string) bool {
@@ -188,10 +173,10 @@ func IsNumeric(w string) bool {
 
 // Terms calls yield with the index terms of s: its Words without English stopwords, each stemmed with Stem.
 func Terms(s string, yield func(term string) bool) {
-	Words(s, func(w string) bool {
-		if IsStopword(w) {
+	AppendWords(nil, s, func(w []byte) bool {
+		if IsStopword(string(w)) {
 			return true
 		}
-		return yield(Stem(w))
+		return yield(Stem(string(w)))
 	})
 }

@@ -1,0 +1,191 @@
+package embed
+
+import (
+	"math"
+
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// A word's features are computed once per worker and cached: vocabularies are Zipfian, so after the first few
+// hundred texts almost every word is a cache hit and embedding costs one map lookup per word plus one
+// multiply-add per feature.
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// Feature kinds, hashed first so a stem and an n-gram with the same bytes stay distinct features.
+const (
+	kindStem byte = 's'
+	kindGram byte = 'g'
+)
+
+type feat struct {
+	out uint32  // output dimension
+	w   float32 // signed weight including IDF
+}
+
+type span struct{ off, n uint32 }
+
+type workerState struct {
+	l        *Local
+	fit      bool
+	ids      map[string]uint32
+	entries  []span
+	feats    []feat   // embedding features, by entries
+	fitFeats []uint32 // IDF buckets, by entries (fit only)
+	counts   []int32  // per word id, for the current text
+	touched  []uint32
+	gram     []byte
+	word     []byte
+}
+
+// stopID marks stopwords in workerState.ids, so a word costs one map lookup whether it is a stopword or not.
+const stopID = ^uint32(0)
+
+func newWorkerState(l *Local, fit bool) *workerState {
+	return &workerState{l: l, fit: fit, ids: make(map[string]uint32, 1024)}
+}
+
+// countWords counts the non-stopword words of text into counts/touched.
+func (st *workerState) countWords(text string) {
+	st.word = textnorm.AppendWords(st.word, text, func(w []byte) bool {
+		id, ok := st.ids[string(w)]
+		if !ok {
+			if textnorm.IsStopword(string(w)) {
+				st.ids[string(w)] = stopID
+				return true
+			}
+			id = st.add(string(w))
+		}
+		if id == stopID {
+			return true
+		}
+		if st.counts[id] == 0 {
+			st.touched = append(st.touched, id)
+		}
+		st.counts[id]++
+		return true
+	})
+}
+
+func (st *workerState) resetCounts() {
+	for _, id := range st.touched {
+		st.counts[id] = 0
+	}
+	st.touched = st.touched[:0]
+}
+
+// embed writes text's vector into v (zeroed, Dimension long).
+func (st *workerState) embed(text string, v []float32) {
+	st.countWords(text)
+	for _, id := range st.touched {
+		tf := float32(1 + math.Log(float64(st.counts[id])))
+		e := st.entries[id]
+		for _, f := range st.feats[e.off : e.off+e.n] {
+			v[f.out] += tf * f.w
+		}
+	}
+	st.resetCounts()
+	normalize(v)
+}
+
+// add computes and caches the features of word w and returns its id.
+func (st *workerState) add(w string) uint32 {
+	// Bound the cache so a pathological batch (random strings) cannot grow it without limit.
+	if len(st.entries) >= 1<<20 {
+		st.ids = make(map[string]uint32, 1024)
+		st.entries, st.feats, st.fitFeats = st.entries[:0], st.feats[:0], st.fitFeats[:0]
+		st.counts, st.touched = st.counts[:0], st.touched[:0]
+	}
+	id := uint32(len(st.entries))
+	st.ids[w] = id
+	st.counts = append(st.counts, 0)
+	off := len(st.feats)
+	if st.fit {
+		off = len(st.fitFeats)
+	}
+	st.features(w)
+	n := len(st.feats) - off
+	if st.fit {
+		n = len(st.fitFeats) - off
+	}
+	st.entries = append(st.entries, span{uint32(off), uint32(n)})
+	return id
+}
+
+// features appends the features of word w: its stem with weight 1 and, unless it is a number, its boundary-marked
+// character n-grams sharing cfg.GramWeight of L2 mass.
+func (st *workerState) features(w string) {
+	cfg := st.l.cfg
+	stem := textnorm.Stem(w)
+	st.emit(hashString(hashByte(fnvOffset, kindStem), stem), 1)
+	if textnorm.IsNumeric(w) {
+		return
+	}
+	st.gram = append(append(append(st.gram[:0], '<'), w...), '>')
+	g := st.gram
+	count := 0
+	for n := cfg.MinGram; n <= cfg.MaxGram; n++ {
+		if len(g) >= n {
+			count += len(g) - n + 1
+		}
+	}
+	if count == 0 {
+		return
+	}
+	weight := cfg.GramWeight / float32(math.Sqrt(float64(count)))
+	for n := cfg.MinGram; n <= cfg.MaxGram; n++ {
+		for i := 0; i+n <= len(g); i++ {
+			h := hashByte(fnvOffset, kindGram)
+			for _, c := range g[i : i+n] {
+				h = hashByte(h, c)
+			}
+			st.emit(h, weight)
+		}
+	}
+}
+
+func (st *workerState) emit(h uint64, weight float32) {
+	cfg := st.l.cfg
+	bucket := uint32(h % uint64(cfg.IDFBuckets))
+	if st.fit {
+		st.fitFeats = append(st.fitFeats, bucket)
+		return
+	}
+	if st.l.idf != nil {
+		weight *= st.l.idf[bucket]
+	}
+	// Each feature is spread over cfg.Hashes signed buckets: a collision with another feature then moves the
+	// dot product by a fraction of the feature's weight instead of all of it, which matters most for short texts.
+	weight /= float32(math.Sqrt(float64(cfg.Hashes)))
+	m := h
+	for range cfg.Hashes {
+		m = mix(m)
+		w := weight
+		if m>>63 == 1 {
+			w = -w
+		}
+		st.feats = append(st.feats, feat{out: uint32((m & math.MaxUint32) % uint64(cfg.Dimension)), w: w})
+	}
+}
+
+func hashByte(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }
+
+func hashString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+// mix is the splitmix64 finaliser; it derives the output bucket and sign from bits independent of the IDF bucket.
+func mix(h uint64) uint64 {
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}

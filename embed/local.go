@@ -1,0 +1,185 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Local is a lexical-semantic hashing embedder. Each word of a text (textnorm.Words, stopwords dropped)
+// contributes two kinds of features: its Porter stem, and the character n-grams (MinGram to MaxGram bytes) of the
+// word wrapped in boundary markers ("<units>"). Features are hashed with 64-bit FNV-1a (fixed, so vectors are
+// identical across processes and machines) into Dimension signed buckets, weighted by sublinear term frequency
+// (1 + ln tf) and by an IDF learned from a corpus (FitLocal), and the vector is L2-normalised.
+//
+// What it captures: shared words and their inflections (stemming), and shared spellings, so misspellings
+// ("bioengneering"), abbreviations that are prefixes ("div" for "division", "undergrad") and compound forms still
+// land near the right texts. What it does not capture: synonyms, paraphrase or meaning ("tuition" and "fees" are
+// unrelated to it unless they co-occur in the text). Pair it with BM25 and rank fusion, or configure an
+// OpenAI-compatible embedding model for semantic similarity.
+//
+// A Local is immutable after construction and safe for concurrent use. Its state (configuration and IDF table)
+// round-trips through MarshalBinary and UnmarshalBinary.
+type Local struct {
+	cfg  LocalConfig
+	docs uint64    // corpus size the IDF was fitted on; 0 means unfitted (every IDF is 1)
+	idf  []float32 // IDFBuckets entries, nil when unfitted
+}
+
+var _ Embedder = (*Local)(nil)
+
+// LocalConfig configures a Local embedder. The zero value selects every default.
+type LocalConfig struct {
+	// Dimension is the vector length. Default 1024.
+	Dimension int
+	// MinGram and MaxGram bound the character n-gram lengths, in bytes. Defaults 3 and 5.
+	MinGram, MaxGram int
+	// GramWeight is the L2 mass of a word's n-gram features relative to its stem feature (1). Default 1.
+	GramWeight float32
+	// Hashes is the number of signed output buckets each feature is spread over. Default 2.
+	Hashes int
+	// IDFBuckets is the number of hashed buckets the IDF table has; larger means fewer collisions between
+	// features. Default 1<<18.
+	IDFBuckets int
+}
+
+func (c LocalConfig) withDefaults() LocalConfig {
+	if c.Dimension <= 0 {
+		c.Dimension = 1024
+	}
+	if c.MinGram <= 0 {
+		c.MinGram = 3
+	}
+	if c.MaxGram < c.MinGram {
+		c.MaxGram = max(c.MinGram, 5)
+	}
+	if c.GramWeight <= 0 {
+		c.GramWeight = 1
+	}
+	if c.IDFBuckets <= 0 {
+		c.IDFBuckets = 1 << 18
+	}
+	if c.Hashes <= 0 {
+		c.Hashes = 2
+	}
+	return c
+}
+
+// NewLocal returns an unfitted Local embedder: every feature has IDF 1. Prefer FitLocal.
+func NewLocal(cfg LocalConfig) *Local {
+	return &Local{cfg: cfg.withDefaults()}
+}
+
+// FitLocal returns a Local embedder whose IDF weights are learned from texts (typically every chunk and summary
+// of the site). Fitting runs on all cores.
+func FitLocal(texts []string, cfg LocalConfig) *Local {
+	l := &Local{cfg: cfg.withDefaults()}
+	nb := l.cfg.IDFBuckets
+	workers := workerCount(len(texts))
+	dfs := make([][]uint32, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			df := make([]uint32, nb)
+			last := make([]int32, nb)
+			for i := range last {
+				last[i] = -1
+			}
+			st := newWorkerState(l, true)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(texts) {
+					break
+				}
+				st.countWords(texts[i])
+				for _, id := range st.touched {
+					e := st.entries[id]
+					for _, f := range st.fitFeats[e.off : e.off+e.n] {
+						if last[f] != int32(i) {
+							last[f] = int32(i)
+							df[f]++
+						}
+					}
+				}
+				st.resetCounts()
+			}
+			dfs[w] = df
+		}()
+	}
+	wg.Wait()
+	n := float64(len(texts))
+	l.docs = uint64(len(texts))
+	l.idf = make([]float32, nb)
+	for b := range nb {
+		var df uint32
+		for _, d := range dfs {
+			df += d[b]
+		}
+		l.idf[b] = float32(math.Log((n+1)/(float64(df)+1)) + 1)
+	}
+	return l
+}
+
+// Dimension returns the vector length.
+func (l *Local) Dimension() int { return l.cfg.Dimension }
+
+// Name identifies the model and the settings that change its vectors.
+func (l *Local) Name() string {
+	c := l.cfg
+	return fmt.Sprintf("local-hash-v1-d%d-g%d%d-w%g-h%d-b%d", c.Dimension, c.MinGram, c.MaxGram, c.GramWeight, c.Hashes, c.IDFBuckets)
+}
+
+// Config returns the configuration with defaults applied.
+func (l *Local) Config() LocalConfig { return l.cfg }
+
+// Embed returns the unit-length vector of each text. Large batches are spread across all cores; ctx is checked
+// between texts.
+func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	dim := l.cfg.Dimension
+	out := make([][]float32, len(texts))
+	backing := make([]float32, len(texts)*dim)
+	for i := range out {
+		out[i] = backing[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	workers := workerCount(len(texts))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newWorkerState(l, false)
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(texts) {
+					return
+				}
+				if i%64 == 0 && ctx.Err() != nil {
+					failed.Store(true)
+					return
+				}
+				st.embed(texts[i], out[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() {
+		return nil, fmt.Errorf("embed: local: %w", ctx.Err())
+	}
+	return out, nil
+}
+
+// workerCount is 1 for small batches, where starting goroutines costs more than it saves, else GOMAXPROCS.
+func workerCount(n int) int {
+	if n < 32 {
+		return 1
+	}
+	return min(runtime.GOMAXPROCS(0), (n+31)/32)
+}

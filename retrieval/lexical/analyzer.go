@@ -1,0 +1,56 @@
+// Package lexical is an in-memory Okapi BM25 index over a fixed set of documents, with the analyzer that turns
+// text into index terms and the term statistics a sparse-vector store (Qdrant) needs to reproduce its scores.
+//
+// A BM25 is immutable once built and safe for concurrent searches.
+package lexical
+
+import (
+	"hash/fnv"
+
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// Analyzer turns text into index terms: textnorm.Words (lowercase; numbers such as "3.70", "510-642-1483" and
+// "$13,510" and abbreviations such as "l&s" kept whole), English stopwords removed, Porter stems. The zero value
+// is the default analyzer. An Analyzer is safe for concurrent use.
+type Analyzer struct {
+	// KeepStopwords keeps English stopwords as terms. Default false.
+	KeepStopwords bool
+	// NoStem indexes words as they are instead of their Porter stems. Default false.
+	NoStem bool
+}
+
+// Terms returns the index terms of text in order, repeats included.
+func (a Analyzer) Terms(text string) []string {
+	var out []string
+	a.each(text, func(term string) { out = append(out, term) })
+	return out
+}
+
+// term maps one word from textnorm.AppendWords to its term, or "" when the word is dropped.
+func (a Analyzer) term(w []byte) string {
+	if !a.KeepStopwords && textnorm.IsStopword(string(w)) {
+		return ""
+	}
+	if a.NoStem {
+		return string(w)
+	}
+	return textnorm.Stem(string(w))
+}
+
+func (a Analyzer) each(text string, fn func(term string)) {
+	textnorm.AppendWords(nil, text, func(w []byte) bool {
+		if t := a.term(w); t != "" {
+			fn(t)
+		}
+		return true
+	})
+}
+
+// TermID is the stable 32-bit id of a term (FNV-1a), the index of its dimension in sparse vectors. Ids do not
+// depend on the corpus, so documents indexed at different times share them.
+func TermID(term string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(term))
+	return h.Sum32()
+}

@@ -1,0 +1,246 @@
+package lexical
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// Config configures a BM25 index. The zero value selects the usual Okapi parameters.
+type Config struct {
+	// K1 controls term-frequency saturation. Default 1.2.
+	K1 float64
+	// B controls document-length normalisation, from 0 (none) to 1 (full). Default 0.75; a negative value
+	// means 0.
+	B float64
+	// Analyzer turns documents and queries into terms. Default: the zero Analyzer.
+	Analyzer Analyzer
+}
+
+func (c Config) withDefaults() Config {
+	if c.K1 <= 0 {
+		c.K1 = 1.2
+	}
+	switch {
+	case c.B == 0:
+		c.B = 0.75
+	case c.B < 0:
+		c.B = 0
+	case c.B > 1:
+		c.B = 1
+	}
+	return c
+}
+
+// Hit is one search result: a document's position in the slice the index was built from, and its BM25 score.
+type Hit struct {
+	Doc   int
+	Score float64
+}
+
+// BM25 is an Okapi BM25 index: score(q, d) = sum over query terms t of
+// idf(t) * tf(t,d)*(k1+1) / (tf(t,d) + k1*(1-b+b*|d|/avgdl)), with idf(t) = ln(1 + (N-df+0.5)/(df+0.5))
+// (Robertson and Zaragoza 2009; the non-negative idf Lucene uses). Each posting stores its precomputed term
+// weight, so a search is one pass over the query terms' posting lists.
+type BM25 struct {
+	cfg    Config
+	n      int
+	avgdl  float64
+	terms  map[string]int32
+	idf    []float32
+	offs   []int32 // postings of term t are docs[offs[t]:offs[t+1]], impacts likewise
+	docs   []int32
+	impact []float32 // idf(t) * saturated tf
+	pool   sync.Pool // *accumulator
+}
+
+type accumulator struct {
+	score   []float32
+	touched []int32
+}
+
+// NewBM25 indexes docs; document i is Hit.Doc i.
+func NewBM25(docs []string, cfg Config) *BM25 {
+	cfg = cfg.withDefaults()
+	b := &BM25{cfg: cfg, n: len(docs), terms: make(map[string]int32)}
+	// Words repeat across documents far more than they are new: caching word -> term index saves stemming
+	// and re-hashing. noTerm marks dropped words (stopwords).
+	const noTerm = -1
+	words := make(map[string]int32)
+	var (
+		postings [][]posting
+		counts   []int32
+		touched  []int32
+		buf      []byte
+		lengths  = make([]int32, len(docs))
+		total    int64
+	)
+	for d, text := range docs {
+		var dl int32
+		buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
+			t, ok := words[string(w)]
+			if !ok {
+				term := cfg.Analyzer.term(w)
+				t = noTerm
+				if term != "" {
+					if t, ok = b.terms[term]; !ok {
+						t = int32(len(postings))
+						b.terms[term] = t
+						postings = append(postings, nil)
+						counts = append(counts, 0)
+					}
+				}
+				words[string(w)] = t
+			}
+			if t == noTerm {
+				return true
+			}
+			if counts[t] == 0 {
+				touched = append(touched, t)
+			}
+			counts[t]++
+			dl++
+			return true
+		})
+		for _, t := range touched {
+			postings[t] = append(postings[t], posting{int32(d), counts[t]})
+			counts[t] = 0
+		}
+		touched = touched[:0]
+		lengths[d] = dl
+		total += int64(dl)
+	}
+	if b.n > 0 {
+		b.avgdl = float64(total) / float64(b.n)
+	}
+	if b.avgdl == 0 {
+		b.avgdl = 1
+	}
+	norm := make([]float64, len(docs)) // k1*(1-b+b*|d|/avgdl)
+	for d, l := range lengths {
+		norm[d] = cfg.K1 * (1 - cfg.B + cfg.B*float64(l)/b.avgdl)
+	}
+	var size int
+	for _, p := range postings {
+		size += len(p)
+	}
+	b.idf = make([]float32, len(postings))
+	b.offs = make([]int32, len(postings)+1)
+	b.docs = make([]int32, 0, size)
+	b.impact = make([]float32, 0, size)
+	for t, ps := range postings {
+		idf := b.idfOf(len(ps))
+		b.idf[t] = float32(idf)
+		for _, p := range ps {
+			tf := float64(p.tf)
+			b.docs = append(b.docs, p.doc)
+			b.impact = append(b.impact, float32(idf*tf*(cfg.K1+1)/(tf+norm[p.doc])))
+		}
+		b.offs[t+1] = int32(len(b.docs))
+	}
+	b.pool.New = func() any { return &accumulator{score: make([]float32, b.n)} }
+	return b
+}
+
+type posting struct {
+	doc, tf int32
+}
+
+func (b *BM25) idfOf(df int) float64 {
+	return math.Log(1 + (float64(b.n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Len returns the number of documents.
+func (b *BM25) Len() int { return b.n }
+
+// Terms returns the number of distinct terms.
+func (b *BM25) Terms() int { return len(b.idf) }
+
+// queryTerms returns the indexed terms of query with their repeat counts, in first-occurrence order.
+func (b *BM25) queryTerms(query string) (terms []int32, qtf []float32) {
+	b.cfg.Analyzer.each(query, func(term string) {
+		t, ok := b.terms[term]
+		if !ok {
+			return
+		}
+		if i := slices.Index(terms, t); i >= 0 {
+			qtf[i]++
+			return
+		}
+		terms = append(terms, t)
+		qtf = append(qtf, 1)
+	})
+	return terms, qtf
+}
+
+// Search returns the k best documents for query with a positive score, best first (ties by document order).
+// A repeated query term counts once per repeat. When filter is not nil, only documents for which it returns
+// true are considered; it is called once per matching document.
+func (b *BM25) Search(query string, k int, filter func(doc int) bool) []Hit {
+	if k <= 0 {
+		return nil
+	}
+	terms, qtf := b.queryTerms(query)
+	if len(terms) == 0 {
+		return nil
+	}
+	acc := b.pool.Get().(*accumulator)
+	defer b.pool.Put(acc)
+	score := acc.score
+	for i, t := range terms {
+		w := qtf[i]
+		lo, hi := b.offs[t], b.offs[t+1]
+		docs, imp := b.docs[lo:hi], b.impact[lo:hi]
+		for j, d := range docs {
+			if score[d] == 0 {
+				acc.touched = append(acc.touched, d)
+			}
+			score[d] += w * imp[j]
+		}
+	}
+	h := make(hitHeap, 0, min(k, len(acc.touched)))
+	for _, d := range acc.touched {
+		s := score[d]
+		score[d] = 0
+		if filter != nil && !filter(int(d)) {
+			continue
+		}
+		hit := Hit{Doc: int(d), Score: float64(s)}
+		if len(h) < k {
+			heap.Push(&h, hit)
+		} else if worse(h[0], hit) {
+			h[0] = hit
+			heap.Fix(&h, 0)
+		}
+	}
+	acc.touched = acc.touched[:0]
+	out := []Hit(h)
+	sort.Slice(out, func(i, j int) bool { return worse(out[j], out[i]) })
+	return out
+}
+
+// worse reports whether a ranks below b: a lower score, or an equal score and a later document.
+func worse(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.Doc > b.Doc
+}
+
+// hitHeap is a min-heap by rank: the root is the worst hit kept.
+type hitHeap []Hit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
