@@ -89,12 +89,19 @@ func (t *Tokenizer) Truncate(s string, maxTokens int) string {
 	if len(toks) <= maxTokens {
 		return s
 	}
-	for k := maxTokens; k > 0; k-- {
+	for k := maxTokens; k > 0; {
 		prefix := trimPartialRune(t.enc.Decode(toks[:k]))
-		// Re-encoding a prefix almost always yields the same tokens, but BPE does not promise it: check.
-		if prefix != "" && len(t.enc.EncodeOrdinary(prefix)) <= maxTokens {
+		if prefix == "" {
+			k--
+			continue
+		}
+		// Re-encoding a prefix almost always yields the same tokens, but BPE does not promise it (the
+		// pre-tokenizer may group a cut whitespace run differently): check, and step back by the excess.
+		n := len(t.enc.EncodeOrdinary(prefix))
+		if n <= maxTokens {
 			return prefix
 		}
+		k -= max(1, n-maxTokens)
 	}
 	return ""
 }
