@@ -95,13 +95,13 @@ func TestRulesData(t *testing.T) {
 	}
 	names := []string{"H1", "H2", "H3", "H4", "H5", "blank1", "blank2", "blank3", "item", "para"}
 	want := map[int][]string{
-		199: nil,
-		200: {"H1", "H2"},
-		300: {"H1", "H2", "H3"},
-		400: {"H1", "H2", "H3", "H4", "blank3"},
-		500: {"H1", "H2", "H3", "H4", "blank2", "blank3"},
-		600: {"H1", "H2", "H3", "H4", "blank2", "blank3", "item"},
-		800: {"H1", "H2", "H3", "H4", "blank1", "blank2", "blank3", "item"},
+		199:  nil,
+		200:  {"H1", "H2"},
+		300:  {"H1", "H2", "H3"},
+		400:  {"H1", "H2", "H3", "H4", "blank3"},
+		500:  {"H1", "H2", "H3", "H4", "blank2", "blank3"},
+		600:  {"H1", "H2", "H3", "H4", "blank2", "blank3", "item"},
+		800:  {"H1", "H2", "H3", "H4", "blank1", "blank2", "blank3", "item"},
 		5000: {"H1", "H2", "H3", "H4", "blank1", "blank2", "blank3", "item"},
 	}
 	for n, w := range want {
