@@ -1,0 +1,673 @@
+package qdrant
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// fakeQdrant is an in-memory Qdrant speaking the real gRPC protocol through the client's generated service
+// interfaces. It implements the subset ragproxy uses, with Qdrant's behaviour: named dense vectors with cosine
+// distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, range,
+// nested filters), scroll with offsets, hybrid query with prefetch and RRF fusion, batch updates. Anything
+// else fails with Unimplemented, so an adapter change that relies on more shows up in the tests.
+type fakeQdrant struct {
+	mu    sync.Mutex
+	colls map[string]*fakeCollection
+	calls map[string]int // RPC name -> number of calls
+}
+
+type fakeCollection struct {
+	dense   map[string]uint64 // vector name -> dimension (all cosine)
+	sparse  map[string]bool   // sparse vector name -> IDF modifier
+	indexes map[string]qdrant.FieldType
+	points  map[string]*fakePoint // by idKey
+}
+
+type fakePoint struct {
+	id      *qdrant.PointId
+	payload map[string]*qdrant.Value
+	dense   map[string][]float32
+	sparse  map[string]*qdrant.SparseVector
+}
+
+// startFakeQdrant serves a fakeQdrant on a loopback port for the test's lifetime and returns it with its URL.
+func startFakeQdrant(tb testing.TB) (*fakeQdrant, string) {
+	tb.Helper()
+	f := &fakeQdrant{colls: map[string]*fakeCollection{}, calls: map[string]int{}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(256 << 20))
+	qdrant.RegisterQdrantServer(srv, fakeHealth{f: f})
+	qdrant.RegisterCollectionsServer(srv, fakeCollections{f: f})
+	qdrant.RegisterPointsServer(srv, fakePoints{f: f})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l)
+	}()
+	tb.Cleanup(func() {
+		srv.Stop()
+		<-done
+	})
+	return f, "http://" + l.Addr().String()
+}
+
+func (f *fakeQdrant) count(rpc string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[rpc]
+}
+
+// lock takes the lock and records the call; the caller unlocks.
+func (f *fakeQdrant) lock(rpc string) {
+	f.mu.Lock()
+	f.calls[rpc]++
+}
+
+func (f *fakeQdrant) coll(name string) (*fakeCollection, error) {
+	c, ok := f.colls[name]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "Collection `%s` doesn't exist!", name)
+	}
+	return c, nil
+}
+
+type fakeHealth struct {
+	qdrant.UnimplementedQdrantServer
+	f *fakeQdrant
+}
+
+func (h fakeHealth) HealthCheck(context.Context, *qdrant.HealthCheckRequest) (*qdrant.HealthCheckReply, error) {
+	return &qdrant.HealthCheckReply{Title: "qdrant - vector search engine (test)", Version: "1.17.0"}, nil
+}
+
+type fakeCollections struct {
+	qdrant.UnimplementedCollectionsServer
+	f *fakeQdrant
+}
+
+func (s fakeCollections) CollectionExists(_ context.Context, r *qdrant.CollectionExistsRequest) (*qdrant.CollectionExistsResponse, error) {
+	s.f.lock("CollectionExists")
+	defer s.f.mu.Unlock()
+	_, ok := s.f.colls[r.GetCollectionName()]
+	return &qdrant.CollectionExistsResponse{Result: &qdrant.CollectionExists{Exists: ok}}, nil
+}
+
+func (s fakeCollections) Create(_ context.Context, r *qdrant.CreateCollection) (*qdrant.CollectionOperationResponse, error) {
+	s.f.lock("Create")
+	defer s.f.mu.Unlock()
+	if _, ok := s.f.colls[r.GetCollectionName()]; ok {
+		return nil, status.Errorf(codes.AlreadyExists, "Collection `%s` already exists!", r.GetCollectionName())
+	}
+	c := &fakeCollection{dense: map[string]uint64{}, sparse: map[string]bool{}, indexes: map[string]qdrant.FieldType{}, points: map[string]*fakePoint{}}
+	params := r.GetVectorsConfig().GetParamsMap().GetMap()
+	if len(params) == 0 {
+		return nil, status.Error(codes.Unimplemented, "fake: only named dense vectors are supported")
+	}
+	for name, p := range params {
+		if p.GetDistance() != qdrant.Distance_Cosine || p.GetSize() == 0 {
+			return nil, status.Errorf(codes.Unimplemented, "fake: vector %q: only cosine with a size", name)
+		}
+		c.dense[name] = p.GetSize()
+	}
+	for name, p := range r.GetSparseVectorsConfig().GetMap() {
+		c.sparse[name] = p.GetModifier() == qdrant.Modifier_Idf
+	}
+	s.f.colls[r.GetCollectionName()] = c
+	return &qdrant.CollectionOperationResponse{Result: true}, nil
+}
+
+func (s fakeCollections) Get(_ context.Context, r *qdrant.GetCollectionInfoRequest) (*qdrant.GetCollectionInfoResponse, error) {
+	s.f.lock("Get")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	params := map[string]*qdrant.VectorParams{}
+	for name, dim := range c.dense {
+		params[name] = &qdrant.VectorParams{Size: dim, Distance: qdrant.Distance_Cosine}
+	}
+	n := uint64(len(c.points))
+	return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{
+		Status:      qdrant.CollectionStatus_Green,
+		PointsCount: &n,
+		Config:      &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{VectorsConfig: qdrant.NewVectorsConfigMap(params)}},
+	}}, nil
+}
+
+func (s fakeCollections) Delete(_ context.Context, r *qdrant.DeleteCollection) (*qdrant.CollectionOperationResponse, error) {
+	s.f.lock("DeleteCollection")
+	defer s.f.mu.Unlock()
+	_, ok := s.f.colls[r.GetCollectionName()]
+	delete(s.f.colls, r.GetCollectionName())
+	return &qdrant.CollectionOperationResponse{Result: ok}, nil
+}
+
+type fakePoints struct {
+	qdrant.UnimplementedPointsServer
+	f *fakeQdrant
+}
+
+func completed() *qdrant.PointsOperationResponse {
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}
+}
+
+func (s fakePoints) CreateFieldIndex(_ context.Context, r *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
+	s.f.lock("CreateFieldIndex")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	c.indexes[r.GetFieldName()] = r.GetFieldType()
+	return completed(), nil
+}
+
+func (s fakePoints) Upsert(_ context.Context, r *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
+	s.f.lock("Upsert")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.upsert(r.GetPoints()); err != nil {
+		return nil, err
+	}
+	return completed(), nil
+}
+
+func (s fakePoints) Delete(_ context.Context, r *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
+	s.f.lock("Delete")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.delete(r.GetPoints()); err != nil {
+		return nil, err
+	}
+	return completed(), nil
+}
+
+func (s fakePoints) SetPayload(_ context.Context, r *qdrant.SetPayloadPoints) (*qdrant.PointsOperationResponse, error) {
+	s.f.lock("SetPayload")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.setPayload(r.GetPayload(), r.GetPointsSelector()); err != nil {
+		return nil, err
+	}
+	return completed(), nil
+}
+
+func (s fakePoints) UpdateBatch(_ context.Context, r *qdrant.UpdateBatchPoints) (*qdrant.UpdateBatchResponse, error) {
+	s.f.lock("UpdateBatch")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	res := &qdrant.UpdateBatchResponse{}
+	for _, op := range r.GetOperations() {
+		switch o := op.GetOperation().(type) {
+		case *qdrant.PointsUpdateOperation_Upsert:
+			err = c.upsert(o.Upsert.GetPoints())
+		case *qdrant.PointsUpdateOperation_DeletePoints_:
+			err = c.delete(o.DeletePoints.GetPoints())
+		case *qdrant.PointsUpdateOperation_SetPayload_:
+			err = c.setPayload(o.SetPayload.GetPayload(), o.SetPayload.GetPointsSelector())
+		default:
+			err = status.Errorf(codes.Unimplemented, "fake: batch operation %T", o)
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Result = append(res.Result, &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed})
+	}
+	return res, nil
+}
+
+func (s fakePoints) Scroll(_ context.Context, r *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
+	s.f.lock("Scroll")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(c.points))
+	for k := range c.points {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // Qdrant scrolls in id order
+	limit := int(r.GetLimit())
+	if limit == 0 {
+		limit = 10
+	}
+	res := &qdrant.ScrollResponse{}
+	for _, k := range keys {
+		if r.Offset != nil && k < idKey(r.GetOffset()) {
+			continue
+		}
+		p := c.points[k]
+		ok, err := matches(r.GetFilter(), p.payload)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if len(res.Result) == limit {
+			res.NextPageOffset = p.id
+			break
+		}
+		res.Result = append(res.Result, &qdrant.RetrievedPoint{Id: p.id, Payload: selectPayload(r.GetWithPayload(), p.payload)})
+	}
+	return res, nil
+}
+
+func (s fakePoints) Query(_ context.Context, r *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
+	s.f.lock("Query")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	var scored []scoredKey
+	limit := int(r.GetLimit())
+	if limit == 0 {
+		limit = 10
+	}
+	switch q := r.GetQuery().GetVariant().(type) {
+	case *qdrant.Query_Fusion, *qdrant.Query_Rrf:
+		k := 2.0 // Qdrant's default RRF k
+		if f, ok := q.(*qdrant.Query_Fusion); ok && f.Fusion != qdrant.Fusion_RRF {
+			return nil, status.Error(codes.Unimplemented, "fake: only RRF fusion")
+		}
+		if rq, ok := q.(*qdrant.Query_Rrf); ok && rq.Rrf.K != nil {
+			k = float64(rq.Rrf.GetK())
+		}
+		if len(r.GetPrefetch()) == 0 {
+			return nil, status.Error(codes.InvalidArgument, "fusion needs prefetch queries")
+		}
+		fused := map[string]float64{}
+		for _, pf := range r.GetPrefetch() {
+			if len(pf.GetPrefetch()) > 0 {
+				return nil, status.Error(codes.Unimplemented, "fake: nested prefetch")
+			}
+			list, err := c.nearest(pf.GetQuery(), pf.GetUsing(), pf.GetFilter(), int(pf.GetLimit()))
+			if err != nil {
+				return nil, err
+			}
+			for rank, sk := range list {
+				fused[sk.key] += 1 / (float64(rank) + k)
+			}
+		}
+		for key, score := range fused {
+			ok, err := matches(r.GetFilter(), c.points[key].payload)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				scored = append(scored, scoredKey{key, score})
+			}
+		}
+		sortScored(scored)
+		if len(scored) > limit {
+			scored = scored[:limit]
+		}
+	case *qdrant.Query_Nearest:
+		if scored, err = c.nearest(r.GetQuery(), r.GetUsing(), r.GetFilter(), limit); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, status.Errorf(codes.Unimplemented, "fake: query %T", q)
+	}
+	res := &qdrant.QueryResponse{}
+	for _, sk := range scored {
+		p := c.points[sk.key]
+		res.Result = append(res.Result, &qdrant.ScoredPoint{Id: p.id, Score: float32(sk.score), Payload: selectPayload(r.GetWithPayload(), p.payload)})
+	}
+	return res, nil
+}
+
+type scoredKey struct {
+	key   string
+	score float64
+}
+
+func sortScored(s []scoredKey) {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].score != s[j].score {
+			return s[i].score > s[j].score
+		}
+		return s[i].key < s[j].key
+	})
+}
+
+func idKey(id *qdrant.PointId) string {
+	if u := id.GetUuid(); u != "" {
+		return u
+	}
+	return fmt.Sprintf("%020d", id.GetNum())
+}
+
+func (c *fakeCollection) upsert(points []*qdrant.PointStruct) error {
+	for _, p := range points {
+		fp := &fakePoint{id: p.GetId(), payload: map[string]*qdrant.Value{}, dense: map[string][]float32{}, sparse: map[string]*qdrant.SparseVector{}}
+		for k, v := range p.GetPayload() {
+			fp.payload[k] = proto.Clone(v).(*qdrant.Value)
+		}
+		named := p.GetVectors().GetVectors().GetVectors()
+		if named == nil {
+			return status.Error(codes.InvalidArgument, "fake: points need named vectors")
+		}
+		for name, v := range named {
+			switch {
+			case v.GetDense() != nil:
+				dim, ok := c.dense[name]
+				if !ok {
+					return status.Errorf(codes.InvalidArgument, "Wrong input: Not existing vector name error: %s", name)
+				}
+				if uint64(len(v.GetDense().GetData())) != dim {
+					return status.Errorf(codes.InvalidArgument, "Wrong input: Vector dimension error: expected dim: %d, got %d", dim, len(v.GetDense().GetData()))
+				}
+				fp.dense[name] = slices.Clone(v.GetDense().GetData())
+			case v.GetSparse() != nil:
+				if _, ok := c.sparse[name]; !ok {
+					return status.Errorf(codes.InvalidArgument, "Wrong input: Not existing vector name error: %s", name)
+				}
+				sv := v.GetSparse()
+				if len(sv.GetIndices()) != len(sv.GetValues()) {
+					return status.Error(codes.InvalidArgument, "sparse vector: indices and values differ in length")
+				}
+				fp.sparse[name] = proto.Clone(sv).(*qdrant.SparseVector)
+			default:
+				return status.Errorf(codes.Unimplemented, "fake: vector %q kind", name)
+			}
+		}
+		for name := range c.dense {
+			if _, ok := fp.dense[name]; !ok {
+				return status.Errorf(codes.InvalidArgument, "Wrong input: missing dense vector %q", name)
+			}
+		}
+		c.points[idKey(p.GetId())] = fp
+	}
+	return nil
+}
+
+// selected returns the keys of the points a selector names.
+func (c *fakeCollection) selected(sel *qdrant.PointsSelector) ([]string, error) {
+	var keys []string
+	switch s := sel.GetPointsSelectorOneOf().(type) {
+	case *qdrant.PointsSelector_Points:
+		for _, id := range s.Points.GetIds() {
+			if _, ok := c.points[idKey(id)]; ok {
+				keys = append(keys, idKey(id))
+			}
+		}
+	case *qdrant.PointsSelector_Filter:
+		for k, p := range c.points {
+			ok, err := matches(s.Filter, p.payload)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				keys = append(keys, k)
+			}
+		}
+	default:
+		return nil, status.Error(codes.InvalidArgument, "points selector required")
+	}
+	return keys, nil
+}
+
+func (c *fakeCollection) delete(sel *qdrant.PointsSelector) error {
+	keys, err := c.selected(sel)
+	for _, k := range keys {
+		delete(c.points, k)
+	}
+	return err
+}
+
+func (c *fakeCollection) setPayload(payload map[string]*qdrant.Value, sel *qdrant.PointsSelector) error {
+	keys, err := c.selected(sel)
+	for _, k := range keys {
+		for f, v := range payload {
+			c.points[k].payload[f] = proto.Clone(v).(*qdrant.Value)
+		}
+	}
+	return err
+}
+
+// nearest ranks the points matching filter against a nearest-neighbour query on vector using.
+func (c *fakeCollection) nearest(q *qdrant.Query, using string, filter *qdrant.Filter, limit int) ([]scoredKey, error) {
+	in := q.GetNearest()
+	if in == nil {
+		return nil, status.Errorf(codes.Unimplemented, "fake: prefetch query %T", q.GetVariant())
+	}
+	var out []scoredKey
+	switch {
+	case in.GetDense() != nil:
+		dim, ok := c.dense[using]
+		if !ok {
+			return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Not existing vector name error: %s", using)
+		}
+		qv := in.GetDense().GetData()
+		if uint64(len(qv)) != dim {
+			return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Vector dimension error: expected dim: %d, got %d", dim, len(qv))
+		}
+		for k, p := range c.points {
+			if ok, err := matches(filter, p.payload); err != nil || !ok {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			out = append(out, scoredKey{k, cosine(qv, p.dense[using])})
+		}
+	case in.GetSparse() != nil:
+		idf, ok := c.sparse[using]
+		if !ok {
+			return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Not existing vector name error: %s", using)
+		}
+		weights := c.idf(using, idf)
+		qs := in.GetSparse()
+		for k, p := range c.points {
+			dv := p.sparse[using]
+			if dv == nil {
+				continue
+			}
+			if ok, err := matches(filter, p.payload); err != nil || !ok {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			score, overlap := 0.0, false
+			for i, t := range qs.GetIndices() {
+				if j := slices.Index(dv.GetIndices(), t); j >= 0 {
+					overlap = true
+					score += float64(qs.GetValues()[i]) * float64(dv.GetValues()[j]) * weights[t]
+				}
+			}
+			if overlap { // Qdrant's sparse search only returns points sharing a term with the query
+				out = append(out, scoredKey{k, score})
+			}
+		}
+	default:
+		return nil, status.Errorf(codes.Unimplemented, "fake: nearest input %T", in.GetVariant())
+	}
+	sortScored(out)
+	if limit == 0 {
+		limit = 10
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// idf returns each term's inverse document frequency over the points holding the sparse vector, as Qdrant's
+// IDF modifier computes it: ln(1 + (N − n + 0.5) / (n + 0.5)). Without the modifier every weight is 1.
+func (c *fakeCollection) idf(using string, modifier bool) map[uint32]float64 {
+	df := map[uint32]float64{}
+	n := 0.0
+	for _, p := range c.points {
+		if sv := p.sparse[using]; sv != nil {
+			n++
+			for _, t := range sv.GetIndices() {
+				df[t]++
+			}
+		}
+	}
+	w := map[uint32]float64{}
+	for t, d := range df {
+		w[t] = 1
+		if modifier {
+			w[t] = math.Log(1 + (n-d+0.5)/(d+0.5))
+		}
+	}
+	return w
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// matches evaluates a Qdrant filter against a payload.
+func matches(f *qdrant.Filter, payload map[string]*qdrant.Value) (bool, error) {
+	if f == nil {
+		return true, nil
+	}
+	if f.MinShould != nil {
+		return false, status.Error(codes.Unimplemented, "fake: min_should")
+	}
+	for _, c := range f.GetMust() {
+		ok, err := condition(c, payload)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	for _, c := range f.GetMustNot() {
+		ok, err := condition(c, payload)
+		if err != nil || ok {
+			return false, err
+		}
+	}
+	if len(f.GetShould()) == 0 {
+		return true, nil
+	}
+	for _, c := range f.GetShould() {
+		ok, err := condition(c, payload)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+func condition(c *qdrant.Condition, payload map[string]*qdrant.Value) (bool, error) {
+	switch x := c.GetConditionOneOf().(type) {
+	case *qdrant.Condition_Filter:
+		return matches(x.Filter, payload)
+	case *qdrant.Condition_Field:
+		fc := x.Field
+		v, present := payload[fc.GetKey()]
+		switch {
+		case fc.GetMatch() != nil:
+			if !present {
+				return false, nil
+			}
+			switch m := fc.GetMatch().GetMatchValue().(type) {
+			case *qdrant.Match_Keyword:
+				return v.GetStringValue() == m.Keyword && isString(v), nil
+			case *qdrant.Match_Integer:
+				return isInt(v) && v.GetIntegerValue() == m.Integer, nil
+			case *qdrant.Match_Keywords:
+				return isString(v) && slices.Contains(m.Keywords.GetStrings(), v.GetStringValue()), nil
+			case *qdrant.Match_Integers:
+				return isInt(v) && slices.Contains(m.Integers.GetIntegers(), v.GetIntegerValue()), nil
+			default:
+				return false, status.Errorf(codes.Unimplemented, "fake: match %T", m)
+			}
+		case fc.GetRange() != nil:
+			if !present {
+				return false, nil
+			}
+			var n float64
+			switch {
+			case isInt(v):
+				n = float64(v.GetIntegerValue())
+			case isDouble(v):
+				n = v.GetDoubleValue()
+			default:
+				return false, nil
+			}
+			r := fc.GetRange()
+			return (r.Lt == nil || n < r.GetLt()) && (r.Lte == nil || n <= r.GetLte()) &&
+				(r.Gt == nil || n > r.GetGt()) && (r.Gte == nil || n >= r.GetGte()), nil
+		}
+		return false, status.Errorf(codes.Unimplemented, "fake: field condition on %q", fc.GetKey())
+	}
+	return false, status.Errorf(codes.Unimplemented, "fake: condition %T", c.GetConditionOneOf())
+}
+
+func isString(v *qdrant.Value) bool {
+	_, ok := v.GetKind().(*qdrant.Value_StringValue)
+	return ok
+}
+
+func isInt(v *qdrant.Value) bool {
+	_, ok := v.GetKind().(*qdrant.Value_IntegerValue)
+	return ok
+}
+
+// selectPayload applies a with_payload selector.
+func selectPayload(sel *qdrant.WithPayloadSelector, payload map[string]*qdrant.Value) map[string]*qdrant.Value {
+	switch s := sel.GetSelectorOptions().(type) {
+	case *qdrant.WithPayloadSelector_Enable:
+		if s.Enable {
+			return payload
+		}
+	case *qdrant.WithPayloadSelector_Include:
+		out := map[string]*qdrant.Value{}
+		for _, k := range s.Include.GetFields() {
+			if v, ok := payload[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func isDouble(v *qdrant.Value) bool {
+	_, ok := v.GetKind().(*qdrant.Value_DoubleValue)
+	return ok
+}

@@ -1,0 +1,125 @@
+package qdrant
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/qdrant/go-client/qdrant"
+)
+
+// PageHit is a page found by SearchSummaries.
+type PageHit struct {
+	PageID    int
+	URL       string
+	Community int
+	// Score is the fused reciprocal-rank score; higher is better.
+	Score float32
+}
+
+// ChunkHit is a chunk found by SearchChunks. Its id in the index is ix.Pages[PageID].Chunks[Ord].
+type ChunkHit struct {
+	PageID int
+	Ord    int
+	URL    string
+	// Score is the fused reciprocal-rank score; higher is better.
+	Score float32
+}
+
+// SearchSummaries returns the k pages whose summary is nearest to dense and whose text best matches the
+// sparse BM25 query (sparseIdx, sparseVal, as BM25Query makes them), each list k long, fused inside Qdrant
+// with reciprocal rank fusion. Either query may be empty; with both empty there is nothing to search.
+func (s *Store) SearchSummaries(ctx context.Context, dense []float32, sparseIdx []uint32, sparseVal []float32, k int) ([]PageHit, error) {
+	points, err := s.hybrid(ctx, s.summaries, dense, sparseIdx, sparseVal, nil, k)
+	if err != nil || len(points) == 0 {
+		return nil, err
+	}
+	hits := make([]PageHit, len(points))
+	for i, p := range points {
+		pl := p.GetPayload()
+		hits[i] = PageHit{
+			PageID:    int(pl[keyPageID].GetIntegerValue()),
+			URL:       pl[keyURL].GetStringValue(),
+			Community: int(pl[keyCommunity].GetIntegerValue()),
+			Score:     p.GetScore(),
+		}
+	}
+	return hits, nil
+}
+
+// SearchChunks is SearchSummaries over the chunks of the pages pageIDs names (a payload filter on page_id).
+// No page ids means no chunks.
+func (s *Store) SearchChunks(ctx context.Context, dense []float32, sparseIdx []uint32, sparseVal []float32, pageIDs []int, k int) ([]ChunkHit, error) {
+	if len(pageIDs) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(pageIDs))
+	for i, id := range pageIDs {
+		ids[i] = int64(id)
+	}
+	filter := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInts(keyPageID, ids...)}}
+	points, err := s.hybrid(ctx, s.chunks, dense, sparseIdx, sparseVal, filter, k)
+	if err != nil || len(points) == 0 {
+		return nil, err
+	}
+	hits := make([]ChunkHit, len(points))
+	for i, p := range points {
+		pl := p.GetPayload()
+		hits[i] = ChunkHit{
+			PageID: int(pl[keyPageID].GetIntegerValue()),
+			Ord:    int(pl[keyOrd].GetIntegerValue()),
+			URL:    pl[keyURL].GetStringValue(),
+			Score:  p.GetScore(),
+		}
+	}
+	return hits, nil
+}
+
+// hybridQuery builds the query: one prefetch per non-empty query vector, each carrying the filter, fused with
+// RRF. The filter is repeated at the top level too, which Qdrant applies to the fused result.
+func (s *Store) hybridQuery(coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) (*qdrant.QueryPoints, error) {
+	if len(sparseIdx) != len(sparseVal) {
+		return nil, fmt.Errorf("qdrant: search %s: %d sparse indices, %d values", coll, len(sparseIdx), len(sparseVal))
+	}
+	if k <= 0 {
+		return nil, fmt.Errorf("qdrant: search %s: k = %d", coll, k)
+	}
+	limit := qdrant.PtrOf(uint64(k))
+	var prefetch []*qdrant.PrefetchQuery
+	if len(dense) > 0 {
+		prefetch = append(prefetch, &qdrant.PrefetchQuery{
+			Query: qdrant.NewQueryDense(dense), Using: qdrant.PtrOf(DenseVector), Filter: filter, Limit: limit,
+		})
+	}
+	if len(sparseIdx) > 0 {
+		prefetch = append(prefetch, &qdrant.PrefetchQuery{
+			Query: qdrant.NewQuerySparse(sparseIdx, sparseVal), Using: qdrant.PtrOf(SparseVector), Filter: filter, Limit: limit,
+		})
+	}
+	if len(prefetch) == 0 {
+		return nil, nil
+	}
+	fusion := qdrant.NewQueryFusion(qdrant.Fusion_RRF)
+	if s.rrfK > 0 {
+		fusion = qdrant.NewQueryRRF(&qdrant.Rrf{K: qdrant.PtrOf(s.rrfK)})
+	}
+	return &qdrant.QueryPoints{
+		CollectionName: coll,
+		Prefetch:       prefetch,
+		Query:          fusion,
+		Filter:         filter,
+		Limit:          limit,
+		WithPayload:    qdrant.NewWithPayloadInclude(keyPageID, keyURL, keyCommunity, keyOrd),
+	}, nil
+}
+
+func (s *Store) hybrid(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]*qdrant.ScoredPoint, error) {
+	q, err := s.hybridQuery(coll, dense, sparseIdx, sparseVal, filter, k)
+	if err != nil || q == nil {
+		return nil, err
+	}
+	points, err := s.client.Query(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("qdrant: search %s: %w", coll, err)
+	}
+	return points, nil
+}
