@@ -153,14 +153,14 @@ func SetMessageContent(raw []byte, text string) ([]byte, error) {
 
 // chunk wire types, in OpenAI's field order.
 type chunkJSON struct {
-	ID                string        `json:"id"`
-	Object            string        `json:"object"`
-	Created           int64         `json:"created"`
-	Model             string        `json:"model"`
-	SystemFingerprint *string       `json:"system_fingerprint,omitempty"`
-	Choices           []choiceJSON  `json:"choices"`
-	Usage             *Usage        `json:"usage,omitempty"`
-	Sources           []Source      `json:"sources,omitempty"`
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint *string      `json:"system_fingerprint,omitempty"`
+	Choices           []choiceJSON `json:"choices"`
+	Usage             *Usage       `json:"usage,omitempty"`
+	Sources           []Source     `json:"sources,omitempty"`
 }
 
 type deltaJSON struct {

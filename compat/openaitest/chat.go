@@ -164,8 +164,8 @@ func (s *Server) complete(w http.ResponseWriter, rec *Request, id string, reply 
 		msg.Content = &c
 	}
 	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: s.cfg.Created, Model: rec.Model,
-		Choices: []completionChoice{{Message: msg, FinishReason: finish}},
-		Usage:   usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens},
+		Choices:           []completionChoice{{Message: msg, FinishReason: finish}},
+		Usage:             usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens},
 		SystemFingerprint: s.cfg.Fingerprint})
 }
 
@@ -176,6 +176,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	if f != nil && f.DropAfterHeaders {
+		if flusher != nil {
+			flusher.Flush()
+		}
+		panic(http.ErrAbortHandler)
+	}
 	base := chunk{ID: id, Object: "chat.completion.chunk", Created: s.cfg.Created, Model: rec.Model, SystemFingerprint: s.cfg.Fingerprint}
 	var frames []chunk
 	empty := ""

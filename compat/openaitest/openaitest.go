@@ -78,6 +78,9 @@ type Fault struct {
 	Hang bool
 	// DropAfter, for streams, closes the connection after this many chunks.
 	DropAfter int
+	// DropAfterHeaders, for streams, sends the 200 headers and then closes
+	// the connection before any chunk.
+	DropAfterHeaders bool
 	// Delay is waited before the fault (or the normal answer) happens.
 	Delay time.Duration
 }
@@ -361,21 +364,30 @@ func writeError(w http.ResponseWriter, status int, body, modelID string) {
 
 // ErrorBody returns the error body OpenAI sends for status.
 func ErrorBody(status int, modelID string) string {
-	obj := map[string]any{"param": nil, "code": nil}
+	type object struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	}
+	code := func(s string) *string { return &s }
+	var o object
 	switch status {
 	case http.StatusUnauthorized:
-		obj["message"], obj["type"], obj["code"] = "Incorrect API key provided: sk-****.", "invalid_request_error", "invalid_api_key"
+		o = object{"Incorrect API key provided: sk-****.", "invalid_request_error", nil, code("invalid_api_key")}
 	case http.StatusNotFound:
-		obj["message"], obj["type"], obj["code"] = "The model `"+modelID+"` does not exist or you do not have access to it.", "invalid_request_error", "model_not_found"
+		o = object{"The model `" + modelID + "` does not exist or you do not have access to it.", "invalid_request_error", nil, code("model_not_found")}
 	case http.StatusTooManyRequests:
-		obj["message"], obj["type"], obj["code"] = "Rate limit reached for requests", "requests", "rate_limit_exceeded"
+		o = object{"Rate limit reached for requests", "requests", nil, code("rate_limit_exceeded")}
 	case http.StatusBadRequest:
-		obj["message"], obj["type"] = "Invalid request.", "invalid_request_error"
+		o = object{"Invalid request.", "invalid_request_error", nil, nil}
 	case http.StatusServiceUnavailable:
-		obj["message"], obj["type"] = "The server is overloaded or not ready yet.", "server_error"
+		o = object{"The server is overloaded or not ready yet.", "server_error", nil, nil}
 	default:
-		obj["message"], obj["type"] = "The server had an error while processing your request. Sorry about that!", "server_error"
+		o = object{"The server had an error while processing your request. Sorry about that!", "server_error", nil, nil}
 	}
-	b, _ := json.Marshal(map[string]any{"error": obj})
+	b, _ := json.Marshal(struct {
+		Error object `json:"error"`
+	}{o})
 	return string(b)
 }
