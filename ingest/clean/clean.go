@@ -1,0 +1,360 @@
+// Package clean turns a fetched page into the text ingest indexes: the main
+// content of an HTML page as markdown (site chrome removed, links absolute,
+// headings and tables kept), or the text of a PDF.
+//
+// A Cleaner holds compiled selectors and a markdown converter and is safe for
+// concurrent use; HTML and PDF are convenience functions for one-off calls.
+package clean
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"github.com/PuerkitoBio/goquery"
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
+)
+
+// Doc is a cleaned page.
+type Doc struct {
+	// Title is the page's <title> (or first h1) without the site's suffix.
+	Title string
+	// Markdown is the main content: headings as "#" lines, paragraphs and
+	// blocks separated by a blank line, list items on their own lines, tables
+	// as markdown tables, links absolute.
+	Markdown string
+}
+
+// Config selects the content of a page. The zero value uses the defaults.
+type Config struct {
+	// ContentSelector is a CSS selector for the main content; every match is
+	// kept, in document order. Default: the first of DefaultContentSelectors
+	// that matches an element with text, else <body>.
+	ContentSelector string
+	// RemoveSelectors are CSS selectors removed from the content, in addition
+	// to DefaultRemoveSelectors.
+	RemoveSelectors []string
+}
+
+// DefaultContentSelectors returns the selectors tried in order to find a
+// page's main content.
+func DefaultContentSelectors() []string {
+	return []string{"main", "[role=main]", "article", "#content", "#main", "#main-content", ".main-content", ".content"}
+}
+
+// alwaysRemove are elements that never carry page text.
+const alwaysRemove = "head, script, style, noscript, template, svg, iframe, object, embed, canvas, " +
+	"img, picture, video, audio, map, link, meta, form, input, button, select, textarea"
+
+// DefaultRemoveSelectors returns the selectors of site chrome: navigation,
+// page header and footer, sidebars, breadcrumbs, skip links, cookie banners,
+// share and print widgets, and the CourseLeaf catalogue's menus, tab bar,
+// promotions and "Read More" toggles. <header> and <footer> inside an
+// <article> are kept (they hold its title).
+func DefaultRemoveSelectors() []string {
+	return []string{
+		"nav", "aside", "header:not(article header)", "footer:not(article footer)", "dialog",
+		"[role=navigation]", "[role=banner]", "[role=contentinfo]", "[role=search]", "[role=tablist]",
+		".breadcrumb", ".breadcrumbs", "#breadcrumb", "#breadcrumbs", "[aria-label=breadcrumb]",
+		".skip-link", ".skip-links", ".skiplink", ".skip-to-content", ".accessible-menu",
+		"#cl-menu", ".cl-menu", "#sidebar", ".sidebar", "#menu", ".menu", ".navbar", "#navigation", ".navigation",
+		".cookie-banner", "#cookie-banner", ".cookie-consent", "#cookie-consent", ".cookie-notice", "#cookie-notice",
+		".share", ".social-share", ".sharing", ".print", "#print-dialog", ".print-dialog", ".print-options",
+		".tab-control", "#tabs", ".promo-blocks", ".archive-message", ".btn-readmore", ".btn-readless", "#totop",
+		".visually-hidden-focusable", ".screen-reader-shortcut",
+	}
+}
+
+// Cleaner cleans pages with one configuration.
+type Cleaner struct {
+	content []cascadia.Selector
+	always  cascadia.Selector
+	remove  cascadia.Selector
+	conv    *converter.Converter
+}
+
+// New compiles cfg's selectors.
+func New(cfg Config) (*Cleaner, error) {
+	c := &Cleaner{}
+	var err error
+	if c.always, err = cascadia.Compile(alwaysRemove); err != nil {
+		return nil, fmt.Errorf("clean: %w", err)
+	}
+	content := DefaultContentSelectors()
+	if cfg.ContentSelector != "" {
+		content = []string{cfg.ContentSelector}
+	}
+	for _, s := range content {
+		sel, err := cascadia.Compile(s)
+		if err != nil {
+			return nil, fmt.Errorf("clean: content selector %q: %w", s, err)
+		}
+		c.content = append(c.content, sel)
+	}
+	remove := append(DefaultRemoveSelectors(), cfg.RemoveSelectors...)
+	for _, s := range remove {
+		if _, err := cascadia.Compile(s); err != nil {
+			return nil, fmt.Errorf("clean: remove selector %q: %w", s, err)
+		}
+	}
+	if c.remove, err = cascadia.Compile(strings.Join(remove, ", ")); err != nil {
+		return nil, fmt.Errorf("clean: remove selectors: %w", err)
+	}
+	c.conv = converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(
+			// Anchors like CourseLeaf's <a name="x"></a> or icon links render as nothing.
+			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
+		),
+		table.NewTablePlugin(
+			table.WithSkipEmptyRows(true),
+			table.WithHeaderPromotion(true),
+			table.WithPresentationTables(true),
+			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
+			table.WithSpanCellBehavior(table.SpanBehaviorEmpty),
+			// A cell whose content still spans lines keeps them as <br />
+			// (tidy turns them into spaces) rather than losing the table.
+			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
+		),
+	))
+	return c, nil
+}
+
+// HTML cleans one HTML page with cfg. To clean many pages, build a Cleaner
+// once with New.
+func HTML(body []byte, pageURL string, cfg Config) (Doc, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return Doc{}, err
+	}
+	return c.HTML(body, pageURL)
+}
+
+// HTML extracts the title and the main content of an HTML page as markdown.
+// Relative links are resolved against pageURL.
+func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	if err != nil {
+		return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
+	}
+	title := pageTitle(doc)
+	tabs := tabNames(doc)
+
+	doc.FindMatcher(c.always).Remove()
+	roots := c.mainContent(doc)
+	for _, r := range roots {
+		removeComments(r)
+		goquery.NewDocumentFromNode(r).FindMatcher(c.remove).Remove()
+		labelTabs(r, tabs)
+		flattenCells(r)
+	}
+
+	var out strings.Builder
+	for _, r := range roots {
+		md, err := c.conv.ConvertNode(r, converter.WithDomain(pageURL))
+		if err != nil {
+			return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
+		}
+		if out.Len() > 0 {
+			out.WriteString("\n\n")
+		}
+		out.Write(md)
+	}
+	if title == "" {
+		title = firstHeading(out.String())
+	}
+	return Doc{Title: title, Markdown: tidy(out.String())}, nil
+}
+
+// mainContent returns the nodes to convert: every match of the configured
+// selector, or the first default selector matching an element with text, or
+// the body.
+func (c *Cleaner) mainContent(doc *goquery.Document) []*html.Node {
+	for _, sel := range c.content {
+		var nodes []*html.Node
+		doc.FindMatcher(sel).Each(func(_ int, s *goquery.Selection) {
+			if strings.TrimSpace(s.Text()) != "" {
+				nodes = append(nodes, s.Nodes[0])
+			}
+		})
+		nodes = outermost(nodes)
+		if len(nodes) > 0 {
+			if len(c.content) > 1 { // a default: the first match is the main content
+				return nodes[:1]
+			}
+			return nodes
+		}
+	}
+	if body := doc.Find("body"); body.Length() > 0 {
+		return body.Nodes[:1]
+	}
+	return doc.Nodes
+}
+
+// outermost drops nodes nested inside another node of the list.
+func outermost(nodes []*html.Node) []*html.Node {
+	in := make(map[*html.Node]bool, len(nodes))
+	for _, n := range nodes {
+		in[n] = true
+	}
+	out := nodes[:0]
+	for _, n := range nodes {
+		nested := false
+		for p := n.Parent; p != nil; p = p.Parent {
+			if in[p] {
+				nested = true
+				break
+			}
+		}
+		if !nested {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func removeComments(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.CommentNode {
+			n.RemoveChild(c)
+		} else {
+			removeComments(c)
+		}
+		c = next
+	}
+}
+
+// pageTitle returns the <title> without the site suffix, or the first h1.
+func pageTitle(doc *goquery.Document) string {
+	t := collapseSpace(doc.Find("title").First().Text())
+	// Separators between a page title and the site name, strongest first.
+	for _, sep := range []string{" | ", " < ", " :: ", " » ", " — ", " – ", " - "} {
+		if i := strings.LastIndex(t, sep); i > 0 {
+			t = strings.TrimSpace(t[:i])
+			break
+		}
+	}
+	if t != "" {
+		return t
+	}
+	return collapseSpace(doc.Find("h1").First().Text())
+}
+
+// tabNames maps the id of each tab panel to the label of the tab that shows
+// it, from aria-controls (ARIA tabs, CourseLeaf) or from links to "#id" in a
+// tab list.
+func tabNames(doc *goquery.Document) map[string]string {
+	names := make(map[string]string)
+	doc.Find("[role=tab][aria-controls], [role=tablist] [aria-controls], #tabs [aria-controls]").Each(func(_ int, s *goquery.Selection) {
+		id, _ := s.Attr("aria-controls")
+		if label := collapseSpace(s.Text()); id != "" && label != "" {
+			names[id] = label
+		}
+	})
+	doc.Find("[role=tablist] a[href^='#'], .tabs a[href^='#'], #tabs a[href^='#']").Each(func(_ int, s *goquery.Selection) {
+		href, _ := s.Attr("href")
+		if id := href[1:]; id != "" && names[id] == "" {
+			if label := collapseSpace(s.Text()); label != "" {
+				names[id] = label
+			}
+		}
+	})
+	return names
+}
+
+// labelTabs gives every tab panel under root a heading with its tab's label
+// unless its first heading already says it, so content hidden behind tabs
+// keeps the name a visitor would click.
+func labelTabs(root *html.Node, tabs map[string]string) {
+	if len(tabs) == 0 {
+		return
+	}
+	goquery.NewDocumentFromNode(root).Find("[id]").Each(func(_ int, s *goquery.Selection) {
+		id, _ := s.Attr("id")
+		label, ok := tabs[id]
+		if !ok || strings.TrimSpace(s.Text()) == "" {
+			return
+		}
+		if h := s.Find("h1, h2, h3, h4, h5, h6").First(); h.Length() > 0 && strings.EqualFold(collapseSpace(h.Text()), label) {
+			return
+		}
+		heading := &html.Node{Type: html.ElementNode, Data: "h2"}
+		heading.AppendChild(&html.Node{Type: html.TextNode, Data: label})
+		n := s.Nodes[0]
+		n.InsertBefore(heading, n.FirstChild)
+	})
+}
+
+// flattenCells replaces line breaks in table cells with spaces, so that
+// tables whose cells wrap text with <br> still convert to markdown tables.
+func flattenCells(root *html.Node) {
+	var walk func(n *html.Node, inCell bool)
+	walk = func(n *html.Node, inCell bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			switch c.Data {
+			case "td", "th":
+				walk(c, true)
+				continue
+			case "br":
+				if inCell {
+					c.Type, c.Data = html.TextNode, " "
+					continue
+				}
+			}
+			walk(c, inCell)
+		}
+	}
+	walk(root, false)
+}
+
+func collapseSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func firstHeading(md string) string {
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "# ") {
+			return strings.TrimSpace(line[2:])
+		}
+	}
+	return ""
+}
+
+// tidy turns no-break spaces into spaces, trims trailing spaces and limits blank-line runs to one, keeping the
+// block structure the chunker splits on.
+func tidy(md string) string {
+	var b strings.Builder
+	b.Grow(len(md))
+	blank := 0
+	for _, l := range strings.Split(strings.TrimSpace(md), "\n") {
+		// No-break spaces (CourseLeaf writes "ECON&#160;1") become spaces, so
+		// course codes tokenise and match like typed text.
+		l = strings.TrimRight(strings.ReplaceAll(l, "\u00a0", " "), " \t")
+		if strings.HasPrefix(l, "|") {
+			l = strings.ReplaceAll(l, "<br />", " ")
+		}
+		if l == "" {
+			blank++
+			if blank > 1 {
+				continue
+			}
+		} else {
+			blank = 0
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if b.Len() == 1 {
+		return ""
+	}
+	return b.String()
+}
