@@ -1,0 +1,133 @@
+// Package vector finds the nearest unit vectors to a query by cosine similarity: Flat scans every vector
+// exactly, HNSW walks a github.com/coder/hnsw graph for large collections. Both satisfy Index.
+//
+// Indexes are immutable once built and safe for concurrent searches.
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Hit is one search result: a vector's position in the slice the index was built from, and its cosine
+// similarity with the query.
+type Hit struct {
+	ID    int
+	Score float32
+}
+
+// Index is a nearest-neighbour index over unit vectors.
+type Index interface {
+	// Search returns up to k vectors most similar to q, best first (ties by ID). When filter is not nil, only
+	// vectors for which it returns true are returned.
+	Search(q []float32, k int, filter func(id int) bool) []Hit
+	// Len returns the number of vectors.
+	Len() int
+}
+
+// ErrDimension is returned when vectors or a query do not all have the same length.
+var ErrDimension = errors.New("vector dimensions differ")
+
+// pack copies rows into one contiguous slice.
+func pack(rows [][]float32) (data []float32, dim int, err error) {
+	if len(rows) == 0 {
+		return nil, 0, nil
+	}
+	dim = len(rows[0])
+	if dim == 0 {
+		return nil, 0, fmt.Errorf("vector: row 0 is empty: %w", ErrDimension)
+	}
+	data = make([]float32, 0, len(rows)*dim)
+	for i, r := range rows {
+		if len(r) != dim {
+			return nil, 0, fmt.Errorf("vector: row %d has %d elements, row 0 has %d: %w", i, len(r), dim, ErrDimension)
+		}
+		data = append(data, r...)
+	}
+	return data, dim, nil
+}
+
+// Dot returns the dot product of a and b, which must have the same length. The loop is unrolled by eight with
+// independent accumulators so the additions pipeline.
+func Dot(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
+		s4 += aa[4] * bb[4]
+		s5 += aa[5] * bb[5]
+		s6 += aa[6] * bb[6]
+		s7 += aa[7] * bb[7]
+	}
+	for ; i < n; i++ {
+		s0 += a[i] * b[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// topK keeps the k best hits seen in a bounded min-heap whose root is the worst kept hit.
+type topK struct {
+	k int
+	h []Hit
+}
+
+func newTopK(k int) *topK { return &topK{k: k, h: make([]Hit, 0, k)} }
+
+// worse reports whether a ranks below b: a lower score, or an equal score and a larger ID.
+func worse(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.ID > b.ID
+}
+
+// full reports whether k hits are kept; then only a hit better than min() enters.
+func (t *topK) full() bool { return len(t.h) == t.k }
+
+func (t *topK) min() Hit { return t.h[0] }
+
+func (t *topK) push(x Hit) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(t.h[i], t.h[p]) {
+				break
+			}
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
+		}
+		return
+	}
+	if !worse(t.h[0], x) {
+		return
+	}
+	t.h[0] = x
+	for i, n := 0, len(t.h); ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && worse(t.h[l], t.h[m]) {
+			m = l
+		}
+		if r < n && worse(t.h[r], t.h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+// sorted returns the kept hits best first.
+func (t *topK) sorted() []Hit {
+	sort.Slice(t.h, func(i, j int) bool { return worse(t.h[j], t.h[i]) })
+	return t.h
+}

@@ -1,0 +1,244 @@
+package vector
+
+import (
+	"errors"
+	"math"
+	"math/rand"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// clustered returns n unit vectors of length dim around n/50+1 random centres, the shape real embeddings have
+// (topics), plus m queries drawn the same way. Deterministic for a seed.
+func clustered(seed int64, n, m, dim int) (rows, queries [][]float32) {
+	r := rand.New(rand.NewSource(seed))
+	centres := make([][]float32, n/50+1)
+	for i := range centres {
+		centres[i] = randomUnit(r, dim, nil, 0)
+	}
+	gen := func() []float32 { return randomUnit(r, dim, centres[r.Intn(len(centres))], 0.5) }
+	for range n {
+		rows = append(rows, gen())
+	}
+	for range m {
+		queries = append(queries, gen())
+	}
+	return rows, queries
+}
+
+// randomUnit returns a random unit vector, mixed with centre (weight 1-noise) when centre is not nil.
+func randomUnit(r *rand.Rand, dim int, centre []float32, noise float64) []float32 {
+	v := make([]float32, dim)
+	var s float64
+	for i := range v {
+		x := r.NormFloat64() / math.Sqrt(float64(dim))
+		if centre != nil {
+			x = (1-noise)*float64(centre[i]) + noise*x
+		}
+		v[i] = float32(x)
+		s += x * x
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(s))
+	}
+	return v
+}
+
+// exact ranks every row by a float64 dot product.
+func exact(rows [][]float32, q []float32, k int, filter func(int) bool) []int {
+	type s struct {
+		id    int
+		score float64
+	}
+	var all []s
+	for i, r := range rows {
+		if filter != nil && !filter(i) {
+			continue
+		}
+		var d float64
+		for j := range r {
+			d += float64(r[j]) * float64(q[j])
+		}
+		all = append(all, s{i, d})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
+	var ids []int
+	for i := 0; i < k && i < len(all); i++ {
+		ids = append(ids, all[i].id)
+	}
+	return ids
+}
+
+func ids(hits []Hit) []int {
+	var out []int
+	for _, h := range hits {
+		out = append(out, h.ID)
+	}
+	return out
+}
+
+func TestDot(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 1024} {
+		a, b := make([]float32, n), make([]float32, n)
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := Dot(a, b); math.Abs(float64(got)-want) > 1e-3*math.Max(1, math.Abs(want)) {
+			t.Errorf("Dot over %d = %v, want %v", n, got, want)
+		}
+	}
+}
+
+func TestFlatMatchesExact(t *testing.T) {
+	rows, queries := clustered(1, 500, 20, 37)
+	f, err := NewFlat(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	even := func(i int) bool { return i%2 == 0 }
+	for qi, q := range queries {
+		for _, k := range []int{1, 10, 600} {
+			for _, filter := range []func(int) bool{nil, even} {
+				got := f.Search(q, k, filter)
+				if diff := cmp.Diff(exact(rows, q, k, filter), ids(got)); diff != "" {
+					t.Fatalf("query %d k %d (-want +got):\n%s", qi, k, diff)
+				}
+				for i, h := range got {
+					if math.Abs(float64(h.Score-Dot(q, rows[h.ID]))) > 1e-6 || (i > 0 && worse(got[i-1], h)) {
+						t.Fatalf("bad hit %d: %+v", i, h)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestFlatTiesByID(t *testing.T) {
+	f, _ := NewFlat([][]float32{{1, 0}, {0, 1}, {1, 0}, {1, 0}})
+	if diff := cmp.Diff([]Hit{{0, 1}, {2, 1}}, f.Search([]float32{1, 0}, 2, nil)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestFlatSearchIDs(t *testing.T) {
+	rows, queries := clustered(2, 300, 5, 16)
+	f, _ := NewFlat(rows)
+	cand := []int{5, 17, 17, 250, 299, -1, 300, 42, 120}
+	in := map[int]bool{5: true, 17: true, 250: true, 299: true, 42: true, 120: true}
+	for _, q := range queries {
+		want := exact(rows, q, 4, func(i int) bool { return in[i] })
+		if diff := cmp.Diff(want, ids(f.SearchIDs(q, 4, cand))); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestEdgeCases(t *testing.T) {
+	if _, err := NewFlat([][]float32{{1, 0}, {1}}); !errors.Is(err, ErrDimension) {
+		t.Errorf("ragged rows: error %v, want ErrDimension", err)
+	}
+	if _, err := NewHNSW([][]float32{{}}, HNSWConfig{}); !errors.Is(err, ErrDimension) {
+		t.Errorf("empty row: error %v, want ErrDimension", err)
+	}
+	empty, err := NewFlat(nil)
+	if err != nil || empty.Len() != 0 || empty.Search([]float32{1}, 3, nil) != nil {
+		t.Errorf("empty Flat: %v %v", empty, err)
+	}
+	eh, err := NewHNSW(nil, HNSWConfig{})
+	if err != nil || eh.Len() != 0 || eh.Search([]float32{1}, 3, nil) != nil {
+		t.Errorf("empty HNSW: %v", err)
+	}
+	f, _ := NewFlat([][]float32{{1, 0}})
+	for name, hits := range map[string][]Hit{
+		"wrong query length": f.Search([]float32{1, 0, 0}, 3, nil),
+		"k zero":             f.Search([]float32{1, 0}, 0, nil),
+		"filter rejects all": f.Search([]float32{1, 0}, 3, func(int) bool { return false }),
+	} {
+		if len(hits) != 0 {
+			t.Errorf("%s: %v, want no hits", name, hits)
+		}
+	}
+}
+
+// recallAt returns the mean share of the exact top k that idx returns.
+func recallAt(idx Index, rows, queries [][]float32, k int, filter func(int) bool) float64 {
+	var found, total int
+	for _, q := range queries {
+		want := exact(rows, q, k, filter)
+		got := map[int]bool{}
+		for _, h := range idx.Search(q, k, filter) {
+			got[h.ID] = true
+		}
+		for _, id := range want {
+			if got[id] {
+				found++
+			}
+		}
+		total += len(want)
+	}
+	return float64(found) / float64(total)
+}
+
+func TestHNSWRecall(t *testing.T) {
+	rows, queries := clustered(4, 3000, 50, 64)
+	h, err := NewHNSW(rows, HNSWConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Len() != len(rows) {
+		t.Fatalf("Len() = %d", h.Len())
+	}
+	if r := recallAt(h, rows, queries, 10, nil); r < 0.8 {
+		t.Errorf("recall@10 = %.3f, want >= 0.8 (M 16 gives about 0.65)", r)
+	}
+	// A filter keeping 1 vector in 100 defeats the graph's candidates; the exact fallback keeps recall.
+	rare := func(i int) bool { return i%100 == 7 }
+	if r := recallAt(h, rows, queries, 10, rare); r != 1 {
+		t.Errorf("recall@10 with a selective filter = %.3f, want 1", r)
+	}
+	for _, q := range queries[:5] {
+		for _, hit := range h.Search(q, 10, rare) {
+			if !rare(hit.ID) {
+				t.Fatalf("hit %d does not pass the filter", hit.ID)
+			}
+		}
+	}
+}
+
+func TestConcurrentSearch(t *testing.T) {
+	rows, queries := clustered(6, 1000, 8, 32)
+	f, _ := NewFlat(rows)
+	h, _ := NewHNSW(rows, HNSWConfig{})
+	want := make([][]Hit, len(queries))
+	for i, q := range queries {
+		want[i] = f.Search(q, 10, nil)
+	}
+	done := make(chan string, 2*len(queries))
+	for i, q := range queries {
+		go func() {
+			// Flat is exact and deterministic.
+			done <- cmp.Diff(want[i], f.Search(q, 10, nil))
+		}()
+		go func() {
+			// coder/hnsw starts each search at a map-chosen entry point, so only validity is checked.
+			got := h.Search(q, 10, nil)
+			for j, hit := range got {
+				if hit.Score != Dot(q, rows[hit.ID]) || (j > 0 && worse(got[j-1], hit)) {
+					done <- "bad HNSW hit"
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 2 * len(queries) {
+		if msg := <-done; msg != "" {
+			t.Errorf("concurrent search: %s", msg)
+		}
+	}
+}
