@@ -18,6 +18,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // Doc is a cleaned page.
@@ -47,44 +48,102 @@ func DefaultContentSelectors() []string {
 	return []string{"main", "[role=main]", "article", "#content", "#main", "#main-content", ".main-content", ".content"}
 }
 
-// alwaysRemove are elements that never carry page text.
-const alwaysRemove = "head, script, style, noscript, template, svg, iframe, object, embed, canvas, " +
-	"img, picture, video, audio, map, link, meta, form, input, button, select, textarea"
+// chrome lists what the cleaner removes from the main content by default:
+// elements that never carry page text, and site chrome (navigation, page
+// header and footer, sidebars, breadcrumbs, skip links, cookie banners, share
+// and print widgets, and the CourseLeaf catalogue's menus, tab bar, promotions
+// and "Read More" toggles), matched by tag, id, class or ARIA role. <header>
+// and <footer> inside an <article> are kept (they hold its title). It is
+// matched in one walk over the tree: a CSS selector group of the same rules
+// cost more than parsing the page.
+type chrome struct {
+	tags, ids, classes, roles map[string]bool
+}
 
-// DefaultRemoveSelectors returns the selectors of site chrome: navigation,
-// page header and footer, sidebars, breadcrumbs, skip links, cookie banners,
-// share and print widgets, and the CourseLeaf catalogue's menus, tab bar,
-// promotions and "Read More" toggles. <header> and <footer> inside an
-// <article> are kept (they hold its title).
-func DefaultRemoveSelectors() []string {
-	return []string{
-		"nav", "aside", "header:not(article header)", "footer:not(article footer)", "dialog",
-		"[role=navigation]", "[role=banner]", "[role=contentinfo]", "[role=search]", "[role=tablist]",
-		".breadcrumb", ".breadcrumbs", "#breadcrumb", "#breadcrumbs", "[aria-label=breadcrumb]",
-		".skip-link", ".skip-links", ".skiplink", ".skip-to-content", ".accessible-menu",
-		"#cl-menu", ".cl-menu", "#sidebar", ".sidebar", "#menu", ".menu", ".navbar", "#navigation", ".navigation",
-		".cookie-banner", "#cookie-banner", ".cookie-consent", "#cookie-consent", ".cookie-notice", "#cookie-notice",
-		".share", ".social-share", ".sharing", ".print", "#print-dialog", ".print-dialog", ".print-options",
-		".tab-control", "#tabs", ".promo-blocks", ".archive-message", ".btn-readmore", ".btn-readless", "#totop",
-		".visually-hidden-focusable", ".screen-reader-shortcut",
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+func defaultChrome() chrome {
+	return chrome{
+		tags: set("head", "script", "style", "noscript", "template", "svg", "iframe", "object", "embed", "canvas",
+			"img", "picture", "video", "audio", "map", "link", "meta", "form", "input", "button", "select",
+			"textarea", "nav", "aside", "dialog"),
+		ids: set("breadcrumb", "breadcrumbs", "cl-menu", "sidebar", "menu", "navigation", "cookie-banner",
+			"cookie-consent", "cookie-notice", "print-dialog", "tabs", "totop", "skip-link", "skiplinks"),
+		classes: set("breadcrumb", "breadcrumbs", "skip-link", "skip-links", "skiplink", "skip-to-content",
+			"accessible-menu", "cl-menu", "sidebar", "menu", "navbar", "navigation", "cookie-banner",
+			"cookie-consent", "cookie-notice", "share", "social-share", "sharing", "print", "print-dialog",
+			"print-options", "tab-control", "promo-blocks", "archive-message", "btn-readmore", "btn-readless",
+			"visually-hidden-focusable", "screen-reader-shortcut"),
+		roles: set("navigation", "banner", "contentinfo", "search", "tablist"),
+	}
+}
+
+// match reports whether n is chrome; inArticle says n is inside an <article>.
+func (c *chrome) match(n *html.Node, inArticle bool) bool {
+	if c.tags[n.Data] {
+		return true
+	}
+	if (n.Data == "header" || n.Data == "footer") && !inArticle {
+		return true
+	}
+	for _, a := range n.Attr {
+		switch a.Key {
+		case "id":
+			if c.ids[strings.ToLower(a.Val)] {
+				return true
+			}
+		case "class":
+			for _, cl := range strings.Fields(a.Val) {
+				if c.classes[strings.ToLower(cl)] {
+					return true
+				}
+			}
+		case "role":
+			if c.roles[strings.ToLower(a.Val)] {
+				return true
+			}
+		case "aria-label":
+			if strings.EqualFold(a.Val, "breadcrumb") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// strip removes comments and chrome under n.
+func (c *chrome) strip(n *html.Node, inArticle bool) {
+	for ch := n.FirstChild; ch != nil; {
+		next := ch.NextSibling
+		switch {
+		case ch.Type == html.CommentNode:
+			n.RemoveChild(ch)
+		case ch.Type == html.ElementNode && c.match(ch, inArticle):
+			n.RemoveChild(ch)
+		case ch.Type == html.ElementNode:
+			c.strip(ch, inArticle || ch.Data == "article")
+		}
+		ch = next
 	}
 }
 
 // Cleaner cleans pages with one configuration.
 type Cleaner struct {
 	content []cascadia.Selector
-	always  cascadia.Selector
-	remove  cascadia.Selector
+	chrome  chrome
+	remove  cascadia.Selector // Config.RemoveSelectors; nil when none
 	conv    *converter.Converter
 }
 
 // New compiles cfg's selectors.
 func New(cfg Config) (*Cleaner, error) {
-	c := &Cleaner{}
-	var err error
-	if c.always, err = cascadia.Compile(alwaysRemove); err != nil {
-		return nil, fmt.Errorf("clean: %w", err)
-	}
+	c := &Cleaner{chrome: defaultChrome()}
 	content := DefaultContentSelectors()
 	if cfg.ContentSelector != "" {
 		content = []string{cfg.ContentSelector}
@@ -96,14 +155,17 @@ func New(cfg Config) (*Cleaner, error) {
 		}
 		c.content = append(c.content, sel)
 	}
-	remove := append(DefaultRemoveSelectors(), cfg.RemoveSelectors...)
-	for _, s := range remove {
+	for _, s := range cfg.RemoveSelectors {
 		if _, err := cascadia.Compile(s); err != nil {
 			return nil, fmt.Errorf("clean: remove selector %q: %w", s, err)
 		}
 	}
-	if c.remove, err = cascadia.Compile(strings.Join(remove, ", ")); err != nil {
-		return nil, fmt.Errorf("clean: remove selectors: %w", err)
+	if len(cfg.RemoveSelectors) > 0 {
+		sel, err := cascadia.Compile(strings.Join(cfg.RemoveSelectors, ", "))
+		if err != nil {
+			return nil, fmt.Errorf("clean: remove selectors: %w", err)
+		}
+		c.remove = sel
 	}
 	c.conv = converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(),
@@ -145,11 +207,12 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 	title := pageTitle(doc)
 	tabs := tabNames(doc)
 
-	doc.FindMatcher(c.always).Remove()
 	roots := c.mainContent(doc)
 	for _, r := range roots {
-		removeComments(r)
-		goquery.NewDocumentFromNode(r).FindMatcher(c.remove).Remove()
+		c.chrome.strip(r, insideArticle(r))
+		if c.remove != nil {
+			goquery.NewDocumentFromNode(r).FindMatcher(c.remove).Remove()
+		}
 		labelTabs(r, tabs)
 		flattenCells(r)
 	}
@@ -166,7 +229,7 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 		out.Write(md)
 	}
 	if title == "" {
-		title = firstHeading(out.String())
+		title = firstMarkdownHeading(out.String())
 	}
 	return Doc{Title: title, Markdown: tidy(out.String())}, nil
 }
@@ -218,16 +281,13 @@ func outermost(nodes []*html.Node) []*html.Node {
 	return out
 }
 
-func removeComments(n *html.Node) {
-	for c := n.FirstChild; c != nil; {
-		next := c.NextSibling
-		if c.Type == html.CommentNode {
-			n.RemoveChild(c)
-		} else {
-			removeComments(c)
+func insideArticle(n *html.Node) bool {
+	for p := n; p != nil; p = p.Parent {
+		if p.Type == html.ElementNode && p.Data == "article" {
+			return true
 		}
-		c = next
 	}
+	return false
 }
 
 // pageTitle returns the <title> without the site suffix, or the first h1.
@@ -247,24 +307,33 @@ func pageTitle(doc *goquery.Document) string {
 }
 
 // tabNames maps the id of each tab panel to the label of the tab that shows
-// it, from aria-controls (ARIA tabs, CourseLeaf) or from links to "#id" in a
-// tab list.
+// it: the text of an element with aria-controls (ARIA tabs, CourseLeaf's tab
+// list), or of a link to "#id" inside a role=tablist element.
 func tabNames(doc *goquery.Document) map[string]string {
 	names := make(map[string]string)
-	doc.Find("[role=tab][aria-controls], [role=tablist] [aria-controls], #tabs [aria-controls]").Each(func(_ int, s *goquery.Selection) {
-		id, _ := s.Attr("aria-controls")
-		if label := collapseSpace(s.Text()); id != "" && label != "" {
-			names[id] = label
-		}
-	})
-	doc.Find("[role=tablist] a[href^='#'], .tabs a[href^='#'], #tabs a[href^='#']").Each(func(_ int, s *goquery.Selection) {
-		href, _ := s.Attr("href")
-		if id := href[1:]; id != "" && names[id] == "" {
-			if label := collapseSpace(s.Text()); label != "" {
-				names[id] = label
+	var walk func(n *html.Node, inTablist bool)
+	walk = func(n *html.Node, inTablist bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode || c.DataAtom == atom.Script || c.DataAtom == atom.Style || c.DataAtom == atom.Head {
+				continue
 			}
+			if id := attr(c, "aria-controls"); id != "" {
+				if label := collapseSpace(nodeText(c)); label != "" {
+					names[id] = label
+				}
+			} else if href := attr(c, "href"); inTablist && c.DataAtom == atom.A && len(href) > 1 && href[0] == '#' {
+				if _, ok := names[href[1:]]; !ok {
+					if label := collapseSpace(nodeText(c)); label != "" {
+						names[href[1:]] = label
+					}
+				}
+			}
+			walk(c, inTablist || attr(c, "role") == "tablist")
 		}
-	})
+	}
+	for _, n := range doc.Nodes {
+		walk(n, false)
+	}
 	return names
 }
 
@@ -275,20 +344,72 @@ func labelTabs(root *html.Node, tabs map[string]string) {
 	if len(tabs) == 0 {
 		return
 	}
-	goquery.NewDocumentFromNode(root).Find("[id]").Each(func(_ int, s *goquery.Selection) {
-		id, _ := s.Attr("id")
-		label, ok := tabs[id]
-		if !ok || strings.TrimSpace(s.Text()) == "" {
-			return
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			if label, ok := tabs[attr(c, "id")]; ok && hasText(c) {
+				if h := firstHeading(c); h == nil || !strings.EqualFold(collapseSpace(nodeText(h)), label) {
+					heading := &html.Node{Type: html.ElementNode, Data: "h2", DataAtom: atom.H2}
+					heading.AppendChild(&html.Node{Type: html.TextNode, Data: label})
+					c.InsertBefore(heading, c.FirstChild)
+				}
+			}
+			walk(c)
 		}
-		if h := s.Find("h1, h2, h3, h4, h5, h6").First(); h.Length() > 0 && strings.EqualFold(collapseSpace(h.Text()), label) {
-			return
+	}
+	walk(root)
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
 		}
-		heading := &html.Node{Type: html.ElementNode, Data: "h2"}
-		heading.AppendChild(&html.Node{Type: html.TextNode, Data: label})
-		n := s.Nodes[0]
-		n.InsertBefore(heading, n.FirstChild)
-	})
+	}
+	return ""
+}
+
+func hasText(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" || c.Type == html.ElementNode && hasText(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstHeading(n *html.Node) *html.Node {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		switch c.DataAtom {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			return c
+		}
+		if h := firstHeading(c); h != nil {
+			return h
+		}
+	}
+	return nil
+}
+
+func nodeText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
 }
 
 // flattenCells replaces line breaks in table cells with spaces, so that
@@ -320,7 +441,7 @@ func collapseSpace(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func firstHeading(md string) string {
+func firstMarkdownHeading(md string) string {
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "# ") {
 			return strings.TrimSpace(line[2:])
