@@ -1,0 +1,87 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ragproxy/ragproxy/retrieval"
+)
+
+// Variant is one retrieval configuration in an ablation.
+type Variant struct {
+	Name   string           `json:"name"`
+	Config retrieval.Config `json:"-"`
+	// Heuristic rewrites are off when NoRewrites is set in Config.
+}
+
+// Ablations are seed 000's system versions, generalised, plus the fusion constants DESIGN.md asks to compare.
+// base supplies the constants the variants do not change.
+func Ablations(base retrieval.Config) []Variant {
+	with := func(f func(c *retrieval.Config)) retrieval.Config {
+		c := base
+		f(&c)
+		return c
+	}
+	return []Variant{
+		{"chunks only", with(func(c *retrieval.Config) {
+			c.PageLists = []string{retrieval.ListChunkDense}
+			c.NoRewrites, c.NoCommunities = true, true
+		})},
+		{"+ rewrites", with(func(c *retrieval.Config) {
+			c.PageLists = []string{retrieval.ListChunkDense}
+			c.NoCommunities = true
+		})},
+		{"+ summaries", with(func(c *retrieval.Config) {
+			c.PageLists = []string{retrieval.ListSummaryDense}
+			c.NoCommunities = true
+		})},
+		{"complete", with(func(c *retrieval.Config) {
+			c.PageLists = []string{retrieval.ListSummaryDense}
+		})},
+		{"complete + BM25", with(func(c *retrieval.Config) {
+			c.PageLists = []string{retrieval.ListSummaryDense, retrieval.ListPageBM25}
+		})},
+		{"complete + BM25 + chunk lists (default)", with(func(c *retrieval.Config) {
+			c.PageLists = retrieval.DefaultPageLists
+		})},
+		{"default, RRF K = lists, ranks from 0", with(func(c *retrieval.Config) {
+			c.RRFK, c.RRFRankBase = -1, -1
+		})},
+		{"default, no communities", with(func(c *retrieval.Config) { c.NoCommunities = true })},
+	}
+}
+
+// Row is one ablation result.
+type Row struct {
+	Variant string  `json:"variant"`
+	Metrics Metrics `json:"metrics"`
+}
+
+// RunAblations evaluates every variant on the same retriever index.
+func RunAblations(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer, qs []Question, vs []Variant) ([]Row, error) {
+	rows := make([]Row, 0, len(vs))
+	for _, v := range vs {
+		m, err := Retrieve(ctx, r.WithConfig(v.Config), an, qs)
+		if err != nil {
+			return nil, fmt.Errorf("ablation %q: %w", v.Name, err)
+		}
+		m.Misses = nil
+		rows = append(rows, Row{Variant: v.Name, Metrics: m})
+	}
+	return rows, nil
+}
+
+// Markdown renders rows as a markdown table.
+func Markdown(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| variant | Hit@1 | Hit@3 | Hit@5 | Hit@8 | MRR | fact in context | p50 | p99 |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range rows {
+		m := r.Metrics
+		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n", r.Variant,
+			m.Hit[1], m.Hit[3], m.Hit[5], m.Hit[8], m.MRR, m.FactInContext,
+			m.LatencyP50.Round(10_000), m.LatencyP99.Round(10_000))
+	}
+	return b.String()
+}

@@ -1,0 +1,166 @@
+// Package eval measures retrieval and answer quality on question sets: page Hit@k and MRR against the pages that
+// answer each question, whether the question's fact reaches the context, ablations of the retrieval pipeline
+// (seed 000's table), and, with a model, answer correctness judged by seed 000's rule. Functions are safe for
+// concurrent use; a Retriever is shared read-only.
+package eval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ragproxy/ragproxy/retrieval"
+)
+
+// Question is one line of a question set (the format of shared/eval/berkeley-dev.jsonl).
+type Question struct {
+	ID           string   `json:"id"`
+	Question     string   `json:"question"`
+	ExpectedURLs []string `json:"expected_urls"`
+	Fact         string   `json:"fact"`
+	Note         string   `json:"note,omitempty"`
+}
+
+// LoadQuestions reads a JSONL question set.
+func LoadQuestions(path string) ([]Question, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load questions: %w", err)
+	}
+	defer f.Close()
+	var qs []Question
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var q Question
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			return nil, fmt.Errorf("load questions: %s line %d: %w", path, n, err)
+		}
+		if q.Question == "" || len(q.ExpectedURLs) == 0 {
+			return nil, fmt.Errorf("load questions: %s line %d: question and expected_urls are required", path, n)
+		}
+		qs = append(qs, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("load questions: %w", err)
+	}
+	return qs, nil
+}
+
+// Ks are the cut-offs Hit@k is reported at.
+var Ks = []int{1, 3, 5, 8}
+
+// Metrics are retrieval quality figures over a question set.
+type Metrics struct {
+	Questions int             `json:"questions"`
+	Hit       map[int]float64 `json:"hit"`
+	MRR       float64         `json:"mrr"`
+	// FactInContext is the share of questions whose fact occurs in the context.
+	FactInContext float64 `json:"fact_in_context"`
+	// LatencyP50 and LatencyP99 are retrieval times per question (analysis excluded).
+	LatencyP50 time.Duration `json:"latency_p50_ns"`
+	LatencyP99 time.Duration `json:"latency_p99_ns"`
+	Misses     []Miss        `json:"misses,omitempty"`
+}
+
+// Miss is a question whose expected page was not ranked first or whose fact missed the context.
+type Miss struct {
+	ID        string   `json:"id"`
+	Question  string   `json:"question"`
+	Rank      int      `json:"rank"` // 1-based rank of the first expected page; 0 when absent
+	FactFound bool     `json:"fact_found"`
+	Got       []string `json:"got"` // the top pages returned
+}
+
+// Retrieve evaluates retrieval with analyzer an over qs.
+func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer, qs []Question) (Metrics, error) {
+	m := Metrics{Questions: len(qs), Hit: map[int]float64{}}
+	if len(qs) == 0 {
+		return m, nil
+	}
+	var lat []time.Duration
+	facts := 0
+	for _, q := range qs {
+		a, err := an.Analyze(ctx, []retrieval.Message{{Role: "user", Content: q.Question}})
+		if err != nil {
+			return m, fmt.Errorf("eval %s: %w", q.ID, err)
+		}
+		start := time.Now()
+		res, err := r.Retrieve(ctx, q.Question, a.Rewrites)
+		if err != nil {
+			return m, fmt.Errorf("eval %s: %w", q.ID, err)
+		}
+		lat = append(lat, time.Since(start))
+		rank := 0
+		var got []string
+		for i, p := range res.Pages {
+			got = append(got, pathOf(p.URL))
+			if rank == 0 && matches(p.URL, q.ExpectedURLs) {
+				rank = i + 1
+			}
+		}
+		for _, k := range Ks {
+			if rank > 0 && rank <= k {
+				m.Hit[k]++
+			}
+		}
+		if rank > 0 {
+			m.MRR += 1 / float64(rank)
+		}
+		found := q.Fact == "" || ContainsFact(res.Context, q.Fact)
+		if found {
+			facts++
+		}
+		if rank != 1 || !found {
+			m.Misses = append(m.Misses, Miss{ID: q.ID, Question: q.Question, Rank: rank, FactFound: found, Got: got})
+		}
+	}
+	n := float64(len(qs))
+	for _, k := range Ks {
+		m.Hit[k] /= n
+	}
+	m.MRR /= n
+	m.FactInContext = float64(facts) / n
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	m.LatencyP50 = lat[(len(lat)-1)*50/100]
+	m.LatencyP99 = lat[(len(lat)-1)*99/100]
+	return m, nil
+}
+
+// matches reports whether a page URL is one of the expected URLs, which may be absolute or site paths.
+func matches(pageURL string, expected []string) bool {
+	p := strings.TrimSuffix(pathOf(pageURL), "/")
+	for _, e := range expected {
+		if strings.TrimSuffix(pathOf(e), "/") == p {
+			return true
+		}
+	}
+	return false
+}
+
+func pathOf(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.Path != "" {
+		return pu.Path
+	}
+	return u
+}
+
+// ContainsFact reports whether fact occurs in text, ignoring case, whitespace and markdown emphasis.
+func ContainsFact(text, fact string) bool {
+	return strings.Contains(normalizeFact(text), normalizeFact(fact))
+}
+
+func normalizeFact(s string) string {
+	s = strings.NewReplacer("*", "", "_", "", "`", "").Replace(strings.ToLower(s))
+	return strings.Join(strings.Fields(s), " ")
+}

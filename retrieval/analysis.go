@@ -1,0 +1,194 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// Message is one conversation turn as retrieval sees it: text only.
+type Message struct {
+	Role    string
+	Content string
+}
+
+// Analysis is what query analysis decided for a conversation.
+type Analysis struct {
+	// Question is the latest user message.
+	Question string `json:"question"`
+	// NeedsRetrieval is false for messages that need no site knowledge (greetings, thanks, chit-chat).
+	NeedsRetrieval bool `json:"retrieval_needed"`
+	// Rewrites are retrieval-ready versions of the question (three, from the model or the heuristics).
+	Rewrites []string `json:"rewrites"`
+	// Source is "llm" or "heuristic".
+	Source string `json:"source"`
+}
+
+// Analyzer turns a conversation into an Analysis.
+type Analyzer interface {
+	Analyze(ctx context.Context, msgs []Message) (Analysis, error)
+}
+
+// AnalysisWindow is how many of the latest messages analysis reads (seed 000).
+const AnalysisWindow = 12
+
+// Heuristic rewrites without a model: the question, the question with the previous user turn (follow-ups such as
+// "and for grad students?" need it), and the question's key terms. It always finds retrieval needed.
+type Heuristic struct{}
+
+var _ Analyzer = Heuristic{}
+
+// Analyze implements Analyzer.
+func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
+	q, prev := lastUserTurns(msgs)
+	a := Analysis{Question: q, NeedsRetrieval: true, Source: "heuristic"}
+	if q == "" {
+		return a, nil
+	}
+	rw := []string{q}
+	if prev != "" {
+		rw = append(rw, prev+" "+q)
+	}
+	if kt := keyTerms(q); kt != "" {
+		rw = append(rw, kt)
+	}
+	a.Rewrites = dedupe(rw)
+	return a, nil
+}
+
+func lastUserTurns(msgs []Message) (last, prev string) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != "user" || strings.TrimSpace(msgs[i].Content) == "" {
+			continue
+		}
+		if last == "" {
+			last = strings.TrimSpace(msgs[i].Content)
+			continue
+		}
+		return last, strings.TrimSpace(msgs[i].Content)
+	}
+	return last, ""
+}
+
+// keyTerms keeps the words of q that are not stopwords, in order.
+func keyTerms(q string) string {
+	var terms []string
+	for _, f := range strings.Fields(q) {
+		w := strings.ToLower(strings.Trim(f, `.,;:!?"'()[]{}`))
+		if w == "" || textnorm.IsStopword(w) {
+			continue
+		}
+		terms = append(terms, w)
+	}
+	return strings.Join(terms, " ")
+}
+
+// LLMAnalyzer asks a chat model for the analysis with strict JSON output and falls back to Heuristic when the
+// call fails or returns junk; it never returns an error.
+type LLMAnalyzer struct {
+	Client openai.Client
+	// Model is the chat model; default gpt-4o-mini.
+	Model string
+	// SiteName describes the site in the prompt ("the UC Berkeley Academic Guide"); optional.
+	SiteName string
+	// OnFallback, if set, is told why the heuristics were used.
+	OnFallback func(err error)
+}
+
+var _ Analyzer = (*LLMAnalyzer)(nil)
+
+// AnalysisPrompt instructs the analysis model.
+const AnalysisPrompt = `You prepare search queries for a website assistant%s. Read the conversation and decide ` +
+	`whether answering the latest user message needs information from the website (false only for greetings, ` +
+	`thanks, or requests about the conversation itself). Write exactly three different search queries that ` +
+	`together find the answer: self-contained (resolve pronouns and follow-ups from earlier turns), with the ` +
+	`specific names, programs and terms spelled out, abbreviations expanded, and misspellings corrected.`
+
+var analysisSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"retrieval_needed": map[string]any{"type": "boolean"},
+		"rewrites": map[string]any{"type": "array", "items": map[string]any{"type": "string"},
+			"minItems": 3, "maxItems": 3},
+	},
+	"required":             []string{"retrieval_needed", "rewrites"},
+	"additionalProperties": false,
+}
+
+// Analyze implements Analyzer.
+func (a *LLMAnalyzer) Analyze(ctx context.Context, msgs []Message) (Analysis, error) {
+	res, err := a.analyze(ctx, msgs)
+	if err == nil {
+		return res, nil
+	}
+	if a.OnFallback != nil {
+		a.OnFallback(err)
+	}
+	return Heuristic{}.Analyze(ctx, msgs)
+}
+
+func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, error) {
+	q, _ := lastUserTurns(msgs)
+	if q == "" {
+		return Analysis{}, errors.New("analysis: no user message")
+	}
+	if len(msgs) > AnalysisWindow {
+		msgs = msgs[len(msgs)-AnalysisWindow:]
+	}
+	var convo strings.Builder
+	for _, m := range msgs {
+		if m.Role == "user" || m.Role == "assistant" {
+			fmt.Fprintf(&convo, "%s: %s\n", m.Role, m.Content)
+		}
+	}
+	site := ""
+	if a.SiteName != "" {
+		site = " for " + a.SiteName
+	}
+	model := a.Model
+	if model == "" {
+		model = "gpt-4o-mini"
+	}
+	resp, err := a.Client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model: model,
+		Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.SystemMessage(fmt.Sprintf(AnalysisPrompt, site)),
+			openai.UserMessage(convo.String()),
+		},
+		Temperature: openai.Float(0),
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+					Name: "query_analysis", Strict: openai.Bool(true), Schema: analysisSchema,
+				},
+			},
+		},
+	})
+	if err != nil {
+		return Analysis{}, fmt.Errorf("analysis: %w", err)
+	}
+	if len(resp.Choices) == 0 {
+		return Analysis{}, errors.New("analysis: no choices")
+	}
+	var out struct {
+		RetrievalNeeded *bool    `json:"retrieval_needed"`
+		Rewrites        []string `json:"rewrites"`
+	}
+	if err := json.Unmarshal([]byte(resp.Choices[0].Message.Content), &out); err != nil {
+		return Analysis{}, fmt.Errorf("analysis: %w", err)
+	}
+	rw := dedupe(out.Rewrites)
+	if out.RetrievalNeeded == nil || len(rw) == 0 {
+		return Analysis{}, errors.New("analysis: incomplete JSON")
+	}
+	if len(rw) > 3 {
+		rw = rw[:3]
+	}
+	return Analysis{Question: q, NeedsRetrieval: *out.RetrievalNeeded, Rewrites: rw, Source: "llm"}, nil
+}

@@ -1,0 +1,115 @@
+package retrieval
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func testResult() *Result {
+	return &Result{
+		Pages: []PageHit{
+			{ID: 0, URL: "https://site.edu/a/", Title: "Page A"},
+			{ID: 1, URL: "https://site.edu/b/", Title: "Page B"},
+		},
+		Chunks: []ChunkHit{{ID: 0, URL: "https://site.edu/a/", Text: "Fees are $80. See [forms](https://site.edu/forms/)."}},
+		Context: "## Page A\nURL: https://site.edu/a/\n\nFees are $80. See [forms](https://site.edu/forms/).\n\n" +
+			"## Page B\nURL: https://site.edu/b/\n",
+	}
+}
+
+func TestLinkFilter(t *testing.T) {
+	allowed := AllowedURLs(testResult())
+	tests := []struct {
+		name   string
+		deltas []string
+		want   string
+	}{
+		{"plain text passes", []string{"Hello ", "world."}, "Hello world."},
+		{"allowed link kept", []string{"See [A](https://site.edu/a/)."}, "See [A](https://site.edu/a/)."},
+		{"allowed link split across deltas", []string{"See [A](https://si", "te.edu/a", "/) now"}, "See [A](https://site.edu/a/) now"},
+		{"invented link loses its URL", []string{"See [the ", "portal](https://evil.example/x) now"}, "See the portal now"},
+		{"invented bare URL dropped", []string{"Go to https://evil.exa", "mple/p for more"}, "Go to  for more"},
+		{"allowed bare URL in context kept", []string{"Forms: https://site.edu/forms/ ok"}, "Forms: https://site.edu/forms/ ok"},
+		{"fragment and slash ignored", []string{"[A](https://site.edu/a#x)"}, "[A](https://site.edu/a#x)"},
+		{"bracket that is no link", []string{"a [note] here"}, "a [note] here"},
+		{"unfinished at end flushed", []string{"see [A"}, "see [A"},
+		{"autolink invented", []string{"see <https://bad.example/> ok"}, "see  ok"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := NewLinkFilter(allowed)
+			var got strings.Builder
+			for _, d := range tt.deltas {
+				got.WriteString(f.Write(d))
+			}
+			got.WriteString(f.Flush())
+			if diff := cmp.Diff(tt.want, got.String()); diff != "" {
+				t.Errorf("filtered (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLinkFilterBoundsHeldText(t *testing.T) {
+	f := NewLinkFilter(nil)
+	out := f.Write("[" + strings.Repeat("x", 2*maxHold))
+	if out == "" {
+		t.Fatal("filter held back more than maxHold bytes")
+	}
+}
+
+func TestCited(t *testing.T) {
+	res := testResult()
+	got := Cited("Per [B](https://site.edu/b) the fee is $80.", res, 3)
+	if diff := cmp.Diff([]Source{{URL: "https://site.edu/b/", Title: "Page B"}}, got); diff != "" {
+		t.Errorf("cited (-want +got):\n%s", diff)
+	}
+	got = Cited("No links here.", res, 1)
+	if diff := cmp.Diff([]Source{{URL: "https://site.edu/a/", Title: "Page A"}}, got); diff != "" {
+		t.Errorf("uncited falls back to top pages (-want +got):\n%s", diff)
+	}
+}
+
+func TestSourcesMarkdown(t *testing.T) {
+	got := SourcesMarkdown([]Source{{URL: "https://site.edu/a/", Title: "A [draft]"}})
+	want := "\n\n**Sources**\n- [A (draft)](https://site.edu/a/)\n"
+	if got != want {
+		t.Errorf("SourcesMarkdown = %q, want %q", got, want)
+	}
+	if SourcesMarkdown(nil) != "" {
+		t.Error("no sources should render nothing")
+	}
+}
+
+func TestExtractiveAnswerAndDontKnow(t *testing.T) {
+	res := testResult()
+	ans := ExtractiveAnswer(res, 3, 20)
+	for _, want := range []string{"No language model is configured", "**From [Page A](https://site.edu/a/):**", "> Fees are $80. See …"} {
+		if !strings.Contains(ans, want) {
+			t.Errorf("extractive answer %q lacks %q", ans, want)
+		}
+	}
+	dk := DontKnow(res, 1)
+	if !strings.HasPrefix(dk, "I don't know") || !strings.Contains(dk, "[Page A](https://site.edu/a/)") || strings.Contains(dk, "Page B") {
+		t.Errorf("DontKnow = %q", dk)
+	}
+}
+
+func TestHeuristicAnalysis(t *testing.T) {
+	msgs := []Message{
+		{Role: "user", Content: "tell me about the economics major"},
+		{Role: "assistant", Content: "It is ..."},
+		{Role: "user", Content: "who is the chair?"},
+	}
+	a, err := Heuristic{}.Analyze(nil, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Analysis{Question: "who is the chair?", NeedsRetrieval: true, Source: "heuristic",
+		Rewrites: []string{"who is the chair?", "tell me about the economics major who is the chair?", "chair"}}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("analysis (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,244 @@
+// Package retrieval finds the pages and passages of an index that answer a conversation, following seed 000's
+// complete system: query rewrites, page search over summaries (dense) and page text (BM25) fused by reciprocal
+// rank, community-based selection of pages, chunk search inside those pages, and a context assembled per page
+// within a token budget. It also holds the query analysis and the grounding of answers (prompt, sources,
+// guardrails).
+//
+// A Retriever is immutable after New and safe for concurrent use.
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/lexical"
+	"github.com/ragproxy/ragproxy/retrieval/vector"
+	"github.com/ragproxy/ragproxy/tokenizer"
+)
+
+// Page lists the retrieval can draw on to rank pages; Config.PageLists picks a subset (the eval ablations do).
+const (
+	// ListSummaryDense is dense search over page summaries (seed 000's main signal).
+	ListSummaryDense = "summary-dense"
+	// ListPageBM25 is BM25 over each page's title and text.
+	ListPageBM25 = "page-bm25"
+	// ListChunkBM25 ranks pages by their best BM25 chunk.
+	ListChunkBM25 = "chunk-bm25"
+	// ListChunkDense ranks pages by their best dense chunk.
+	ListChunkDense = "chunk-dense"
+)
+
+// Config holds retrieval's constants; the zero value of each field selects seed 000's value.
+type Config struct {
+	// PageLists are the ranked lists fused to rank pages; default all four lists.
+	PageLists []string
+	// PagesPerList is how many pages each list contributes; default 36.
+	PagesPerList int
+	// FusedPages is how many fused pages go to community selection; default 12.
+	FusedPages int
+	// KeepPages is how many pages community selection keeps; default 8.
+	KeepPages int
+	// NoCommunities skips community selection and keeps the top KeepPages fused pages.
+	NoCommunities bool
+	// ChunksPerList is how many chunks dense and BM25 chunk search return per query; default 128.
+	ChunksPerList int
+	// KeepChunks is how many fused chunks the context may use; default 40.
+	KeepChunks int
+	// RRFK is the reciprocal rank fusion constant; default 60, negative means the number of fused lists.
+	// RRFRankBase is the rank of a list's first item: default 1, negative means 0. (Seed 000's prototype used
+	// K = number of lists with ranks from 0; eval compares both.)
+	RRFK        float64
+	RRFRankBase int
+	// NoRewrites searches with the question alone (eval ablation).
+	NoRewrites bool
+	// ContextTokens bounds the context in o200k tokens; default 6000.
+	ContextTokens int
+	// ConfidenceFloor is the similarity below which retrieval counts as empty; default 0.12.
+	ConfidenceFloor float64
+}
+
+// DefaultPageLists are the page lists used when Config.PageLists is empty.
+var DefaultPageLists = []string{ListSummaryDense, ListPageBM25, ListChunkBM25, ListChunkDense}
+
+func (c Config) withDefaults() Config {
+	if len(c.PageLists) == 0 {
+		c.PageLists = DefaultPageLists
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.PagesPerList, 36)
+	def(&c.FusedPages, 12)
+	def(&c.KeepPages, 8)
+	def(&c.ChunksPerList, 128)
+	def(&c.KeepChunks, 40)
+	def(&c.ContextTokens, 6000)
+	if c.RRFK == 0 {
+		c.RRFK = 60
+	}
+	if c.RRFRankBase == 0 {
+		c.RRFRankBase = 1
+	} else if c.RRFRankBase < 0 {
+		c.RRFRankBase = 0
+	}
+	if c.ConfidenceFloor == 0 {
+		c.ConfidenceFloor = 0.12
+	}
+	return c
+}
+
+// Retriever searches one loaded index.
+type Retriever struct {
+	ix        *index.Index
+	emb       embed.Embedder
+	tok       *tokenizer.Tokenizer
+	cfg       Config
+	pageBM25  *lexical.BM25
+	chunkBM25 *lexical.BM25
+	summaries vector.Index
+	chunks    vector.Index
+}
+
+// ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
+var ErrEmbedderMismatch = errors.New("embedder does not match the index")
+
+// New prepares searches over ix. emb must be the embedder the index was built with.
+func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
+	if emb.Name() != ix.Manifest.Embedder || emb.Dimension() != 0 && emb.Dimension() != ix.Manifest.Dimension {
+		return nil, fmt.Errorf("retrieval: %w: index has %s (%d), embedder is %s (%d)", ErrEmbedderMismatch,
+			ix.Manifest.Embedder, ix.Manifest.Dimension, emb.Name(), emb.Dimension())
+	}
+	pages := make([]string, len(ix.Pages))
+	for i, p := range ix.Pages {
+		pages[i] = p.Title + "\n" + p.Title + "\n" + p.Markdown
+	}
+	chunks := make([]string, len(ix.Chunks))
+	for i, c := range ix.Chunks {
+		chunks[i] = ix.Pages[c.PageID].Title + "\n" + c.Text
+	}
+	summaries, err := vector.NewFlat(ix.SummaryVectors)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: summary vectors: %w", err)
+	}
+	chunkVecs, err := vector.NewFlat(ix.ChunkVectors)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: chunk vectors: %w", err)
+	}
+	return &Retriever{
+		ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(),
+		pageBM25:  lexical.NewBM25(pages, lexical.Config{}),
+		chunkBM25: lexical.NewBM25(chunks, lexical.Config{}),
+		summaries: summaries,
+		chunks:    chunkVecs,
+	}, nil
+}
+
+// Index returns the index the retriever searches.
+func (r *Retriever) Index() *index.Index { return r.ix }
+
+// Config returns the retriever's configuration with defaults applied.
+func (r *Retriever) Config() Config { return r.cfg }
+
+// WithConfig returns a retriever over the same index and search structures with another configuration.
+func (r *Retriever) WithConfig(cfg Config) *Retriever {
+	c := *r
+	c.cfg = cfg.withDefaults()
+	return &c
+}
+
+// PageHit is a retrieved page.
+type PageHit struct {
+	ID        int     `json:"-"`
+	URL       string  `json:"url"`
+	Title     string  `json:"title"`
+	Summary   string  `json:"summary"`
+	Community int     `json:"community"`
+	Score     float64 `json:"score"`
+}
+
+// ChunkHit is a retrieved passage.
+type ChunkHit struct {
+	ID     int     `json:"-"`
+	PageID int     `json:"-"`
+	URL    string  `json:"url"`
+	Text   string  `json:"text"`
+	Score  float64 `json:"score"`
+}
+
+// Result is what retrieval found for one query.
+type Result struct {
+	Query    string     `json:"query"`
+	Rewrites []string   `json:"rewrites"`
+	Pages    []PageHit  `json:"pages"`
+	Chunks   []ChunkHit `json:"chunks"`
+	Context  string     `json:"context"`
+	// ContextTokens is the o200k size of Context.
+	ContextTokens int `json:"context_tokens"`
+	// Confidence is the best cosine similarity between a query and a selected chunk or summary.
+	Confidence float64 `json:"confidence"`
+	// Empty reports that nothing scored above the confidence floor.
+	Empty   bool              `json:"empty"`
+	Timings map[string]string `json:"timings"`
+	// Durations are the stage timings (analysis, embed, pages, communities, chunks, context).
+	Durations map[string]time.Duration `json:"-"`
+}
+
+// Retrieve runs retrieval for a question and its rewrites (analysis already done; see Analyzer).
+func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []string) (*Result, error) {
+	res := &Result{Query: question, Rewrites: rewrites, Durations: map[string]time.Duration{}}
+	queries := []string{question}
+	if !r.cfg.NoRewrites {
+		queries = dedupe(append(queries, rewrites...))
+	}
+	t := time.Now()
+	vecs, err := r.emb.Embed(ctx, queries)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: embed query: %w", err)
+	}
+	res.Durations["embed"] = time.Since(t)
+
+	t = time.Now()
+	fused := r.rankPages(queries, vecs)
+	res.Durations["pages"] = time.Since(t)
+
+	t = time.Now()
+	kept := r.selectPages(fused)
+	res.Durations["communities"] = time.Since(t)
+
+	t = time.Now()
+	chunks := r.rankChunks(queries, vecs, kept)
+	res.Durations["chunks"] = time.Since(t)
+
+	t = time.Now()
+	res.Pages, res.Chunks, res.Context, res.ContextTokens = r.assemble(kept, chunks)
+	res.Confidence = r.confidence(vecs, res)
+	res.Empty = len(res.Chunks) == 0 || res.Confidence < r.cfg.ConfidenceFloor
+	res.Durations["context"] = time.Since(t)
+
+	res.Timings = make(map[string]string, len(res.Durations))
+	for k, d := range res.Durations {
+		res.Timings[k] = d.String()
+	}
+	return res, nil
+}
+
+func dedupe(qs []string) []string {
+	seen := map[string]bool{}
+	out := qs[:0:0]
+	for _, q := range qs {
+		k := strings.ToLower(strings.TrimSpace(q))
+		if k == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, strings.TrimSpace(q))
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+package retrieval
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ragproxy/ragproxy/retrieval/fusion"
+)
+
+// scored is an id with its fused score, in rank order.
+type scored struct {
+	id    int
+	score float64
+}
+
+func (r *Retriever) fuse(lists [][]int) []scored {
+	k := r.cfg.RRFK
+	if k < 0 {
+		k = float64(len(lists))
+	}
+	fused := fusion.RRF(lists, k, r.cfg.RRFRankBase)
+	out := make([]scored, len(fused))
+	for i, f := range fused {
+		out[i] = scored{f.ID, f.Score}
+	}
+	return out
+}
+
+// rankPages fuses, over every query, the configured page lists.
+func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
+	n := r.cfg.PagesPerList
+	var lists [][]int
+	for qi, q := range queries {
+		for _, name := range r.cfg.PageLists {
+			var ids []int
+			switch name {
+			case ListSummaryDense:
+				for _, h := range r.summaries.Search(vecs[qi], n, nil) {
+					ids = append(ids, h.ID)
+				}
+			case ListPageBM25:
+				for _, h := range r.pageBM25.Search(q, n, nil) {
+					ids = append(ids, h.Doc)
+				}
+			case ListChunkBM25:
+				var chunks []int
+				for _, h := range r.chunkBM25.Search(q, r.cfg.ChunksPerList, nil) {
+					chunks = append(chunks, h.Doc)
+				}
+				ids = r.pagesOf(chunks, n)
+			case ListChunkDense:
+				var chunks []int
+				for _, h := range r.chunks.Search(vecs[qi], r.cfg.ChunksPerList, nil) {
+					chunks = append(chunks, h.ID)
+				}
+				ids = r.pagesOf(chunks, n)
+			}
+			if len(ids) > 0 {
+				lists = append(lists, ids)
+			}
+		}
+	}
+	fused := r.fuse(lists)
+	if len(fused) > r.cfg.FusedPages {
+		fused = fused[:r.cfg.FusedPages]
+	}
+	return fused
+}
+
+// pagesOf ranks pages by their best chunk in a ranked chunk list.
+func (r *Retriever) pagesOf(chunks []int, n int) []int {
+	seen := map[int]bool{}
+	var pages []int
+	for _, c := range chunks {
+		p := r.ix.Chunks[c].PageID
+		if !seen[p] {
+			seen[p] = true
+			pages = append(pages, p)
+			if len(pages) == n {
+				break
+			}
+		}
+	}
+	return pages
+}
+
+// selectPages keeps KeepPages of the fused pages by seed 000's community rule: pages whose community is common
+// among the fused pages first, then by fused rank. Pages of small components (community 9999) count as
+// singletons. The kept pages stay in fused order: the community rule decides which pages stay, not how they rank.
+func (r *Retriever) selectPages(fused []scored) []scored {
+	if len(fused) <= r.cfg.KeepPages {
+		return fused
+	}
+	if r.cfg.NoCommunities {
+		return fused[:r.cfg.KeepPages]
+	}
+	key := func(s scored) string {
+		c := r.ix.Pages[s.id].Community
+		if c == 9999 {
+			return fmt.Sprintf("page:%d", s.id)
+		}
+		return fmt.Sprintf("community:%d", c)
+	}
+	freq := map[string]int{}
+	for _, s := range fused {
+		freq[key(s)]++
+	}
+	order := make([]int, len(fused))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return freq[key(fused[order[a]])] > freq[key(fused[order[b]])]
+	})
+	keep := order[:r.cfg.KeepPages]
+	sort.Ints(keep)
+	out := make([]scored, len(keep))
+	for i, k := range keep {
+		out[i] = fused[k]
+	}
+	return out
+}
+
+// rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses.
+func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []scored) []scored {
+	allowed := make(map[int]bool, len(pages))
+	for _, p := range pages {
+		allowed[p.id] = true
+	}
+	filter := func(c int) bool { return allowed[r.ix.Chunks[c].PageID] }
+	n := r.cfg.ChunksPerList
+	var lists [][]int
+	for qi, q := range queries {
+		var dense, lex []int
+		for _, h := range r.chunks.Search(vecs[qi], n, filter) {
+			dense = append(dense, h.ID)
+		}
+		for _, h := range r.chunkBM25.Search(q, n, filter) {
+			lex = append(lex, h.Doc)
+		}
+		for _, l := range [][]int{dense, lex} {
+			if len(l) > 0 {
+				lists = append(lists, l)
+			}
+		}
+	}
+	fused := r.fuse(lists)
+	if len(fused) > r.cfg.KeepChunks {
+		fused = fused[:r.cfg.KeepChunks]
+	}
+	return fused
+}
+
+// assemble builds the context: per kept page (in rank order) its URL, title, summary and selected chunks in page
+// order, dropping the lowest-ranked chunks until it fits the token budget. A page without selected chunks is left
+// out (seed 000).
+func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []ChunkHit, string, int) {
+	budget := r.cfg.ContextTokens
+	// Header cost per page, counted once.
+	header := func(p int) string {
+		pg := r.ix.Pages[p]
+		return fmt.Sprintf("## %s\nURL: %s\nSummary: %s\n\n", pg.Title, pg.URL, pg.Summary)
+	}
+	chosen := chunks
+	for {
+		used := map[int]bool{}
+		total := 0
+		for _, c := range chosen {
+			p := r.ix.Chunks[c.id].PageID
+			if !used[p] {
+				used[p] = true
+				total += r.tok.Count(header(p))
+			}
+			total += r.ix.Chunks[c.id].Tokens + 1
+		}
+		if total <= budget || len(chosen) <= 1 {
+			break
+		}
+		chosen = chosen[:len(chosen)-1]
+	}
+	byPage := map[int][]scored{}
+	for _, c := range chosen {
+		p := r.ix.Chunks[c.id].PageID
+		byPage[p] = append(byPage[p], c)
+	}
+	var (
+		b         strings.Builder
+		pageHits  []PageHit
+		chunkHits []ChunkHit
+	)
+	for _, p := range pages {
+		cs := byPage[p.id]
+		if len(cs) == 0 {
+			continue
+		}
+		pg := r.ix.Pages[p.id]
+		pageHits = append(pageHits, PageHit{ID: p.id, URL: pg.URL, Title: pg.Title, Summary: pg.Summary,
+			Community: pg.Community, Score: p.score})
+		sort.Slice(cs, func(i, j int) bool { return r.ix.Chunks[cs[i].id].Ord < r.ix.Chunks[cs[j].id].Ord })
+		b.WriteString(header(p.id))
+		for _, c := range cs {
+			b.WriteString(strings.TrimSpace(r.ix.Chunks[c.id].Text))
+			b.WriteString("\n\n")
+		}
+		b.WriteString("---\n\n")
+	}
+	for _, c := range chosen {
+		ch := r.ix.Chunks[c.id]
+		chunkHits = append(chunkHits, ChunkHit{ID: c.id, PageID: ch.PageID, URL: r.ix.Pages[ch.PageID].URL,
+			Text: ch.Text, Score: c.score})
+	}
+	ctx := b.String()
+	return pageHits, chunkHits, ctx, r.tok.Count(ctx)
+}
+
+// confidence is the best cosine similarity between any query and a selected chunk or page summary.
+func (r *Retriever) confidence(vecs [][]float32, res *Result) float64 {
+	best := 0.0
+	for _, v := range vecs {
+		for _, c := range res.Chunks {
+			best = max(best, float64(dot(v, r.ix.ChunkVectors[c.ID])))
+		}
+		for _, p := range res.Pages {
+			best = max(best, float64(dot(v, r.ix.SummaryVectors[p.ID])))
+		}
+	}
+	return best
+}
+
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
