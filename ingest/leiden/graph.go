@@ -66,7 +66,7 @@ type csr struct {
 
 // build returns the adjacency of g with parallel edges merged.
 func (g *Graph) build() *csr {
-	b := newBuilder(g.n)
+	b := newBuilder(g.n, len(g.edges))
 	for _, e := range g.edges {
 		b.add(e.u, e.v, e.w)
 	}
@@ -83,8 +83,9 @@ type builder struct {
 	self  []float64
 }
 
-func newBuilder(n int) *builder {
-	return &builder{n: n, count: make([]int, n+1), self: make([]float64, n)}
+func newBuilder(n, edges int) *builder {
+	return &builder{n: n, count: make([]int, n+1), self: make([]float64, n),
+		us: make([]int, 0, edges), vs: make([]int, 0, edges), ws: make([]float64, 0, edges)}
 }
 
 func (b *builder) add(u, v int, w float64) {
