@@ -27,7 +27,7 @@ func TestGroupCollapsesConcurrentMisses(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			var c Cache = newTestLRU(t)
 			if backend == "redis" {
-				c = &Tolerant{Cache: newTestRedis(t, testRedisURL(t), 0)}
+				c = &Tolerant{Cache: newTestRedis(t, testRedisURL(t), generousTimeout)}
 			}
 			g := &Group{Cache: c, TTL: time.Minute}
 			var calls atomic.Int32

@@ -108,3 +108,7 @@ func newTestRedis(tb testing.TB, url string, timeout time.Duration) *Redis {
 	tb.Cleanup(func() { _ = r.Close() })
 	return r
 }
+
+// generousTimeout is the Redis timeout of tests about behaviour rather than timeouts, so that a loaded
+// machine (or the race detector) does not turn a slow reply into a spurious failure.
+const generousTimeout = 5 * time.Second

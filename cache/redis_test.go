@@ -15,7 +15,7 @@ import (
 )
 
 func TestRedisGetSet(t *testing.T) {
-	r := newTestRedis(t, testRedisURL(t), 0)
+	r := newTestRedis(t, testRedisURL(t), generousTimeout)
 	ctx := context.Background()
 	if err := r.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestRedisGetSet(t *testing.T) {
 }
 
 func TestRedisTTL(t *testing.T) {
-	r := newTestRedis(t, testRedisURL(t), 0)
+	r := newTestRedis(t, testRedisURL(t), generousTimeout)
 	ctx := context.Background()
 	if err := r.Set(ctx, "short", []byte("v"), 50*time.Millisecond); err != nil {
 		t.Fatal(err)
