@@ -1,0 +1,143 @@
+package clean
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/html"
+)
+
+func TestHTML(t *testing.T) {
+	const page = "https://www.example.edu/en/study/page/"
+	tests := []struct {
+		name string
+		html string
+		cfg  Config
+		want Doc
+	}{
+		{
+			name: "chrome removed, main kept, links absolute",
+			html: `<html><head><title>Admissions | Example University</title><style>p{}</style></head><body>
+<header><a href="/">Home</a></header><nav class="primary"><ul><li><a href="/en/">Menu item</a></li></ul></nav>
+<div class="breadcrumbs"><a href="/">Home</a> › Study</div>
+<main><h1>Admissions</h1><!-- note --><p>Apply <a href="../apply/">online</a> or <a href="https://other.org/x">elsewhere</a>.</p>
+<script>alert("x")</script><div class="cookie-banner">We use cookies</div>
+<ul><li>First</li><li>Second</li></ul></main>
+<aside>Related news</aside><footer>© Example</footer></body></html>`,
+			want: Doc{Title: "Admissions", Markdown: "# Admissions\n\nApply [online](https://www.example.edu/en/study/apply/) or [elsewhere](https://other.org/x).\n\n- First\n- Second\n"},
+		},
+		{
+			name: "table kept as a markdown table, br in cells flattened",
+			html: `<main><h2>Fees</h2><table><thead><tr><th>Item</th><th>Cost</th></tr></thead>
+<tbody><tr><td>Tuition<br/>and fees</td><td>$13,510</td></tr><tr><td>Housing</td><td>$4,364</td></tr></tbody></table></main>`,
+			want: Doc{Markdown: "## Fees\n\n| Item | Cost |\n|---|---|\n| Tuition and fees | $13,510 |\n| Housing | $4,364 |\n"},
+		},
+		{
+			name: "tab panels get their tab's name",
+			html: `<title>Program &lt; University</title><main><div id="overviewcontainer" role="tabpanel"><p>Intro text.</p></div>
+<div id="reqcontainer" role="tabpanel"><h2>Major Requirements</h2><p>42 units.</p></div>
+<div id="emptycontainer" role="tabpanel"> </div></main>
+<aside><ul role="tablist"><li role="tab" aria-controls="overviewcontainer"><a href="#overviewcontainer">Overview</a></li>
+<li role="tab" aria-controls="reqcontainer"><a href="#reqcontainer">Major Requirements</a></li>
+<li role="tab" aria-controls="emptycontainer"><a href="#emptycontainer">Empty</a></li></ul></aside>`,
+			want: Doc{Title: "Program", Markdown: "## Overview\n\nIntro text.\n\n## Major Requirements\n\n42 units.\n"},
+		},
+		{
+			name: "content selector and extra remove selectors",
+			html: `<title>T</title><body><div id="a"><p>keep A</p><p class="ad">advert</p></div><div id="b"><p>not this</p></div><div id="a2"><p>keep B</p></div></body>`,
+			cfg:  Config{ContentSelector: "#a, #a2", RemoveSelectors: []string{".ad"}},
+			want: Doc{Title: "T", Markdown: "keep A\n\nkeep B\n"},
+		},
+		{
+			name: "falls back to body; title from h1; article header kept",
+			html: `<body><div><article><header><h1>Story title</h1></header><p>Body text.</p></article></div></body>`,
+			want: Doc{Title: "Story title", Markdown: "# Story title\n\nBody text.\n"},
+		},
+		{
+			name: "blank-line runs collapsed, no-break spaces made plain",
+			html: "<main><p>ECON&#160;1</p><br><br><br><br><p>next</p></main>",
+			want: Doc{Markdown: "ECON 1\n\nnext\n"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := HTML([]byte(tt.html), page, tt.cfg)
+			if err != nil {
+				t.Fatalf("HTML: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewRejectsBadSelectors(t *testing.T) {
+	for _, cfg := range []Config{{ContentSelector: "main["}, {RemoveSelectors: []string{"div >"}}} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded, want an error", cfg)
+		}
+	}
+}
+
+func FuzzHTML(f *testing.F) {
+	for _, s := range []string{
+		`<main><h1>x</h1><table><tr><td>a<br>b</td></tr></table></main>`,
+		`<title>a | b</title><div id="t" role="tabpanel">x</div><li aria-controls="t">T</li>`,
+		`<script>var secret = 1;</script><p>text</p>`,
+		`<main><script>secret()</script><noscript>secret</noscript></main>`,
+	} {
+		f.Add(s)
+	}
+	c, err := New(Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		// Mark every script body so its content can be recognised in the output.
+		in = strings.ReplaceAll(in, "<script>", "<script>SCRIPTBODY")
+		doc, err := c.HTML([]byte(in), "http://example.org/p/")
+		if err != nil {
+			return
+		}
+		if strings.Contains(doc.Markdown, "SCRIPTBODY") && onlyInScripts(t, in, "SCRIPTBODY") {
+			t.Fatalf("script content in the output: %q", doc.Markdown)
+		}
+		if strings.Contains(doc.Markdown, "\n\n\n") {
+			t.Fatalf("blank-line run in the output: %q", doc.Markdown)
+		}
+	})
+}
+
+// onlyInScripts reports whether every occurrence of marker in the parsed
+// document is inside a <script> element (malformed input can turn the
+// "<script>" the fuzz target inserted into plain text).
+func onlyInScripts(t *testing.T, doc, marker string) bool {
+	root, err := html.Parse(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := true
+	var walk func(n *html.Node, inScript bool)
+	walk = func(n *html.Node, inScript bool) {
+		if n.Type == html.TextNode && !inScript && strings.Contains(n.Data, marker) {
+			ok = false
+		}
+		if n.Type == html.ElementNode && n.Data != "script" && strings.Contains(n.Data, marker) {
+			ok = false
+		}
+		if n.Type == html.ElementNode && n.Data != "script" {
+			for _, a := range n.Attr {
+				if strings.Contains(a.Val, marker) || strings.Contains(a.Key, marker) {
+					ok = false
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, inScript || n.Type == html.ElementNode && n.Data == "script")
+		}
+	}
+	walk(root, false)
+	return ok
+}

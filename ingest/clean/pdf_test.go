@@ -1,0 +1,101 @@
+package clean
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// makePDF writes a minimal one-page PDF (Helvetica, WinAnsi) with each line
+// of lines at the given y position, and an optional Info Title.
+func makePDF(title string, lines []struct {
+	y    int
+	text string
+}) []byte {
+	var content strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&content, "BT /F1 12 Tf 72 %d Td (%s) Tj ET\n", l.y, l.text)
+	}
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		fmt.Sprintf("<< /Title (%s) >>", title),
+	}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
+
+func TestPDF(t *testing.T) {
+	type ln = struct {
+		y    int
+		text string
+	}
+	body := makePDF("Fee Schedule 2016", []ln{
+		{700, "Tuition and Fees"},
+		{670, "Undergraduate tuition is $13,510"},
+		{656, "for California residents."},
+		{642, "Fees are billed each term."},
+		{600, "Housing"},
+		{586, "Bowles Hall costs $4,364 more."},
+	})
+	doc, err := PDF(body)
+	if err != nil {
+		t.Fatalf("PDF: %v", err)
+	}
+	want := Doc{
+		Title: "Fee Schedule 2016",
+		Markdown: "Tuition and Fees\n\n" +
+			"Undergraduate tuition is $13,510\nfor California residents.\nFees are billed each term.\n\n" +
+			"Housing\nBowles Hall costs $4,364 more.\n",
+	}
+	if diff := cmp.Diff(want, doc); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestPDFErrors(t *testing.T) {
+	for name, body := range map[string][]byte{
+		"not a pdf": []byte("<html>hello</html>"),
+		"truncated": makePDF("x", nil)[:60],
+		"empty":     nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := PDF(body); err == nil {
+				t.Error("PDF succeeded, want an error")
+			}
+		})
+	}
+	if _, err := PDF(makePDF("blank", nil)); !errors.Is(err, ErrNoText) {
+		t.Errorf("PDF(no text) = %v, want ErrNoText", err)
+	}
+}
+
+func FuzzPDF(f *testing.F) {
+	f.Add(makePDF("t", []struct {
+		y    int
+		text string
+	}{{700, "hello"}, {680, "world"}}))
+	f.Add([]byte("%PDF-1.4\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, _ = PDF(body) // must not panic
+	})
+}
