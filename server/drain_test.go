@@ -52,8 +52,10 @@ func TestDrain(t *testing.T) {
 // is ended with an error frame and its upstream request cancelled.
 func TestDrainTimeoutCutsOff(t *testing.T) {
 	h := newHarness(t, harnessOpts{
-		cfg:  Config{DrainTimeout: 100 * time.Millisecond, Heartbeat: 20 * time.Millisecond},
-		fake: openaitest.Config{ChunkDelay: 50 * time.Millisecond, Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: strings.Repeat("w ", 500)} }},
+		cfg: Config{DrainTimeout: 100 * time.Millisecond, Heartbeat: 20 * time.Millisecond},
+		fake: openaitest.Config{ChunkDelay: 50 * time.Millisecond, Reply: func(*openaitest.Request) openaitest.Reply {
+			return openaitest.Reply{Content: strings.Repeat("w ", 500)}
+		}},
 	})
 	req, _ := newStreamRequest(context.Background(), h.URL, `{"stream":true,"messages":[{"role":"user","content":"x"}]}`)
 	resp, err := http.DefaultClient.Do(req)

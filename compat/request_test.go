@@ -1,0 +1,156 @@
+package compat
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var decodeTests = []struct {
+	name      string
+	body      string
+	wantErr   string // param of the 400, "" for success
+	wantRoles []string
+}{
+	{name: "string content", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, wantRoles: []string{"user"}},
+	{name: "parts content", body: `{"messages":[{"role":"system","content":[{"type":"text","text":"a"}]},{"role":"user","content":[{"type":"text","text":"b"},{"type":"image_url","image_url":{"url":"data:"}}]}]}`,
+		wantRoles: []string{"system", "user"}},
+	{name: "tool round trip", body: `{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}`,
+		wantRoles: []string{"developer", "user", "assistant", "tool"}},
+	{name: "legacy function role", body: `{"messages":[{"role":"function","name":"f","content":null}]}`, wantRoles: []string{"function"}},
+	{name: "not json", body: `{"messages":`, wantErr: "-"},
+	{name: "array body", body: `[]`, wantErr: "-"},
+	{name: "null body", body: `null`, wantErr: "-"},
+	{name: "missing messages", body: `{"model":"m"}`, wantErr: "messages"},
+	{name: "messages not array", body: `{"messages":"hi"}`, wantErr: "messages"},
+	{name: "empty messages", body: `{"messages":[]}`, wantErr: "messages"},
+	{name: "message not object", body: `{"messages":[1]}`, wantErr: "messages[0]"},
+	{name: "missing role", body: `{"messages":[{"content":"x"}]}`, wantErr: "messages[0].role"},
+	{name: "bad role", body: `{"messages":[{"role":"user","content":"x"},{"role":"bot","content":"x"}]}`, wantErr: "messages[1].role"},
+	{name: "role not string", body: `{"messages":[{"role":7,"content":"x"}]}`, wantErr: "messages[0].role"},
+	{name: "user content null", body: `{"messages":[{"role":"user","content":null}]}`, wantErr: "messages[0].content"},
+	{name: "content number", body: `{"messages":[{"role":"user","content":3}]}`, wantErr: "messages[0].content"},
+	{name: "part without type", body: `{"messages":[{"role":"user","content":[{"text":"x"}]}]}`, wantErr: "messages[0].content[0].type"},
+	{name: "assistant empty", body: `{"messages":[{"role":"assistant"}]}`, wantErr: "messages[0].content"},
+	{name: "tool without id", body: `{"messages":[{"role":"tool","content":"r"}]}`, wantErr: "messages[0].tool_call_id"},
+	{name: "model not string", body: `{"model":1,"messages":[{"role":"user","content":"x"}]}`, wantErr: "model"},
+	{name: "stream not bool", body: `{"stream":"yes","messages":[{"role":"user","content":"x"}]}`, wantErr: "stream"},
+	{name: "include_usage not bool", body: `{"stream":true,"stream_options":{"include_usage":1},"messages":[{"role":"user","content":"x"}]}`, wantErr: "stream_options.include_usage"},
+}
+
+func TestDecodeChatRequest(t *testing.T) {
+	for _, tt := range decodeTests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := DecodeChatRequest([]byte(tt.body))
+			if tt.wantErr != "" {
+				var ae *APIError
+				if !errors.As(err, &ae) || ae.Status != 400 {
+					t.Fatalf("err = %v, want a 400 *APIError", err)
+				}
+				param := ae.Param
+				if tt.wantErr == "-" {
+					param = "-"
+				}
+				if diff := cmp.Diff(tt.wantErr, param); diff != "" {
+					t.Errorf("param (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var roles []string
+			for _, m := range req.Messages {
+				roles = append(roles, m.Role)
+			}
+			if diff := cmp.Diff(tt.wantRoles, roles); diff != "" {
+				t.Errorf("roles (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestUpstreamBody(t *testing.T) {
+	tests := []struct {
+		name, body, model, messages, want string
+	}{
+		{name: "stream forces usage, keeps vendor fields",
+			body: `{"model":"ragproxy","stream":true,"stream_options":{"x":1},"top_k":3,"messages":[{"role":"user","content":"q"}]}`, model: "gpt-4o-mini",
+			want: `{"messages":[{"role":"user","content":"q"}],"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true,"x":1},"top_k":3}`},
+		{name: "client asked usage: untouched",
+			body: `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"q"}]}`,
+			want: `{"messages":[{"role":"user","content":"q"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+		{name: "non-stream gets no stream_options, messages replaced",
+			body: `{"messages":[{"role":"user","content":"q"}],"max_tokens":5}`, model: "x", messages: `[{"role":"user","content":"new"}]`,
+			want: `{"max_tokens":5,"messages":[{"role":"user","content":"new"}],"model":"x"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := DecodeChatRequest([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []byte
+			if tt.messages != "" {
+				msgs = []byte(tt.messages)
+			}
+			got, err := req.UpstreamBody(tt.model, msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMessageText(t *testing.T) {
+	req, err := DecodeChatRequest([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url"},{"type":"text","text":"b"}]},{"role":"user","content":"plain"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{req.Messages[0].Text(), req.Messages[1].Text()}
+	if diff := cmp.Diff([]string{"a\nb", "plain"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// FuzzDecodeChatRequest: any body either decodes into messages with valid
+// roles or fails with a 400 APIError; it never panics, and a decoded request
+// always yields a valid upstream body.
+func FuzzDecodeChatRequest(f *testing.F) {
+	for _, tt := range decodeTests {
+		f.Add([]byte(tt.body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := DecodeChatRequest(body)
+		if err != nil {
+			var ae *APIError
+			if !errors.As(err, &ae) || ae.Status != 400 {
+				t.Fatalf("error %v is not a 400 APIError", err)
+			}
+			if len(ae.JSON()) == 0 {
+				t.Fatal("empty error body")
+			}
+			return
+		}
+		if len(req.Messages) == 0 {
+			t.Fatal("accepted a request without messages")
+		}
+		for _, m := range req.Messages {
+			if !validRoles[m.Role] {
+				t.Fatalf("accepted role %q", m.Role)
+			}
+			_ = m.Text()
+		}
+		up, err := req.UpstreamBody("m", nil)
+		if err != nil {
+			t.Fatalf("upstream body: %v", err)
+		}
+		if _, err := DecodeChatRequest(up); err != nil {
+			t.Fatalf("upstream body does not decode: %v\n%s", err, up)
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package compat
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseChunk(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		want Chunk
+	}{
+		{name: "role", raw: `{"id":"c1","model":"m","created":5,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+			want: Chunk{ID: "c1", Model: "m", Created: 5, Choices: 1, Role: "assistant", HasContent: true}},
+		{name: "content", raw: `{"id":"c1","choices":[{"delta":{"content":"hi"}}]}`, want: Chunk{ID: "c1", Choices: 1, Content: "hi", HasContent: true}},
+		{name: "finish", raw: `{"id":"c1","choices":[{"delta":{},"finish_reason":"stop"}]}`, want: Chunk{ID: "c1", Choices: 1, FinishReason: "stop"}},
+		{name: "usage, empty choices", raw: `{"id":"c1","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+			want: Chunk{ID: "c1", Usage: &Usage{1, 2, 3}}},
+		{name: "no choices key", raw: `{"id":"c1"}`, want: Chunk{ID: "c1"}},
+		{name: "null usage", raw: `{"id":"c1","choices":[],"usage":null}`, want: Chunk{ID: "c1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseChunk([]byte(tt.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := ParseChunk([]byte(`{"id":`)); err == nil {
+		t.Error("invalid JSON accepted")
+	}
+}
+
+func TestAPIErrorJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *APIError
+		want string
+	}{
+		{name: "nulls", err: ServerError(nil),
+			want: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`},
+		{name: "param and code", err: InvalidRequest("messages", "invalid_type", "bad"),
+			want: `{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":"invalid_type"}}`},
+		{name: "upstream body relayed", err: &APIError{Status: 400, Body: []byte(`{"error":{"message":"x","type":"t","param":null,"code":"c","extra":1}}`)},
+			want: `{"error":{"message":"x","type":"t","param":null,"code":"c","extra":1}}`},
+		{name: "upstream body not openai", err: &APIError{Status: 500, Type: "server_error", Message: "m", Body: []byte(`<html>`)},
+			want: `{"error":{"message":"m","type":"server_error","param":null,"code":null}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, string(tt.err.JSON())); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChunkBuilder(t *testing.T) {
+	b := ChunkBuilder{ID: "chatcmpl-1", Model: "ragproxy", Created: 7}
+	got := []string{string(b.Role()), string(b.Content("hi")), string(b.Finish("stop", []Source{{URL: "u"}})), string(b.Usage(Usage{1, 2, 3}))}
+	want := []string{
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"content":"hi"},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"sources":[{"url":"u"}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"aaa bbb ", "ccc"}, SplitDeltas("aaa bbb ccc", 4)); diff != "" {
+		t.Errorf("SplitDeltas (-want +got):\n%s", diff)
+	}
+}
