@@ -30,8 +30,8 @@ func TestHTML(t *testing.T) {
 		{
 			name: "table kept as a markdown table, br in cells flattened",
 			html: `<main><h2>Fees</h2><table><thead><tr><th>Item</th><th>Cost</th></tr></thead>
-<tbody><tr><td>Tuition<br/>and fees</td><td>$13,510</td></tr><tr><td>Housing</td><td>$4,364</td></tr></tbody></table></main>`,
-			want: Doc{Markdown: "## Fees\n\n| Item | Cost |\n|---|---|\n| Tuition and fees | $13,510 |\n| Housing | $4,364 |\n"},
+<tbody><tr><td>Tuition<br/>and <b>fees|levies</b></td><td>$13,510</td></tr><tr><td>Housing</td><td>$4,364</td></tr></tbody></table></main>`,
+			want: Doc{Markdown: "## Fees\n\n| Item | Cost |\n|---|---|\n| Tuition and **fees\\|levies** | $13,510 |\n| Housing | $4,364 |\n"},
 		},
 		{
 			name: "tab panels get their tab's name",
@@ -55,9 +55,9 @@ func TestHTML(t *testing.T) {
 			want: Doc{Title: "Story title", Markdown: "# Story title\n\nBody text.\n"},
 		},
 		{
-			name: "blank-line runs collapsed, no-break spaces made plain",
-			html: "<main><p>ECON&#160;1</p><br><br><br><br><p>next</p></main>",
-			want: Doc{Markdown: "ECON 1\n\nnext\n"},
+			name: "blank-line runs collapsed, no-break spaces made plain, no escaping",
+			html: "<main><p>ECON&#160;1</p><br><br><br><br><p>next bioe_chair@x.edu *starred*</p></main>",
+			want: Doc{Markdown: "ECON 1\n\nnext bioe_chair@x.edu *starred*\n"},
 		},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -220,21 +222,26 @@ func BenchmarkCleanCorpus(b *testing.B) {
 		b.ReportMetric(float64(b.N*len(bodies))/b.Elapsed().Seconds(), "pages/s")
 		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds()/1e6, "MB/s")
 	})
-	// parallel: one goroutine per GOMAXPROCS, as the ingest pipeline runs it.
+	// parallel: the whole corpus per iteration, one worker per GOMAXPROCS,
+	// as the ingest pipeline runs it.
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		var pages atomic.Int64
-		b.RunParallel(func(pb *testing.PB) {
-			i := 0
-			for pb.Next() {
-				if _, err := c.HTML(bodies[i%len(bodies)], urls[i%len(urls)]); err != nil {
-					b.Error(err)
-					return
-				}
-				i++
-				pages.Add(1)
+		workers := runtime.GOMAXPROCS(0)
+		for b.Loop() {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range workers {
+				wg.Go(func() {
+					for i := int(next.Add(1) - 1); i < len(bodies); i = int(next.Add(1) - 1) {
+						if _, err := c.HTML(bodies[i], urls[i]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
 			}
-		})
-		b.ReportMetric(float64(pages.Load())/b.Elapsed().Seconds(), "pages/s")
+			wg.Wait()
+		}
+		b.ReportMetric(float64(b.N*len(bodies))/b.Elapsed().Seconds(), "pages/s")
 	})
 }
