@@ -132,7 +132,7 @@ func TestBerkeleyShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	var prev Stats
-	for i, share := range []float64{1, 0.30, 0.15} {
+	for i, share := range []float64{1, 0.30, 0.15, 0.05} {
 		_, _, st := Clean(pages, Config{Sections: []string{"http://guide.berkeley.edu/2016-17/"}, BoilerplateShare: share})
 		t.Logf("share %.2f: %d pages, %d raw links, %d distinct in-set links, %d boilerplate dropped (%d targets), %d kept",
 			share, st.Kept, st.LinksIn, st.LinksIn-st.Duplicates-st.SelfLinks-st.Outside, st.Boilerplate, len(st.BoilerplateTargets), st.LinksOut)
