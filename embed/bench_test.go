@@ -36,11 +36,13 @@ func BenchmarkLocalEmbedCorpus(b *testing.B) {
 	b.SetBytes(bytes)
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := corpustest.CPUTime()
 	for b.Loop() {
 		if _, err := l.Embed(context.Background(), texts); err != nil {
 			b.Fatal(err)
 		}
 	}
+	corpustest.ReportCPU(b, start)
 	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "texts/s")
 }
 
@@ -49,9 +51,11 @@ func BenchmarkFitLocal(b *testing.B) {
 	texts := corpusTexts(b)
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := corpustest.CPUTime()
 	for b.Loop() {
 		FitLocal(texts, LocalConfig{})
 	}
+	corpustest.ReportCPU(b, start)
 	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "texts/s")
 }
 
@@ -66,4 +70,19 @@ func BenchmarkLocalEmbedQuery(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkFitEmbedCorpus fits the IDF and embeds the same batch in one pass, as ingest does.
+func BenchmarkFitEmbedCorpus(b *testing.B) {
+	texts := corpusTexts(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := corpustest.CPUTime()
+	for b.Loop() {
+		if _, _, err := FitEmbed(context.Background(), texts, LocalConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	corpustest.ReportCPU(b, start)
+	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "texts/s")
 }

@@ -30,8 +30,9 @@ type span struct{ off, n uint32 }
 
 type workerState struct {
 	l        *Local
-	fit      bool
-	ids      map[string]uint32
+	fit      bool // collect IDF buckets (fitFeats)
+	vec      bool // collect output features (feats)
+	ids      map[uint64]uint32 // FNV-1a of the word -> id; 64-bit collisions are negligible at vocabulary sizes
 	entries  []span
 	feats    []feat   // embedding features, by entries
 	fitFeats []uint32 // IDF buckets, by entries (fit only)
@@ -45,19 +46,23 @@ type workerState struct {
 const stopID = ^uint32(0)
 
 func newWorkerState(l *Local, fit bool) *workerState {
-	return &workerState{l: l, fit: fit, ids: make(map[string]uint32, 1024)}
+	return &workerState{l: l, fit: fit, vec: !fit, ids: make(map[uint64]uint32, 1024)}
 }
 
 // countWords counts the non-stopword words of text into counts/touched.
 func (st *workerState) countWords(text string) {
 	st.word = textnorm.AppendWords(st.word, text, func(w []byte) bool {
-		id, ok := st.ids[string(w)]
+		h := uint64(fnvOffset)
+		for _, c := range w {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+		id, ok := st.ids[h]
 		if !ok {
 			if textnorm.IsStopword(string(w)) {
-				st.ids[string(w)] = stopID
+				st.ids[h] = stopID
 				return true
 			}
-			id = st.add(string(w))
+			id = st.add(h, string(w))
 		}
 		if id == stopID {
 			return true
@@ -92,24 +97,28 @@ func (st *workerState) embed(text string, v []float32) {
 }
 
 // add computes and caches the features of word w and returns its id.
-func (st *workerState) add(w string) uint32 {
+func (st *workerState) add(h uint64, w string) uint32 {
 	// Bound the cache so a pathological batch (random strings) cannot grow it without limit.
-	if len(st.entries) >= 1<<20 {
-		st.ids = make(map[string]uint32, 1024)
+	// FitEmbed (fit and vec) keeps ids of earlier texts, so its cache is never reset.
+	if len(st.entries) >= 1<<20 && len(st.touched) == 0 && !(st.fit && st.vec) {
+		st.ids = make(map[uint64]uint32, 1024)
 		st.entries, st.feats, st.fitFeats = st.entries[:0], st.feats[:0], st.fitFeats[:0]
 		st.counts, st.touched = st.counts[:0], st.touched[:0]
 	}
 	id := uint32(len(st.entries))
-	st.ids[w] = id
+	st.ids[h] = id
 	st.counts = append(st.counts, 0)
-	off := len(st.feats)
+	// A span counts base features when fitting (one IDF bucket each) and output features otherwise (cfg.Hashes
+	// per base feature); in the combined mode of FitEmbed output feature j belongs to IDF bucket j/Hashes.
+	off, n := len(st.feats), 0
 	if st.fit {
 		off = len(st.fitFeats)
 	}
 	st.features(w)
-	n := len(st.feats) - off
 	if st.fit {
 		n = len(st.fitFeats) - off
+	} else {
+		n = len(st.feats) - off
 	}
 	st.entries = append(st.entries, span{uint32(off), uint32(n)})
 	return id
@@ -152,14 +161,19 @@ func (st *workerState) emit(h uint64, weight float32) {
 	bucket := uint32(h % uint64(cfg.IDFBuckets))
 	if st.fit {
 		st.fitFeats = append(st.fitFeats, bucket)
-		return
 	}
-	if st.l.idf != nil {
-		weight *= st.l.idf[bucket]
+	if !st.vec {
+		return
 	}
 	// Each feature is spread over cfg.Hashes signed buckets: a collision with another feature then moves the
 	// dot product by a fraction of the feature's weight instead of all of it, which matters most for short texts.
+	// The IDF factor is applied last so FitEmbed, which learns it after collecting features, computes the very
+	// same floats.
 	weight /= float32(math.Sqrt(float64(cfg.Hashes)))
+	idf := float32(1)
+	if st.l.idf != nil && !st.fit {
+		idf = st.l.idf[bucket]
+	}
 	m := h
 	for range cfg.Hashes {
 		m = mix(m)
@@ -167,7 +181,7 @@ func (st *workerState) emit(h uint64, weight float32) {
 		if m>>63 == 1 {
 			w = -w
 		}
-		st.feats = append(st.feats, feat{out: uint32((m & math.MaxUint32) % uint64(cfg.Dimension)), w: w})
+		st.feats = append(st.feats, feat{out: uint32((m & math.MaxUint32) % uint64(cfg.Dimension)), w: w * idf})
 	}
 }
 

@@ -226,3 +226,24 @@ func FuzzLocalUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestFitEmbedEqualsFitThenEmbed(t *testing.T) {
+	many := make([]string, 0, 500)
+	for i := 0; len(many) < 500; i++ {
+		many = append(many, fitTexts[i%len(fitTexts)]+" "+background[i%len(background)])
+	}
+	many = append(many, "", "the of")
+	for _, cfg := range []LocalConfig{{}, {Dimension: 100, Hashes: 3, MinGram: 2, MaxGram: 4}} {
+		l, got, err := FitEmbed(context.Background(), many, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := FitLocal(many, cfg)
+		if diff := cmp.Diff(ref.idf, l.idf); diff != "" {
+			t.Errorf("IDF differs from FitLocal (-FitLocal +FitEmbed):\n%s", diff)
+		}
+		if diff := cmp.Diff(embedOne(t, ref, many...), got); diff != "" {
+			t.Errorf("vectors differ from FitLocal+Embed (-want +got):\n%s", diff)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// FitEmbed is FitLocal(texts, cfg) followed by Embed(ctx, texts), bit for bit, at about half the cost: each
+// text is tokenised once and each distinct word's features are computed once per core. Ingest, which embeds
+// the corpus it fits on, should use it.
+func FitEmbed(ctx context.Context, texts []string, cfg LocalConfig) (*Local, [][]float32, error) {
+	l := &Local{cfg: cfg.withDefaults()}
+	c := l.cfg
+	workers := workerCount(len(texts))
+	type wordCount struct {
+		id    uint32
+		count int32
+	}
+	type job struct {
+		st     *workerState
+		texts  []int         // text positions this worker took
+		counts [][]wordCount // per taken text, its words in first-occurrence order
+		df     []uint32
+	}
+	jobs := make([]*job, workers)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for w := range workers {
+		j := &job{st: newWorkerState(l, true), df: make([]uint32, c.IDFBuckets)}
+		j.st.vec = true
+		jobs[w] = j
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := make([]int32, c.IDFBuckets)
+			for i := range last {
+				last[i] = -1
+			}
+			st := j.st
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(texts) {
+					return
+				}
+				if i%64 == 0 && ctx.Err() != nil {
+					failed.Store(true)
+					return
+				}
+				st.countWords(texts[i])
+				wc := make([]wordCount, len(st.touched))
+				for k, id := range st.touched {
+					wc[k] = wordCount{id, st.counts[id]}
+					e := st.entries[id]
+					for _, b := range st.fitFeats[e.off : e.off+e.n] {
+						if last[b] != int32(i) {
+							last[b] = int32(i)
+							j.df[b]++
+						}
+					}
+				}
+				st.resetCounts()
+				j.texts = append(j.texts, i)
+				j.counts = append(j.counts, wc)
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() {
+		return nil, nil, fmt.Errorf("embed: local fit: %w", ctx.Err())
+	}
+	n := float64(len(texts))
+	l.docs = uint64(len(texts))
+	l.idf = make([]float32, c.IDFBuckets)
+	for b := range l.idf {
+		var df uint32
+		for _, j := range jobs {
+			df += j.df[b]
+		}
+		l.idf[b] = float32(math.Log((n+1)/(float64(df)+1)) + 1)
+	}
+
+	dim := c.Dimension
+	out := make([][]float32, len(texts))
+	backing := make([]float32, len(texts)*dim)
+	for i := range out {
+		out[i] = backing[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := j.st
+			// Apply the IDF now that it is known: output feature k belongs to base feature k/Hashes.
+			for _, e := range st.entries {
+				for k := e.off; k < e.off+e.n; k++ {
+					fo := k * uint32(c.Hashes)
+					for h := range uint32(c.Hashes) {
+						st.feats[fo+h].w *= l.idf[st.fitFeats[k]]
+					}
+				}
+			}
+			for t, i := range j.texts {
+				v := out[i]
+				for _, wc := range j.counts[t] {
+					tf := float32(1 + math.Log(float64(wc.count)))
+					e := st.entries[wc.id]
+					for _, f := range st.feats[e.off*uint32(c.Hashes) : (e.off+e.n)*uint32(c.Hashes)] {
+						v[f.out] += tf * f.w
+					}
+				}
+				normalize(v)
+			}
+		}()
+	}
+	wg.Wait()
+	return l, out, nil
+}
