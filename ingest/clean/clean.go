@@ -38,7 +38,8 @@ type Config struct {
 	// that matches an element with text, else <body>.
 	ContentSelector string
 	// RemoveSelectors are CSS selectors removed from the content, in addition
-	// to DefaultRemoveSelectors.
+	// to the built-in chrome rules (see the chrome type: navigation, header,
+	// footer, sidebars, breadcrumbs, cookie banners, scripts, forms...).
 	RemoveSelectors []string
 }
 
