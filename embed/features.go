@@ -30,8 +30,8 @@ type span struct{ off, n uint32 }
 
 type workerState struct {
 	l        *Local
-	fit      bool // collect IDF buckets (fitFeats)
-	vec      bool // collect output features (feats)
+	fit      bool              // collect IDF buckets (fitFeats)
+	vec      bool              // collect output features (feats)
 	ids      map[uint64]uint32 // FNV-1a of the word -> id; 64-bit collisions are negligible at vocabulary sizes
 	entries  []span
 	feats    []feat   // embedding features, by entries
