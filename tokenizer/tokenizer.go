@@ -1,63 +1,113 @@
 // Package tokenizer counts, encodes, decodes and truncates text with OpenAI's o200k_base byte-pair encoding
 // (the tokenizer of gpt-4o and gpt-4o-mini), entirely offline.
 //
-// The BPE ranks come from github.com/pkoukk/tiktoken-go-loader, which embeds them in the binary; the default
-// loader of github.com/pkoukk/tiktoken-go downloads them at run time, which fails on machines without internet.
+// The BPE ranks come from github.com/pkoukk/tiktoken-go-loader, which embeds them in the binary. The
+// pre-tokeniser and the merge loop are this package's own: github.com/pkoukk/tiktoken-go gives the same
+// tokens but splits text with a backtracking regular-expression engine and merges in quadratic time, about
+// a hundred times slower. Its tests check, token for token, that Encode agrees with tiktoken-go.
 //
-// A *Tokenizer is safe for concurrent use: tiktoken-go's encoder only reads its maps after construction, and
-// its regexp2 patterns take their per-match state from a mutex-guarded pool.
+// A *Tokenizer is safe for concurrent use: the encoding is read-only after loading, and the per-Tokenizer
+// cache of merged pieces is guarded by sharded locks.
 package tokenizer
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // EncodingName is the name of the encoding every Tokenizer uses.
 const EncodingName = "o200k_base"
 
-// loadO200k builds the o200k_base encoder once per process.
+// o200kFile is the file name under which tiktoken-go-loader embeds the ranks; the loader uses only the
+// base name of this URL and never fetches it.
+const o200kFile = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+// o200k_base's control tokens. Encode never produces them; Decode renders them as text, as tiktoken does.
+const (
+	endOfText   = 199999
+	endOfPrompt = 200018
+)
+
+// encoder is the loaded o200k_base encoding. It is never modified after loading.
+type encoder struct {
+	ranks    map[string]int // token bytes -> id
+	decoder  []string       // id -> token bytes; "" for unused ids
+	byteRank [256]int       // id of each single byte
+	classes  *classTable
+}
+
+// loadO200k builds the encoding once per process.
 //
-// This is the one piece of package-level state, and it is deliberate: building the encoder parses about
-// 200k embedded ranks and sorts them (tens to hundreds of milliseconds and tens of MB), the result is never
-// mutated afterwards, and tiktoken-go's SetBpeLoader is itself process-wide state, so it must be set exactly
-// once, before the first GetEncoding, rather than by each caller. Doing it here (and not in init) keeps
-// programs that never count tokens from paying for it.
-var loadO200k = sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
-	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
-	return tiktoken.GetEncoding(EncodingName)
-})
+// This is the one piece of package-level state, and it is deliberate: loading parses about 200k embedded
+// ranks (tens of milliseconds and tens of MB), and the result is never mutated afterwards. Doing it here
+// (and not in init) keeps programs that never count tokens from paying for it.
+var loadO200k = sync.OnceValues(loadEncoder)
+
+// loadEncoder parses the embedded o200k_base ranks and builds the decoding and character tables.
+func loadEncoder() (*encoder, error) {
+	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(o200kFile)
+	if err != nil {
+		return nil, err
+	}
+	e := &encoder{ranks: ranks, classes: newClassTable()}
+	maxID := max(endOfText, endOfPrompt)
+	for _, id := range ranks {
+		maxID = max(maxID, id)
+	}
+	e.decoder = make([]string, maxID+1)
+	for tok, id := range ranks {
+		e.decoder[id] = tok
+	}
+	e.decoder[endOfText], e.decoder[endOfPrompt] = "<|endoftext|>", "<|endofprompt|>"
+	for b := range 256 {
+		id, ok := ranks[string([]byte{byte(b)})]
+		if !ok {
+			return nil, fmt.Errorf("byte %#x has no rank", b)
+		}
+		e.byteRank[b] = id
+	}
+	return e, nil
+}
 
 // Tokenizer counts and encodes text with o200k_base. The zero value is not usable; call New.
 type Tokenizer struct {
-	enc *tiktoken.Tiktoken
+	enc   *encoder
+	hot   *hotCache   // short pieces -> count (and token)
+	cache *pieceCache // pieces that need merging -> tokens
 }
 
 // New returns a Tokenizer for o200k_base. The first call in a process loads the embedded encoding; later
-// calls share it and return at once.
+// calls share it and return at once. Each Tokenizer has its own bounded cache of merged pieces, so share
+// one Tokenizer rather than calling New per use.
 func New() (*Tokenizer, error) {
 	enc, err := loadO200k()
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: load %s: %w", EncodingName, err)
 	}
-	return &Tokenizer{enc: enc}, nil
+	return &Tokenizer{enc: enc, hot: new(hotCache), cache: newPieceCache()}, nil
 }
 
 // Name returns the encoding name, "o200k_base".
 func (t *Tokenizer) Name() string { return EncodingName }
 
 // Encode returns the token ids of s. Special-token text such as "<|endoftext|>" is encoded as ordinary text,
-// so untrusted input can never produce a control token. Invalid UTF-8 bytes are encoded as U+FFFD.
+// so untrusted input can never produce a control token. Each byte of s that is not part of valid UTF-8 is
+// encoded as U+FFFD, as tiktoken-go does (it converts the text to runes first).
 func (t *Tokenizer) Encode(s string) []int {
 	if s == "" {
 		return nil
 	}
-	return t.enc.EncodeOrdinary(s)
+	s = validUTF8(s)
+	out := make([]int, 0, len(s)/4+1)
+	for i := 0; i < len(s); {
+		j := t.enc.classes.nextPiece(s, i)
+		out = t.appendPiece(out, s[i:j])
+		i = j
+	}
+	return out
 }
 
 // Count returns the number of tokens of s, as Encode counts them.
@@ -65,7 +115,57 @@ func (t *Tokenizer) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	return len(t.enc.EncodeOrdinary(s))
+	s = validUTF8(s)
+	var scratch [linearMergeMax]int
+	n := 0
+	for i := 0; i < len(s); {
+		j := t.enc.classes.nextPiece(s, i)
+		piece := s[i:j]
+		i = j
+		if len(piece) <= hotMaxLen {
+			k0, k1 := hotKey(piece)
+			if c, _, ok := t.hot.get(k0, k1, len(piece)); ok {
+				n += c
+				continue
+			}
+			toks := t.pieceTokens(scratch[:0], piece)
+			n += len(toks)
+			t.hot.put(k0, k1, len(piece), len(toks), toks[0])
+			continue
+		}
+		n += len(t.pieceTokens(scratch[:0], piece))
+	}
+	return n
+}
+
+// appendPiece appends the tokens of one pre-tokenised piece to dst.
+func (t *Tokenizer) appendPiece(dst []int, piece string) []int {
+	if len(piece) > hotMaxLen {
+		return t.pieceTokens(dst, piece)
+	}
+	k0, k1 := hotKey(piece)
+	if c, tok, ok := t.hot.get(k0, k1, len(piece)); ok && c == 1 {
+		return append(dst, tok)
+	}
+	n := len(dst)
+	dst = t.pieceTokens(dst, piece)
+	t.hot.put(k0, k1, len(piece), len(dst)-n, dst[n])
+	return dst
+}
+
+// pieceTokens appends the tokens of one pre-tokenised piece to dst: the piece's own id when it is a
+// token, else its merged tokens, from the cache when it has been merged before.
+func (t *Tokenizer) pieceTokens(dst []int, piece string) []int {
+	if id, ok := t.enc.ranks[piece]; ok {
+		return append(dst, id)
+	}
+	if toks, ok := t.cache.get(piece); ok {
+		return append(dst, toks...)
+	}
+	n := len(dst)
+	dst = t.enc.bytePairEncode(dst, piece)
+	t.cache.put(piece, dst[n:])
+	return dst
 }
 
 // Decode returns the text of tokens. Ids outside the vocabulary decode to nothing. A slice that ends inside
@@ -74,36 +174,67 @@ func (t *Tokenizer) Decode(tokens []int) string {
 	if len(tokens) == 0 {
 		return ""
 	}
-	return t.enc.Decode(tokens)
+	n := 0
+	for _, id := range tokens {
+		n += len(t.token(id))
+	}
+	b := make([]byte, 0, n)
+	for _, id := range tokens {
+		b = append(b, t.token(id)...)
+	}
+	return string(b)
+}
+
+// token returns the bytes of id, or "" if id is not in the vocabulary.
+func (t *Tokenizer) token(id int) string {
+	if id < 0 || id >= len(t.enc.decoder) {
+		return ""
+	}
+	return t.enc.decoder[id]
 }
 
 // Truncate returns the longest prefix of s, cut at a token boundary and never inside a UTF-8 character,
 // whose Count is at most maxTokens. It returns s itself when s fits and "" when maxTokens <= 0.
-// For valid UTF-8 input the result is a byte prefix of s; invalid bytes are first replaced by U+FFFD.
+// For valid UTF-8 input the result is a byte prefix of s; otherwise each invalid byte is first replaced by
+// U+FFFD, as Encode does.
 func (t *Tokenizer) Truncate(s string, maxTokens int) string {
 	if maxTokens <= 0 || s == "" {
 		return ""
 	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	toks := t.enc.EncodeOrdinary(s)
+	s = validUTF8(s)
+	toks := t.Encode(s)
 	if len(toks) <= maxTokens {
 		return s
 	}
 	for k := maxTokens; k > 0; {
-		prefix := trimPartialRune(t.enc.Decode(toks[:k]))
+		// The first k tokens spell the first off bytes of s.
+		off := 0
+		for _, id := range toks[:k] {
+			off += len(t.token(id))
+		}
+		prefix := trimPartialRune(s[:off])
 		if prefix == "" {
 			k--
 			continue
 		}
 		// Re-encoding a prefix almost always yields the same tokens, but BPE does not promise it (the
 		// pre-tokenizer may group a cut whitespace run differently): check, and step back by the excess.
-		n := len(t.enc.EncodeOrdinary(prefix))
+		n := t.Count(prefix)
 		if n <= maxTokens {
 			return prefix
 		}
 		k -= max(1, n-maxTokens)
 	}
 	return ""
+}
+
+// validUTF8 returns s with each byte that is not part of valid UTF-8 replaced by U+FFFD, the conversion
+// of []rune(s) that tiktoken-go applies. Valid input is returned as is.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence at the end of s, left when a token boundary falls
