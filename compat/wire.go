@@ -60,35 +60,65 @@ type Chunk struct {
 	Usage *Usage
 }
 
-var chunkPaths = []string{"id", "model", "created", "choices.#", "choices.0.delta.role",
-	"choices.0.delta.content", "choices.0.finish_reason", "usage"}
-
-// ParseChunk reads the relay's view of a raw chunk. It never indexes a choice
-// that is not there.
+// ParseChunk reads the relay's view of a raw chunk in one pass over its
+// top-level keys. It never indexes a choice that is not there.
 func ParseChunk(raw []byte) (Chunk, error) {
 	if !gjson.ValidBytes(raw) {
 		return Chunk{}, fmt.Errorf("parse chunk: invalid JSON")
 	}
-	r := gjson.GetManyBytes(raw, chunkPaths...)
-	c := Chunk{ID: r[0].String(), Model: r[1].String(), Created: r[2].Int(), Choices: int(r[3].Int())}
-	if c.Choices > 0 {
-		c.Role = r[4].String()
-		if r[5].Type == gjson.String {
-			c.Content, c.HasContent = r[5].String(), true
+	var c Chunk
+	gjson.ParseBytes(raw).ForEach(func(key, value gjson.Result) bool {
+		switch key.Str {
+		case "id":
+			c.ID = value.String()
+		case "model":
+			c.Model = value.String()
+		case "created":
+			c.Created = value.Int()
+		case "choices":
+			value.ForEach(func(_, choice gjson.Result) bool {
+				if c.Choices == 0 {
+					readChoice(&c, choice)
+				}
+				c.Choices++
+				return true
+			})
+		case "usage":
+			if value.IsObject() {
+				c.Usage = &Usage{
+					PromptTokens:     int(value.Get("prompt_tokens").Int()),
+					CompletionTokens: int(value.Get("completion_tokens").Int()),
+					TotalTokens:      int(value.Get("total_tokens").Int()),
+				}
+			}
 		}
-		if r[6].Type == gjson.String {
-			c.FinishReason = r[6].String()
-		}
-	}
-	if r[7].IsObject() {
-		u := Usage{
-			PromptTokens:     int(r[7].Get("prompt_tokens").Int()),
-			CompletionTokens: int(r[7].Get("completion_tokens").Int()),
-			TotalTokens:      int(r[7].Get("total_tokens").Int()),
-		}
-		c.Usage = &u
-	}
+		return true
+	})
 	return c, nil
+}
+
+func readChoice(c *Chunk, choice gjson.Result) {
+	choice.ForEach(func(key, value gjson.Result) bool {
+		switch key.Str {
+		case "delta":
+			value.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "role":
+					c.Role = v.String()
+				case "content":
+					if v.Type == gjson.String {
+						c.Content, c.HasContent = v.String(), true
+					}
+				}
+				return true
+			})
+		case "finish_reason":
+			if value.Type == gjson.String {
+				c.FinishReason = value.String()
+			}
+		}
+		return true
+	})
 }
 
 // SetChunkID returns raw with its "id" set to id.
