@@ -45,8 +45,8 @@ type workerState struct {
 // stopID marks stopwords in workerState.ids, so a word costs one map lookup whether it is a stopword or not.
 const stopID = ^uint32(0)
 
-func newWorkerState(l *Local, fit bool) *workerState {
-	return &workerState{l: l, fit: fit, vec: !fit, ids: make(map[uint64]uint32, 1024)}
+func newWorkerState(l *Local, fit bool, words int) *workerState {
+	return &workerState{l: l, fit: fit, vec: !fit, ids: make(map[uint64]uint32, words)}
 }
 
 // countWords counts the non-stopword words of text into counts/touched.

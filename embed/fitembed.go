@@ -30,7 +30,7 @@ func FitEmbed(ctx context.Context, texts []string, cfg LocalConfig) (*Local, [][
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	for w := range workers {
-		j := &job{st: newWorkerState(l, true), df: make([]uint32, c.IDFBuckets)}
+		j := &job{st: newWorkerState(l, true, 4096), df: make([]uint32, c.IDFBuckets)}
 		j.st.vec = true
 		jobs[w] = j
 		wg.Add(1)

@@ -91,7 +91,7 @@ func FitLocal(texts []string, cfg LocalConfig) *Local {
 			for i := range last {
 				last[i] = -1
 			}
-			st := newWorkerState(l, true)
+			st := newWorkerState(l, true, 4096)
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(texts) {
@@ -155,7 +155,12 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := newWorkerState(l, false)
+			// A query is a handful of words; a batch shares a vocabulary of thousands.
+			hint := 4096
+			if len(texts) == 1 {
+				hint = len(texts[0])/6 + 8
+			}
+			st := newWorkerState(l, false, hint)
 			for !failed.Load() {
 				i := int(next.Add(1)) - 1
 				if i >= len(texts) {
