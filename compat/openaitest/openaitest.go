@@ -258,16 +258,17 @@ func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), done: make(chan struct{})}
 		body, _ := io.ReadAll(r.Body)
-		var meta struct {
-			Model         string    `json:"model"`
-			Stream        bool      `json:"stream"`
-			Messages      []Message `json:"messages"`
-			StreamOptions struct {
-				IncludeUsage bool `json:"include_usage"`
-			} `json:"stream_options"`
+		// Exact keys only: encoding/json matches struct fields without
+		// regard to case, and OpenAI does not ("streAm" is not "stream").
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(body, &fields)
+		_ = json.Unmarshal(fields["model"], &rec.Model)
+		_ = json.Unmarshal(fields["stream"], &rec.Stream)
+		_ = json.Unmarshal(fields["messages"], &rec.Messages)
+		var so map[string]json.RawMessage
+		if json.Unmarshal(fields["stream_options"], &so) == nil {
+			_ = json.Unmarshal(so["include_usage"], &rec.IncludeUsage)
 		}
-		_ = json.Unmarshal(body, &meta)
-		rec.Model, rec.Stream, rec.IncludeUsage, rec.Messages = meta.Model, meta.Stream, meta.StreamOptions.IncludeUsage, meta.Messages
 		rec.raw = body
 		if !s.cfg.NoRecordBodies {
 			rec.Body = body
