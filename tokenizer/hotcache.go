@@ -6,9 +6,10 @@ import (
 )
 
 // hotCache is a small direct-mapped cache from short pieces (at most 16 bytes, which is nearly every piece
-// of prose) to their token count and, for single-token pieces, the token. It fits in the L2 cache, whereas
-// each lookup in the 200k-entry rank map misses the CPU caches two or three times; since a few thousand
-// distinct pieces make up almost all of a text, most pieces are answered here.
+// of prose) to their token count and, for single-token pieces, the token. Its hot entries stay in the CPU
+// caches, whereas each lookup in the 200k-entry rank map misses them two or three times; since a few
+// thousand distinct pieces make up almost all of a text, most pieces are answered here. (On the Berkeley
+// corpus 32k entries count about 30% faster than 8k.)
 //
 // Keys are stored inline as two words, so a hit reads one 32-byte entry. Each entry is a seqlock over
 // atomic words: a reader retries nothing, it treats a torn read as a miss; a writer that finds the entry
@@ -18,8 +19,8 @@ type hotCache struct {
 }
 
 const (
-	hotBits    = 13
-	hotEntries = 1 << hotBits // 8192 entries, 256 KB
+	hotBits    = 15
+	hotEntries = 1 << hotBits // 32,768 entries of 32 bytes: 1 MB per Tokenizer
 	hotMaxLen  = 16
 )
 

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"html"
 	"io/fs"
 	"os"
@@ -286,5 +287,27 @@ func TestCorpusMatchesTiktoken(t *testing.T) {
 			}
 			t.Fatalf("page %d: tokens differ (%d tiktoken-go, %d ours)", i, len(want), len(got))
 		}
+	}
+}
+
+// The merged-piece cache stays within its cap however many distinct pieces go through it, and answers
+// from it agree with fresh merges.
+func TestPieceCacheBounded(t *testing.T) {
+	tok := newTok(t)
+	fresh := newTok(t)
+	var sb strings.Builder
+	for i := range cacheMaxEntries + cacheMaxEntries/2 {
+		fmt.Fprintf(&sb, " zq%xjv", i*7919) // pieces like " zq1eefjv" are not tokens and need merging
+		if sb.Len() > 1<<14 {
+			tok.Count(sb.String())
+			sb.Reset()
+		}
+	}
+	if n := tok.cache.len(); n == 0 || n > cacheMaxEntries {
+		t.Fatalf("cache holds %d pieces, want 1..%d", n, cacheMaxEntries)
+	}
+	probe := " zq0jv zq1eefjv zq3ddejv"
+	if diff := cmp.Diff(fresh.Encode(probe), tok.Encode(probe)); diff != "" {
+		t.Errorf("Encode from warm caches (-fresh +warm):\n%s", diff)
 	}
 }

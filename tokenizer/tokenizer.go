@@ -202,7 +202,13 @@ func (t *Tokenizer) Truncate(s string, maxTokens int) string {
 		return ""
 	}
 	s = validUTF8(s)
-	toks := t.Encode(s)
+	// Pieces encode independently, so encoding can stop at the first piece that crosses the limit.
+	var toks []int
+	for i := 0; i < len(s) && len(toks) <= maxTokens; {
+		j := t.enc.classes.nextPiece(s, i)
+		toks = t.appendPiece(toks, s[i:j])
+		i = j
+	}
 	if len(toks) <= maxTokens {
 		return s
 	}

@@ -106,16 +106,26 @@ func TestTruncateKeepsRunesWhole(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	tok := newTok(t)
 	text := strings.Repeat("The Academic Guide lists every course, major and minor. ", 40)
-	want := tok.Count(text)
+	// Texts with pieces that need merging, counted up front by a Tokenizer of their own.
+	var texts [3]string
+	var wants [3]int
+	for k := range texts {
+		texts[k] = text + strings.Repeat(" Zyzzogeton's Qxvbrn", k)
+		wants[k] = newTok(t).Count(texts[k])
+	}
 	var wg sync.WaitGroup
 	errs := make(chan int, 8)
-	for range 8 {
+	for g := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			other := newTok(t)
-			for range 20 {
-				if n := other.Count(text); n != want {
+			// Half the goroutines share tok and its caches; the others build their own.
+			other := tok
+			if g%2 == 1 {
+				other = newTok(t)
+			}
+			for i := range 20 {
+				if n := other.Count(texts[i%3]); n != wants[i%3] {
 					errs <- n
 					return
 				}
@@ -125,7 +135,7 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for n := range errs {
-		t.Errorf("concurrent Count = %d, want %d", n, want)
+		t.Errorf("concurrent Count = %d, want one of %v", n, wants)
 	}
 }
 
