@@ -1,0 +1,47 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/ragproxy/ragproxy/compat/openaitest"
+)
+
+// TestOpenAIAgainstSharedFake runs the embedder against the project's shared fake upstream, which checks the
+// key and the model and answers in OpenAI's wire format. (Its fault injection covers chat requests only; the
+// retry tests use fakeEmbeddings.)
+func TestOpenAIAgainstSharedFake(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Config{APIKey: "sk-shared", Dimensions: 48})
+	defer srv.Close()
+	texts := make([]string, 250)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("text number %d", i)
+	}
+	e := NewOpenAI(OpenAIConfig{BaseURL: srv.URL(), APIKey: "sk-shared", Model: "text-embedding-3-small", BatchSize: 100})
+	got, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]float32, len(texts))
+	for i, s := range texts {
+		want[i] = openaitest.Vector(s, 48)
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+		t.Errorf("vectors (-want +got):\n%s", diff)
+	}
+	if n := len(srv.Requests()); n != 3 || e.Dimension() != 48 {
+		t.Errorf("%d requests and dimension %d, want 3 and 48", n, e.Dimension())
+	}
+
+	bad := NewOpenAI(OpenAIConfig{BaseURL: srv.URL(), APIKey: "sk-wrong", Model: "text-embedding-3-small"})
+	var apiErr *openai.Error
+	if _, err := bad.Embed(context.Background(), []string{"x"}); !errors.As(err, &apiErr) || apiErr.StatusCode != 401 {
+		t.Errorf("wrong key: error %v, want a 401 *openai.Error", err)
+	}
+}
