@@ -42,11 +42,15 @@ func Ablations(base retrieval.Config) []Variant {
 		{"complete + BM25", with(func(c *retrieval.Config) {
 			c.PageLists = []string{retrieval.ListSummaryDense, retrieval.ListPageBM25}
 		})},
-		{"complete + BM25 + chunk lists (default)", with(func(c *retrieval.Config) {
+		{"complete + BM25 + chunk and title lists (default)", with(func(c *retrieval.Config) {
 			c.PageLists = retrieval.DefaultPageLists
 		})},
-		{"default, RRF K = lists, ranks from 0", with(func(c *retrieval.Config) {
-			c.RRFK, c.RRFRankBase = -1, -1
+		{"default, equal list weights", with(func(c *retrieval.Config) {
+			c.ListWeights = map[string]float64{}
+		})},
+		{"default, seed 000 community rule (no protected pages)", with(func(c *retrieval.Config) { c.ProtectPages = -1 })},
+		{"default, usual RRF (K = 60, ranks from 1)", with(func(c *retrieval.Config) {
+			c.RRFK, c.RRFRankBase = 60, 1
 		})},
 		{"default, no communities", with(func(c *retrieval.Config) { c.NoCommunities = true })},
 	}

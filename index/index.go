@@ -70,6 +70,8 @@ type Manifest struct {
 	Embedder  string `json:"embedder"`
 	Dimension int    `json:"dimension"`
 	Tokenizer string `json:"tokenizer"`
+	// SearchText is the SearchTextVersion the chunk vectors were computed under.
+	SearchText int `json:"search_text"`
 	// Summarizer is "extractive" or the LLM model that wrote the summaries.
 	Summarizer string `json:"summarizer"`
 	// Hashes maps each page URL to the hex SHA-256 of its markdown.

@@ -127,3 +127,19 @@ func TestComputeStats(t *testing.T) {
 		t.Errorf("counts = %d pages, %d chunks, %d links; want 2, 3, 1", got.Pages, got.Chunks, got.Links)
 	}
 }
+
+func TestHeadingTrails(t *testing.T) {
+	chunks := []string{
+		"# Policies\n\nIntro text.\n\n## Grades\n\nAbout grades.",
+		"### Incomplete\n\nAn I grade lapses.\n```\n# not a heading\n```",
+		"## Units\n\nFifteen per term.",
+		"More on units.",
+	}
+	want := []string{"", "Policies > Grades", "Policies > Grades > Incomplete", "Policies > Units"}
+	if diff := cmp.Diff(want, HeadingTrails(chunks)); diff != "" {
+		t.Errorf("HeadingTrails (-want +got):\n%s", diff)
+	}
+	if got := SearchText("Policies", "Policies > Grades > Units", "x"); got != "Policies > Grades > Units\nx" {
+		t.Errorf("SearchText = %q", got)
+	}
+}

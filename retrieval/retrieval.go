@@ -31,12 +31,19 @@ const (
 	ListChunkBM25 = "chunk-bm25"
 	// ListChunkDense ranks pages by their best dense chunk.
 	ListChunkDense = "chunk-dense"
+	// ListTitleBM25 is BM25 over each page's title, URL path and headings.
+	ListTitleBM25 = "title-bm25"
+	// ListTitleMatch ranks pages whose whole title (or its parenthesised code) the query names.
+	ListTitleMatch = "title-match"
 )
 
 // Config holds retrieval's constants; the zero value of each field selects seed 000's value.
 type Config struct {
 	// PageLists are the ranked lists fused to rank pages; default all four lists.
 	PageLists []string
+	// ListWeights scales each page list's reciprocal-rank contribution; a list not named weighs 1. Default
+	// DefaultListWeights.
+	ListWeights map[string]float64
 	// PagesPerList is how many pages each list contributes; default 36.
 	PagesPerList int
 	// FusedPages is how many fused pages go to community selection; default 12.
@@ -45,29 +52,46 @@ type Config struct {
 	KeepPages int
 	// NoCommunities skips community selection and keeps the top KeepPages fused pages.
 	NoCommunities bool
+	// ProtectPages is how many of the best fused pages community selection always keeps; default 6. Negative
+	// means 0, seed 000's rule where community frequency alone decides (it loses pages on the Berkeley
+	// questions: see eval's ablations).
+	ProtectPages int
 	// ChunksPerList is how many chunks dense and BM25 chunk search return per query; default 128.
 	ChunksPerList int
 	// KeepChunks is how many fused chunks the context may use; default 40.
 	KeepChunks int
-	// RRFK is the reciprocal rank fusion constant; default 60, negative means the number of fused lists.
-	// RRFRankBase is the rank of a list's first item: default 1, negative means 0. (Seed 000's prototype used
-	// K = number of lists with ranks from 0; eval compares both.)
+	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, seed 000's choice, which
+	// beats the usual 60 on the Berkeley questions (eval ablations). RRFRankBase is the rank of a list's first
+	// item: 0 (the seed's) or 1 (the usual).
 	RRFK        float64
 	RRFRankBase int
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
 	// ContextTokens bounds the context in o200k tokens; default 6000.
 	ContextTokens int
-	// ConfidenceFloor is the similarity below which retrieval counts as empty; default 0.12.
+	// ConfidenceFloor is the similarity below which retrieval counts as empty; default 0.10. With the local
+	// embedder, similarities of unrelated questions (0.15-0.22 on the Berkeley index) overlap those of answerable
+	// ones, so the floor only catches questions that share almost nothing with the site.
 	ConfidenceFloor float64
 }
 
 // DefaultPageLists are the page lists used when Config.PageLists is empty.
-var DefaultPageLists = []string{ListSummaryDense, ListPageBM25, ListChunkBM25, ListChunkDense}
+var DefaultPageLists = []string{ListSummaryDense, ListPageBM25, ListChunkBM25, ListChunkDense, ListTitleBM25, ListTitleMatch}
+
+// DefaultListWeights halve the page-level lexical and summary lists against the chunk lists and title match,
+// which rank the answering page better on their own (eval ablations on the Berkeley questions, local embedder,
+// extractive summaries).
+var DefaultListWeights = map[string]float64{ListSummaryDense: 0.5, ListPageBM25: 0.5, ListTitleBM25: 0.5}
 
 func (c Config) withDefaults() Config {
 	if len(c.PageLists) == 0 {
 		c.PageLists = DefaultPageLists
+	}
+	if c.ListWeights == nil {
+		c.ListWeights = DefaultListWeights
+	}
+	if c.ProtectPages == 0 {
+		c.ProtectPages = 6
 	}
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -80,16 +104,9 @@ func (c Config) withDefaults() Config {
 	def(&c.ChunksPerList, 128)
 	def(&c.KeepChunks, 40)
 	def(&c.ContextTokens, 6000)
-	if c.RRFK == 0 {
-		c.RRFK = 60
-	}
-	if c.RRFRankBase == 0 {
-		c.RRFRankBase = 1
-	} else if c.RRFRankBase < 0 {
-		c.RRFRankBase = 0
-	}
+	c.RRFRankBase = max(c.RRFRankBase, 0)
 	if c.ConfidenceFloor == 0 {
-		c.ConfidenceFloor = 0.12
+		c.ConfidenceFloor = 0.10
 	}
 	return c
 }
@@ -104,6 +121,9 @@ type Retriever struct {
 	chunkBM25 *lexical.BM25
 	summaries vector.Index
 	chunks    vector.Index
+	titles    *lexical.BM25
+	named     *titleIndex
+	lex       *lexicon
 }
 
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
@@ -120,8 +140,9 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 		pages[i] = p.Title + "\n" + p.Title + "\n" + p.Markdown
 	}
 	chunks := make([]string, len(ix.Chunks))
+	trails := index.ChunkContexts(ix)
 	for i, c := range ix.Chunks {
-		chunks[i] = ix.Pages[c.PageID].Title + "\n" + c.Text
+		chunks[i] = index.SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
 	}
 	summaries, err := vector.NewFlat(ix.SummaryVectors)
 	if err != nil {
@@ -131,8 +152,15 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: chunk vectors: %w", err)
 	}
+	titles := make([]string, len(ix.Pages))
+	for i, p := range ix.Pages {
+		titles[i] = pageFields(p)
+	}
 	return &Retriever{
 		ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(),
+		titles:    lexical.NewBM25(titles, lexical.Config{}),
+		lex:       newLexicon(ix),
+		named:     newTitleIndex(ix.Pages),
 		pageBM25:  lexical.NewBM25(pages, lexical.Config{}),
 		chunkBM25: lexical.NewBM25(chunks, lexical.Config{}),
 		summaries: summaries,
@@ -195,6 +223,10 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res := &Result{Query: question, Rewrites: rewrites, Durations: map[string]time.Duration{}}
 	queries := []string{question}
 	if !r.cfg.NoRewrites {
+		if x := r.lex.expand(question); x != "" {
+			rewrites = append(rewrites[:len(rewrites):len(rewrites)], x)
+			res.Rewrites = rewrites
+		}
 		queries = dedupe(append(queries, rewrites...))
 	}
 	t := time.Now()
@@ -227,6 +259,26 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 		res.Timings[k] = d.String()
 	}
 	return res, nil
+}
+
+// pageFields is what the title list searches: the title, the words of the URL path and the headings.
+func pageFields(p index.Page) string {
+	var b strings.Builder
+	b.WriteString(p.Title)
+	b.WriteString("\n")
+	if i := strings.Index(p.URL, "://"); i >= 0 {
+		if j := strings.IndexByte(p.URL[i+3:], '/'); j >= 0 {
+			b.WriteString(strings.NewReplacer("/", " ", "-", " ", "_", " ").Replace(p.URL[i+3+j:]))
+			b.WriteString("\n")
+		}
+	}
+	for _, line := range strings.Split(p.Markdown, "\n") {
+		if strings.HasPrefix(line, "#") {
+			b.WriteString(strings.TrimLeft(line, "# "))
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 func dedupe(qs []string) []string {

@@ -16,7 +16,7 @@ type scored struct {
 
 func (r *Retriever) fuse(lists [][]int) []scored {
 	k := r.cfg.RRFK
-	if k < 0 {
+	if k <= 0 {
 		k = float64(len(lists))
 	}
 	fused := fusion.RRF(lists, k, r.cfg.RRFRankBase)
@@ -27,10 +27,35 @@ func (r *Retriever) fuse(lists [][]int) []scored {
 	return out
 }
 
+// fuseWeighted is reciprocal rank fusion with a weight per list; ties keep first appearance.
+func (r *Retriever) fuseWeighted(lists [][]int, weights []float64) []scored {
+	k := r.cfg.RRFK
+	if k <= 0 {
+		k = float64(len(lists))
+	}
+	base := float64(r.cfg.RRFRankBase)
+	pos := map[int]int{}
+	var out []scored
+	for li, l := range lists {
+		for rank, id := range l {
+			s := weights[li] / (k + base + float64(rank))
+			if i, ok := pos[id]; ok {
+				out[i].score += s
+				continue
+			}
+			pos[id] = len(out)
+			out = append(out, scored{id, s})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	return out
+}
+
 // rankPages fuses, over every query, the configured page lists.
 func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 	n := r.cfg.PagesPerList
 	var lists [][]int
+	var weights []float64
 	for qi, q := range queries {
 		for _, name := range r.cfg.PageLists {
 			var ids []int
@@ -38,6 +63,12 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 			case ListSummaryDense:
 				for _, h := range r.summaries.Search(vecs[qi], n, nil) {
 					ids = append(ids, h.ID)
+				}
+			case ListTitleMatch:
+				ids = r.named.search(q, n)
+			case ListTitleBM25:
+				for _, h := range r.titles.Search(q, n, nil) {
+					ids = append(ids, h.Doc)
 				}
 			case ListPageBM25:
 				for _, h := range r.pageBM25.Search(q, n, nil) {
@@ -58,10 +89,15 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 			}
 			if len(ids) > 0 {
 				lists = append(lists, ids)
+				w, ok := r.cfg.ListWeights[name]
+				if !ok {
+					w = 1
+				}
+				weights = append(weights, w)
 			}
 		}
 	}
-	fused := r.fuse(lists)
+	fused := r.fuseWeighted(lists, weights)
 	if len(fused) > r.cfg.FusedPages {
 		fused = fused[:r.cfg.FusedPages]
 	}
@@ -106,12 +142,14 @@ func (r *Retriever) selectPages(fused []scored) []scored {
 	for _, s := range fused {
 		freq[key(s)]++
 	}
+	protect := max(0, min(r.cfg.ProtectPages, r.cfg.KeepPages))
 	order := make([]int, len(fused))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool {
-		return freq[key(fused[order[a]])] > freq[key(fused[order[b]])]
+	rest := order[protect:]
+	sort.SliceStable(rest, func(a, b int) bool {
+		return freq[key(fused[rest[a]])] > freq[key(fused[rest[b]])]
 	})
 	keep := order[:r.cfg.KeepPages]
 	sort.Ints(keep)

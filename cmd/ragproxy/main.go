@@ -23,7 +23,10 @@ type command struct {
 // commands maps subcommand names to their implementations. Other files add
 // theirs here (serve.go: "serve"; later ingest, stats, eval, demo).
 var commands = map[string]command{
-	"serve": {summary: "run the OpenAI-compatible proxy", run: runServe},
+	"serve":  {summary: "run the OpenAI-compatible proxy", run: runServe},
+	"ingest": {summary: "crawl or mirror a site into an index", run: runIngest},
+	"stats":  {summary: "describe an index", run: runStats},
+	"eval":   {summary: "measure retrieval and answer quality on a question set", run: runEval},
 }
 
 func main() {

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/ragproxy/ragproxy/eval"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/tokenizer"
+)
+
+func runEval(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	var (
+		up                      upstreamFlags
+		rf                      retrievalFlags
+		dir, questions, jsonOut string
+		ablations               bool
+		minFact, minHit, minMRR float64
+		repeats                 int
+	)
+	fs.StringVar(&dir, "index", envOr("RAGPROXY_INDEX", ""), "index directory (RAGPROXY_INDEX)")
+	fs.StringVar(&questions, "questions", "", "question set (JSONL: question, expected_urls, fact)")
+	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file ('-' for stdout)")
+	fs.BoolVar(&ablations, "ablations", true, "run the ablation table")
+	fs.Float64Var(&minFact, "min-fact-in-context", 0, "fail when fact-in-context is below this")
+	fs.Float64Var(&minHit, "min-hit8", 0, "fail when page Hit@8 is below this")
+	fs.Float64Var(&minMRR, "min-mrr", 0, "fail when page MRR is below this")
+	fs.IntVar(&repeats, "answer-repeats", 1, "with an upstream: answer each question this many times and judge each")
+	up.register(fs)
+	rf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if dir == "" || questions == "" {
+		return fmt.Errorf("eval: --index and --questions are required")
+	}
+	up.key = os.Getenv("OPENAI_API_KEY")
+	qs, err := eval.LoadQuestions(questions)
+	if err != nil {
+		return err
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		return err
+	}
+	remote, err := up.openaiEmbedder()
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	r, err := retrieval.Open(dir, remote, tok, rf.config())
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	var an retrieval.Analyzer = retrieval.Heuristic{}
+	if up.online() {
+		an = &retrieval.LLMAnalyzer{Client: up.client(), Model: up.model}
+	}
+	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
+	if up.online() {
+		rep.Analyzer = "llm " + up.model
+	}
+	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {
+		return err
+	}
+	if ablations {
+		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(rf.config())); err != nil {
+			return err
+		}
+	}
+	if up.online() {
+		judge := &eval.Judge{Client: up.client(), Model: up.model}
+		if rep.Answers, err = judge.Answers(ctx, r, an, qs, repeats); err != nil {
+			return err
+		}
+	}
+	fmt.Print(rep.Markdown())
+	if jsonOut != "" {
+		w := os.Stdout
+		if jsonOut != "-" {
+			if w, err = os.Create(jsonOut); err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
+			defer w.Close()
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
+	m := rep.Retrieval
+	if m.FactInContext < minFact || m.Hit[8] < minHit || m.MRR < minMRR {
+		return fmt.Errorf("eval: below the bar: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",
+			m.FactInContext, minFact, m.Hit[8], minHit, m.MRR, minMRR)
+	}
+	return nil
+}
+
+// retrievalFlags are retrieval's constants, shared by serve and eval.
+type retrievalFlags struct {
+	cfg     retrieval.Config
+	noComms bool
+}
+
+func (f *retrievalFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.cfg.PagesPerList, "pages-per-list", 36, "pages each search list contributes")
+	fs.IntVar(&f.cfg.FusedPages, "fused-pages", 12, "fused pages that go to community selection")
+	fs.IntVar(&f.cfg.KeepPages, "keep-pages", 8, "pages community selection keeps")
+	fs.BoolVar(&f.noComms, "no-communities", false, "skip community selection")
+	fs.IntVar(&f.cfg.ProtectPages, "protect-pages", 6, "best fused pages community selection always keeps (negative: none)")
+	fs.IntVar(&f.cfg.ChunksPerList, "chunks-per-list", 128, "chunks each chunk search returns per query")
+	fs.IntVar(&f.cfg.KeepChunks, "keep-chunks", 40, "fused chunks the context may use")
+	fs.Float64Var(&f.cfg.RRFK, "rrf-k", 0, "reciprocal rank fusion K (0: the number of fused lists)")
+	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", 0, "rank of a list's first item in fusion (0 or 1)")
+	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", 6000, "context budget in tokens")
+	fs.Float64Var(&f.cfg.ConfidenceFloor, "confidence-floor", 0.10, "similarity below which the answer is \"I don't know\"")
+}
+
+func (f *retrievalFlags) config() retrieval.Config {
+	c := f.cfg
+	c.NoCommunities = f.noComms
+	return c
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/ingest/summary"
+)
+
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// upstreamFlags are the upstream settings ingest, eval and serve share for LLM and embedding calls.
+type upstreamFlags struct {
+	url, key, model, embedder, embeddingModel string
+	embeddingDims                             int
+}
+
+func (u *upstreamFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&u.url, "upstream-url", envOr("OPENAI_BASE_URL", "https://api.openai.com/v1"), "OpenAI-compatible API base URL (OPENAI_BASE_URL)")
+	fs.StringVar(&u.model, "model", envOr("RAGPROXY_MODEL", "gpt-4o-mini"), "chat model for summaries, analysis and answers (RAGPROXY_MODEL)")
+	fs.StringVar(&u.embedder, "embedder", envOr("RAGPROXY_EMBEDDER", "auto"), "auto (openai when OPENAI_API_KEY is set, else local), local or openai (RAGPROXY_EMBEDDER)")
+	fs.StringVar(&u.embeddingModel, "embedding-model", envOr("RAGPROXY_EMBEDDING_MODEL", "text-embedding-3-large"), "embedding model for --embedder openai (RAGPROXY_EMBEDDING_MODEL)")
+	fs.IntVar(&u.embeddingDims, "embedding-dimensions", envInt("RAGPROXY_EMBEDDING_DIMENSIONS", 0), "ask the embedding model for shorter vectors; 0 keeps its size (RAGPROXY_EMBEDDING_DIMENSIONS)")
+}
+
+// online reports whether an upstream key is configured.
+func (u *upstreamFlags) online() bool { return u.key != "" }
+
+func (u *upstreamFlags) client() openai.Client {
+	return openai.NewClient(option.WithBaseURL(u.url), option.WithAPIKey(u.key), option.WithMaxRetries(2))
+}
+
+// openaiEmbedder returns the upstream embedder when one is chosen, nil for the local one.
+func (u *upstreamFlags) openaiEmbedder() (embed.Embedder, error) {
+	switch u.embedder {
+	case "local":
+		return nil, nil
+	case "openai":
+		if !u.online() {
+			return nil, fmt.Errorf("--embedder openai needs OPENAI_API_KEY")
+		}
+	case "auto":
+		if !u.online() {
+			return nil, nil
+		}
+	default:
+		return nil, fmt.Errorf("--embedder %q: want auto, local or openai", u.embedder)
+	}
+	return embed.NewOpenAI(embed.OpenAIConfig{BaseURL: u.url, APIKey: u.key, Model: u.embeddingModel,
+		Dimensions: u.embeddingDims}), nil
+}
+
+func runIngest(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ragproxy ingest SOURCE --index DIR [flags]\n\nSOURCE is a start URL (crawl) or a directory of saved pages (mirror, with --base-url).")
+		fs.PrintDefaults()
+	}
+	var (
+		cfg       ingest.Config
+		up        upstreamFlags
+		sections  repeated
+		removes   repeated
+		summaries string
+		jsonOut   bool
+		maxBytes  int64
+	)
+	fs.StringVar(&cfg.IndexDir, "index", envOr("RAGPROXY_INDEX", ""), "index directory to write (RAGPROXY_INDEX)")
+	fs.StringVar(&cfg.BaseURL, "base-url", "", "URL of the mirror's root directory: DIR/a/b/index.html is BASE/a/b/")
+	fs.BoolVar(&cfg.Full, "full", false, "ignore the existing index and recompute everything")
+	fs.StringVar(&cfg.Crawl.Prefix, "prefix", "", "crawl only paths under this prefix")
+	fs.IntVar(&cfg.Crawl.MaxDepth, "depth", 15, "crawl depth limit")
+	fs.IntVar(&cfg.Crawl.Concurrency, "concurrency", 4, "concurrent crawl requests")
+	fs.DurationVar(&cfg.Crawl.Delay, "delay", 100*time.Millisecond, "polite delay between requests to the host (negative: none)")
+	fs.Int64Var(&maxBytes, "max-page-bytes", 5<<20, "skip pages larger than this")
+	fs.IntVar(&cfg.Crawl.MaxPages, "max-pages", 0, "stop after this many pages (0: no limit)")
+	fs.BoolVar(&cfg.Crawl.AllowPrivate, "allow-private", false, "allow crawling private and loopback addresses")
+	fs.StringVar(&cfg.Clean.ContentSelector, "content-selector", "", "CSS selector of the main content (default: detected)")
+	fs.Var(&removes, "remove-selector", "CSS selector removed from the content (repeatable)")
+	fs.Var(&sections, "section", "URL prefix selecting a subset of the site plus the pages it links to (repeatable)")
+	fs.Float64Var(&cfg.Links.BoilerplateShare, "link-boilerplate-share", 0.30, "drop links found on more than this share of pages")
+	fs.IntVar(&cfg.Chunk.MinTokens, "chunk-min-tokens", 200, "chunks grow to this many tokens before an H1-H2 may end them")
+	fs.IntVar(&cfg.Chunk.H3Tokens, "chunk-h3-tokens", 300, "from this size an H3 may end a chunk")
+	fs.IntVar(&cfg.Chunk.H4Tokens, "chunk-h4-tokens", 400, "from this size an H4 or three blank lines may end a chunk")
+	fs.IntVar(&cfg.Chunk.TwoBlankTokens, "chunk-two-blank-tokens", 500, "from this size two blank lines may end a chunk")
+	fs.IntVar(&cfg.Chunk.ListItemTokens, "chunk-list-item-tokens", 600, "from this size a list item may end a chunk")
+	fs.IntVar(&cfg.Chunk.BlankTokens, "chunk-blank-tokens", 800, "from this size any blank line may end a chunk")
+	fs.IntVar(&cfg.Chunk.DropTokens, "chunk-drop-tokens", 10, "drop chunks of this many tokens or fewer")
+	fs.IntVar(&cfg.Chunk.MaxTokens, "chunk-max-tokens", 1200, "hard upper bound of a chunk")
+	fs.IntVar(&cfg.Graph.MinComponent, "min-component", 10, "components smaller than this get community 9999")
+	fs.StringVar(&summaries, "summaries", "auto", "auto (llm when OPENAI_API_KEY is set), llm or extractive")
+	fs.IntVar(&cfg.SummaryConcurrency, "summary-concurrency", 4, "concurrent LLM summary calls")
+	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON")
+	up.register(fs)
+	source, rest := splitSource(args)
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if source == "" && fs.NArg() > 0 {
+		source = fs.Arg(0)
+	}
+	if source == "" || cfg.IndexDir == "" {
+		fs.Usage()
+		return fmt.Errorf("ingest: SOURCE and --index are required")
+	}
+	up.key = os.Getenv("OPENAI_API_KEY")
+	cfg.Source = source
+	cfg.Crawl.MaxBytes = maxBytes
+	cfg.Links.Sections = sections
+	cfg.Clean.RemoveSelectors = removes
+	cfg.Version = version
+	cfg.Progress = os.Stderr
+	cfg.Logger = newLogger(os.Stderr, "info")
+	switch summaries {
+	case "extractive":
+	case "llm", "auto":
+		if up.online() {
+			cfg.Summarizer = &summary.LLM{Client: up.client(), Model: up.model}
+		} else if summaries == "llm" {
+			return fmt.Errorf("ingest: --summaries llm needs OPENAI_API_KEY")
+		}
+	default:
+		return fmt.Errorf("ingest: --summaries %q: want auto, llm or extractive", summaries)
+	}
+	var err error
+	if cfg.Embedder, err = up.openaiEmbedder(); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if cfg.Crawl.AllowPrivate {
+		cfg.Crawl.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	rep, err := ingest.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return json.NewEncoder(os.Stdout).Encode(rep)
+	}
+	fmt.Printf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s\n",
+		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, cfg.IndexDir,
+		rep.Version, rep.Duration.Round(time.Millisecond))
+	return nil
+}
+
+// splitSource lets SOURCE come before the flags, as in `ragproxy ingest https://site/ --index DIR`.
+func splitSource(args []string) (string, []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+func runStats(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
+	dir := fs.String("index", envOr("RAGPROXY_INDEX", ""), "index directory (RAGPROXY_INDEX)")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return fmt.Errorf("stats: --index is required")
+	}
+	ix, err := index.Load(*dir)
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
+	st := index.ComputeStats(ix)
+	if *jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	fmt.Printf("index %s (version %s, built %s)\n", *dir, st.Version, st.BuiltAt)
+	fmt.Printf("  pages %d, chunks %d, links %d\n", st.Pages, st.Chunks, st.Links)
+	fmt.Printf("  communities %d (modularity %.3f), pages in small components %d\n", st.Communities, st.Modularity, st.SmallComponentPages)
+	fmt.Printf("  chunk tokens p50 %d, p95 %d, max %d (%s)\n", st.ChunkTokens.P50, st.ChunkTokens.P95, st.ChunkTokens.Max, st.Tokenizer)
+	fmt.Printf("  embedder %s (dimension %d), summaries %s\n", st.Embedder, st.Dimension, st.Summarizer)
+	return nil
+}

@@ -1,0 +1,47 @@
+package eval
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Report is the output of `ragproxy eval`.
+type Report struct {
+	Index     string   `json:"index"`
+	Questions string   `json:"questions"`
+	Analyzer  string   `json:"analyzer"`
+	Retrieval Metrics  `json:"retrieval"`
+	Ablations []Row    `json:"ablations,omitempty"`
+	Answers   *Answers `json:"answers,omitempty"`
+}
+
+// Markdown renders the report for people.
+func (r Report) Markdown() string {
+	var b strings.Builder
+	m := r.Retrieval
+	fmt.Fprintf(&b, "# Retrieval on %s (%d questions, %s analysis)\n\n", r.Questions, m.Questions, r.Analyzer)
+	b.WriteString(Markdown([]Row{{Variant: "configured", Metrics: m}}))
+	if len(m.Misses) > 0 {
+		b.WriteString("\n## Misses\n\n| id | question | rank | fact in context | top pages |\n| --- | --- | --- | --- | --- |\n")
+		for _, x := range m.Misses {
+			got := x.Got
+			if len(got) > 3 {
+				got = got[:3]
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %v | %s |\n", x.ID, strings.ReplaceAll(x.Question, "|", "/"), x.Rank,
+				x.FactFound, strings.Join(got, " "))
+		}
+	}
+	if len(r.Ablations) > 0 {
+		b.WriteString("\n## Ablations\n\n")
+		b.WriteString(Markdown(r.Ablations))
+	}
+	if a := r.Answers; a != nil {
+		fmt.Fprintf(&b, "\n## Answers (%s, judged by %s, %d runs each)\n\ncorrect: %d/%d (%.1f%%)\n",
+			a.Model, a.Model, a.Repeats, a.Correct, a.Total, 100*a.Accuracy)
+		for _, w := range a.Wrong {
+			fmt.Fprintf(&b, "- %s: %s (%d/%d correct)\n", w.ID, w.Question, w.Correct, a.Repeats)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,249 @@
+// Package ingest builds the index that retrieval reads: it crawls a site or reads a mirror, cleans the pages,
+// cleans the link graph, chunks, summarises, finds communities, embeds, and writes a new index version. The stage
+// packages (crawl, clean, links, chunk, summary, leiden) do the work; this package runs them in order, reuses what
+// an earlier index already computed for unchanged pages, and reports progress.
+//
+// Run is safe to call concurrently for different index directories.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest/chunk"
+	"github.com/ragproxy/ragproxy/ingest/clean"
+	"github.com/ragproxy/ragproxy/ingest/crawl"
+	"github.com/ragproxy/ragproxy/ingest/leiden"
+	"github.com/ragproxy/ragproxy/ingest/links"
+	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/tokenizer"
+)
+
+// Config says what to ingest and how. Source and IndexDir are required; every other zero value selects the
+// default of the stage it configures.
+type Config struct {
+	// Source is a start URL (crawl) or a local directory of saved pages (mirror).
+	Source string
+	// BaseURL maps mirror files to URLs: DIR/a/b/index.html is BASE/a/b/. Required for a mirror.
+	BaseURL string
+	// IndexDir is where the index is written; an index already there is reused for unchanged pages.
+	IndexDir string
+	// Full ignores the previous index and recomputes everything.
+	Full bool
+
+	Crawl   crawl.Config // Start is set from Source
+	Clean   clean.Config
+	Links   links.Config
+	Chunk   chunk.Config
+	Graph   leiden.CommunityConfig
+	Summary summary.ExtractiveConfig
+
+	// Summarizer writes LLM summaries; nil means extractive summaries.
+	Summarizer *summary.LLM
+	// SummaryConcurrency bounds concurrent LLM summary calls; default 4.
+	SummaryConcurrency int
+	// Embedder embeds summaries and chunks; nil means the local embedder fitted on the corpus.
+	Embedder embed.Embedder
+	// Local configures the local embedder when Embedder is nil.
+	Local embed.LocalConfig
+
+	// Progress receives progress bars (a terminal) or periodic log lines; nil means silent.
+	Progress io.Writer
+	// Logger receives the stage summaries; nil means slog.Default().
+	Logger *slog.Logger
+	// Version is the ragproxy version recorded in the manifest.
+	Version string
+}
+
+// Report says what a run did.
+type Report struct {
+	Fetched    int                      `json:"fetched"`
+	Skipped    map[crawl.SkipReason]int `json:"skipped,omitempty"`
+	Unreadable int                      `json:"unreadable"`
+	Duplicates int                      `json:"duplicates"`
+	Pages      int                      `json:"pages"`
+	Reused     int                      `json:"reused"`
+	Removed    int                      `json:"removed"`
+	Chunks     int                      `json:"chunks"`
+	Links      int                      `json:"links"`
+	Embedded   int                      `json:"embedded"`
+	Version    string                   `json:"version"`
+	Changed    bool                     `json:"changed"`
+	Duration   time.Duration            `json:"duration_ns"`
+}
+
+// ErrNoPages is returned when the source yields no usable page.
+var ErrNoPages = errors.New("no usable pages")
+
+// Run ingests cfg.Source into cfg.IndexDir.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	start := time.Now()
+	if cfg.Source == "" || cfg.IndexDir == "" {
+		return nil, errors.New("ingest: source and index directory are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	var prev *index.Index
+	if !cfg.Full {
+		prev, err = index.Load(cfg.IndexDir)
+		if err != nil && !errors.Is(err, index.ErrNoIndex) {
+			cfg.Logger.Warn("previous index unreadable; rebuilding everything", "err", err)
+		}
+	}
+	r := &Report{}
+	run := &run{cfg: cfg, tok: tok, prev: newReuse(prev), report: r, progress: newProgress(cfg.Progress)}
+
+	raw, err := run.fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := run.clean(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("ingest %s: %w (%d fetched, %d unreadable)", cfg.Source, ErrNoPages, r.Fetched, r.Unreadable)
+	}
+	ix := run.graph(docs)
+	run.chunk(ctx, ix, docs)
+	if err := run.summarise(ctx, ix); err != nil {
+		return nil, err
+	}
+	if err := run.communities(ix); err != nil {
+		return nil, err
+	}
+	if err := run.embed(ctx, ix); err != nil {
+		return nil, err
+	}
+	run.finishManifest(ix)
+	r.Version = ix.Manifest.Version
+	r.Changed = prev == nil || prev.Manifest.Version != ix.Manifest.Version
+	if prev != nil {
+		r.Removed = run.prev.removed(ix)
+	}
+	if err := index.Write(cfg.IndexDir, ix); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	r.Duration = time.Since(start)
+	cfg.Logger.Info("ingest done", "pages", r.Pages, "chunks", r.Chunks, "links", r.Links, "reused", r.Reused,
+		"removed", r.Removed, "duplicates", r.Duplicates, "unreadable", r.Unreadable, "version", r.Version,
+		"duration", r.Duration.Round(time.Millisecond))
+	return r, nil
+}
+
+// run holds the state of one Run.
+type run struct {
+	cfg      Config
+	tok      *tokenizer.Tokenizer
+	prev     *reuse
+	report   *Report
+	progress *progress
+	embedder embed.Embedder
+	embState []byte
+}
+
+// isMirror reports whether source names a local directory rather than a URL.
+func isMirror(source string) bool {
+	if u, err := url.Parse(source); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		return false
+	}
+	st, err := os.Stat(source)
+	return err == nil && st.IsDir()
+}
+
+// settings are the ingest parameters that shape the index content; they enter the version.
+func (r *run) settings() json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Clean   clean.Config
+		Links   links.Config
+		Chunk   chunk.Config
+		Graph   leiden.CommunityConfig
+		Summary summary.ExtractiveConfig
+	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary})
+	return b
+}
+
+func (r *run) finishManifest(ix *index.Index) {
+	m := &ix.Manifest
+	m.Pages, m.Chunks = len(ix.Pages), len(ix.Chunks)
+	m.Tokenizer = r.tok.Name()
+	m.SearchText = index.SearchTextVersion
+	m.Embedder, m.Dimension = r.embedder.Name(), r.embedder.Dimension()
+	m.Summarizer = "extractive"
+	if r.cfg.Summarizer != nil {
+		m.Summarizer = r.cfg.Summarizer.Model
+		if m.Summarizer == "" {
+			m.Summarizer = "gpt-4o-mini"
+		}
+	}
+	m.Hashes = make(map[string]string, len(ix.Pages))
+	m.BuiltAt = time.Now().UTC()
+	m.RagproxyVersion = r.cfg.Version
+	m.Source = r.cfg.Source
+	m.Settings = r.settings()
+	links := 0
+	for _, p := range ix.Pages {
+		m.Hashes[p.URL] = p.Hash
+		links += len(p.Links)
+	}
+	m.Links = links
+	ix.EmbedderState = r.embState
+	m.Version = contentVersion(ix)
+	r.report.Pages, r.report.Chunks, r.report.Links = m.Pages, m.Chunks, links
+}
+
+// contentVersion hashes everything retrieval sees, so equal content gives an equal version and any change a new one.
+func contentVersion(ix *index.Index) string {
+	h := sha256.New()
+	m := ix.Manifest
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%s\x00%d\x00", m.Embedder, m.Dimension, m.Tokenizer, m.Summarizer, m.Settings,
+		m.SearchText)
+	h.Write(ix.EmbedderState)
+	for _, p := range ix.Pages {
+		fmt.Fprintf(h, "p\x00%s\x00%s\x00%s\x00%s\x00%d\x00%v\x00", p.URL, p.Hash, p.Title, p.Summary, p.Community, p.Links)
+	}
+	for _, c := range ix.Chunks {
+		fmt.Fprintf(h, "c\x00%d\x00%s\x00", c.PageID, c.Text)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func hostPrefix(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return strings.ToLower(p.Scheme + "://" + p.Host)
+}

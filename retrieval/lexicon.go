@@ -1,0 +1,231 @@
+package retrieval
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// lexicon is what the site's own text says about its words: how common each is, which words its titles and
+// headings use, and the acronyms it defines ("Master of Financial Engineering (MFE)"). Query expansion uses it to
+// do without a model what the analysis model does with one: correct misspellings, complete abbreviations and
+// spell out acronyms, in the site's vocabulary.
+type lexicon struct {
+	df       map[string]int    // word -> number of chunks containing it
+	heading  map[string]int    // word -> occurrences in titles and headings
+	acronyms map[string]string // lowercase acronym -> its expansion
+	byLen    map[int][]string  // vocabulary words by length, for spelling correction
+}
+
+var acronymRE = regexp.MustCompile(`\(([A-Z][A-Za-z&]{1,9})\)`)
+
+func newLexicon(ix *index.Index) *lexicon {
+	lx := &lexicon{df: map[string]int{}, heading: map[string]int{}, acronyms: map[string]string{}, byLen: map[int][]string{}}
+	seen := map[string]bool{}
+	for _, c := range ix.Chunks {
+		clear(seen)
+		textnorm.Words(c.Text, func(w string) bool {
+			if !seen[w] {
+				seen[w] = true
+				lx.df[w]++
+			}
+			return true
+		})
+	}
+	addHeading := func(s string) {
+		textnorm.Words(s, func(w string) bool { lx.heading[w]++; return true })
+	}
+	for _, p := range ix.Pages {
+		addHeading(p.Title)
+		for _, line := range strings.Split(p.Markdown, "\n") {
+			if strings.HasPrefix(line, "#") {
+				addHeading(line)
+			}
+		}
+		for _, m := range acronymRE.FindAllStringSubmatchIndex(p.Markdown, -1) {
+			acr := p.Markdown[m[2]:m[3]]
+			if exp := expandAcronym(p.Markdown[max(0, m[0]-120):m[0]], acr); exp != "" {
+				k := strings.ToLower(acr)
+				if _, ok := lx.acronyms[k]; !ok {
+					lx.acronyms[k] = exp
+				}
+			}
+		}
+	}
+	for w, n := range lx.df {
+		if n >= 2 && len(w) >= 3 && !hasDigit(w) {
+			lx.byLen[len(w)] = append(lx.byLen[len(w)], w)
+		}
+	}
+	for _, ws := range lx.byLen {
+		sort.Strings(ws)
+	}
+	return lx
+}
+
+// expandAcronym finds the words before an acronym whose initials spell it, skipping short function words:
+// "Master of Financial Engineering" for "MFE", "Letters & Science" for "L&S".
+func expandAcronym(before, acr string) string {
+	words := strings.Fields(before)
+	letters := []rune(strings.ToLower(acr))
+	i := len(letters) - 1
+	start := len(words)
+	for j := len(words) - 1; j >= 0 && i >= 0; j-- {
+		w := strings.Trim(words[j], `,;:"'`)
+		if w == "" {
+			return ""
+		}
+		first := unicode.ToLower([]rune(w)[0])
+		switch {
+		case first == letters[i]:
+			i--
+			start = j
+		case isFunctionWord(w) && i < len(letters)-1:
+			continue
+		default:
+			return ""
+		}
+	}
+	if i >= 0 || start == len(words) {
+		return ""
+	}
+	return strings.Join(words[start:], " ")
+}
+
+func isFunctionWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "of", "and", "in", "the", "for", "on", "at", "to":
+		return true
+	}
+	return false
+}
+
+func hasDigit(w string) bool {
+	return strings.IndexFunc(w, unicode.IsDigit) >= 0
+}
+
+// expand returns q with its words corrected, completed and spelled out where the site's vocabulary suggests, or
+// "" when it changes nothing. The original words stay, so a wrong guess only adds terms.
+func (lx *lexicon) expand(q string) string {
+	var extra []string
+	textnorm.Words(q, func(w string) bool {
+		if textnorm.IsStopword(w) || hasDigit(w) {
+			return true
+		}
+		if exp, ok := lx.acronyms[w]; ok {
+			extra = append(extra, exp)
+			return true
+		}
+		if lx.df[w] > 2 {
+			return true // a word the site uses
+		}
+		if c := lx.complete(w); c != "" {
+			extra = append(extra, c)
+			return true
+		}
+		if lx.df[w] == 0 {
+			extra = append(extra, lx.correct(w)...)
+		}
+		return true
+	})
+	if len(extra) == 0 {
+		return ""
+	}
+	return keyTerms(q) + " " + strings.Join(extra, " ")
+}
+
+// complete expands an abbreviation that begins a title or heading word ("cog" -> "cognitive", "econ" ->
+// "economics"), choosing the most frequent such word.
+func (lx *lexicon) complete(w string) string {
+	if len(w) < 3 || len(w) > 6 {
+		return ""
+	}
+	best, bestN := "", 0
+	for hw, n := range lx.heading {
+		if len(hw) > len(w) && strings.HasPrefix(hw, w) && (n > bestN || n == bestN && hw < best) {
+			best, bestN = hw, n
+		}
+	}
+	if bestN < 2 {
+		return ""
+	}
+	return best
+}
+
+// correct returns the vocabulary words within edit distance 1 (2 for words of 7 letters or more) of a word the
+// site never uses: the most common one, and a second when it is nearly as common (without context, "brake" may
+// be "break" or "blake").
+func (lx *lexicon) correct(w string) []string {
+	if len(w) < 4 {
+		return nil
+	}
+	maxD := 1
+	if len(w) >= 7 {
+		maxD = 2
+	}
+	type cand struct {
+		w string
+		n int
+	}
+	var cs []cand
+	for l := len(w) - maxD; l <= len(w)+maxD; l++ {
+		for _, v := range lx.byLen[l] {
+			if editDistance(w, v, maxD) <= maxD {
+				cs = append(cs, cand{v, lx.df[v]})
+			}
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].n > cs[j].n || cs[i].n == cs[j].n && cs[i].w < cs[j].w })
+	var out []string
+	for i, c := range cs {
+		if i == 2 || i > 0 && c.n*3 < cs[0].n {
+			break
+		}
+		out = append(out, c.w)
+	}
+	return out
+}
+
+// editDistance is the Damerau-Levenshtein (adjacent transposition) distance, or max+1 once it exceeds max.
+func editDistance(a, b string, max int) int {
+	if abs(len(a)-len(b)) > max {
+		return max + 1
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > max {
+			return max + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

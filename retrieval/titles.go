@@ -1,0 +1,95 @@
+package retrieval
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/lexical"
+)
+
+// titleIndex finds pages whose whole title a query names: "tell me about the cognitive science major" names the
+// page titled "Cognitive Science", "who teaches econ 133" names "Economics (ECON)" by its code. Questions about
+// a program, office or subject name it far more reliably than they share words with its text.
+type titleIndex struct {
+	an       lexical.Analyzer
+	variants []titleVariant
+}
+
+type titleVariant struct {
+	page  int
+	terms []string // distinct analysed terms
+}
+
+var parenRE = regexp.MustCompile(`\(([^)]*)\)`)
+
+func newTitleIndex(pages []index.Page) *titleIndex {
+	t := &titleIndex{}
+	for _, p := range pages {
+		main := strings.TrimSpace(parenRE.ReplaceAllString(p.Title, " "))
+		forms := []string{main}
+		for _, m := range parenRE.FindAllStringSubmatch(p.Title, -1) {
+			forms = append(forms, m[1])
+		}
+		for _, f := range forms {
+			terms := distinct(t.an.Terms(f))
+			if len(terms) > 0 {
+				t.variants = append(t.variants, titleVariant{page: p.ID, terms: terms})
+			}
+		}
+	}
+	return t
+}
+
+func distinct(ts []string) []string {
+	seen := map[string]bool{}
+	out := ts[:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// search returns the pages with a title form whose every term occurs in query, longest titles first.
+func (t *titleIndex) search(query string, k int) []int {
+	q := map[string]bool{}
+	for _, term := range t.an.Terms(query) {
+		q[term] = true
+	}
+	type hit struct{ page, n int }
+	best := map[int]int{}
+	for _, v := range t.variants {
+		all := true
+		for _, term := range v.terms {
+			if !q[term] {
+				all = false
+				break
+			}
+		}
+		if all && len(v.terms) > best[v.page] {
+			best[v.page] = len(v.terms)
+		}
+	}
+	hits := make([]hit, 0, len(best))
+	for p, n := range best {
+		hits = append(hits, hit{p, n})
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].n != hits[j].n {
+			return hits[i].n > hits[j].n
+		}
+		return hits[i].page < hits[j].page
+	})
+	out := make([]int, 0, min(k, len(hits)))
+	for _, h := range hits {
+		if len(out) == k {
+			break
+		}
+		out = append(out, h.page)
+	}
+	return out
+}

@@ -1,0 +1,275 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/tokenizer"
+)
+
+// RetrievalGrounder grounds chat requests in a site index: it analyses the conversation, retrieves pages and
+// passages, and either asks the model with the context (online) or answers from the passages itself (offline).
+// It is safe for concurrent use.
+type RetrievalGrounder struct {
+	// Retriever searches the index. Required.
+	Retriever *retrieval.Retriever
+	// Analyzer writes the rewrites; default retrieval.Heuristic.
+	Analyzer retrieval.Analyzer
+	// Tokenizer counts usage of answers written without a model. Required.
+	Tokenizer *tokenizer.Tokenizer
+	// SiteName names the site in the grounding prompt; default "this website".
+	SiteName string
+	// Offline answers every request from the passages, without a model.
+	Offline bool
+	// SourceEvents sends Open WebUI source events on every stream; by default only requests carrying
+	// X-OpenWebUI-* headers get them.
+	SourceEvents bool
+	// MaxSources bounds the fallback sources list and the "I don't know" links; default 3.
+	MaxSources int
+	// OnRetrieval, if set, sees every retrieval result (metrics and logs).
+	OnRetrieval func(ctx context.Context, a retrieval.Analysis, res *retrieval.Result, analysis time.Duration)
+}
+
+var _ Grounder = (*RetrievalGrounder)(nil)
+
+// Ground implements Grounder.
+func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Grounding, error) {
+	msgs := make([]retrieval.Message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		msgs = append(msgs, retrieval.Message{Role: m.Role, Content: m.Text()})
+	}
+	if task := TaskKind(req.Header, msgs); task != "" {
+		if g.Offline {
+			return &Grounding{Answer: g.answer(req, offlineTask(task, msgs))}, nil
+		}
+		return nil, nil // tasks go to the model untouched
+	}
+	analyzer := g.Analyzer
+	if analyzer == nil {
+		analyzer = retrieval.Heuristic{}
+	}
+	start := time.Now()
+	a, err := analyzer.Analyze(ctx, msgs)
+	if err != nil { // analyzers fall back on their own; an error here is a cancelled request
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
+	took := time.Since(start)
+	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
+		return nil, nil
+	}
+	res, err := g.Retriever.Retrieve(ctx, a.Question, a.Rewrites)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: %w", err)
+	}
+	res.Durations["analysis"] = took
+	res.Timings["analysis"] = took.String()
+	if g.OnRetrieval != nil {
+		g.OnRetrieval(ctx, a, res, took)
+	}
+	max := g.MaxSources
+	if max <= 0 {
+		max = 3
+	}
+	top := sources(retrieval.Cited("", res, max))
+	var events []json.RawMessage
+	if g.SourceEvents || hasOpenWebUIHeaders(req.Header) {
+		events = SourceEvents(res)
+	}
+	switch {
+	case res.Empty:
+		return &Grounding{Answer: g.answer(req, retrieval.DontKnow(res, max)), Sources: top, Events: events}, nil
+	case g.Offline:
+		text := retrieval.ExtractiveAnswer(res, 3, 700) + retrieval.SourcesMarkdown(retrieval.Cited("", res, max))
+		return &Grounding{Answer: g.answer(req, text), Sources: top, Events: events}, nil
+	}
+	out := make([]compat.Message, 0, len(req.Messages)+1)
+	out = append(out, compat.TextMessage("system", retrieval.SystemPrompt(g.SiteName, res)))
+	out = append(out, req.Messages...)
+	return &Grounding{
+		Messages: out,
+		Filter:   &sourcesFilter{links: retrieval.NewLinkFilter(retrieval.AllowedURLs(res)), res: res, max: max},
+		Sources:  top,
+		Events:   events,
+	}, nil
+}
+
+// answer wraps a text written without a model, with usage counted by the tokenizer.
+func (g *RetrievalGrounder) answer(req *GroundRequest, text string) *Answer {
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += g.Tokenizer.Count(m.Text()) + 4 // per-message overhead, as OpenAI counts chat tokens
+	}
+	completion := g.Tokenizer.Count(text)
+	return &Answer{Text: text, Usage: compat.Usage{PromptTokens: prompt, CompletionTokens: completion,
+		TotalTokens: prompt + completion}}
+}
+
+// sourcesFilter removes invented links as the answer streams and ends it with the Sources list of the pages the
+// answer cited.
+type sourcesFilter struct {
+	links  *retrieval.LinkFilter
+	res    *retrieval.Result
+	max    int
+	answer strings.Builder
+	cited  []compat.Source
+}
+
+func (f *sourcesFilter) Filter(delta string) string {
+	out := f.links.Write(delta)
+	f.answer.WriteString(out)
+	return out
+}
+
+func (f *sourcesFilter) Trailer() string {
+	rest := f.links.Flush()
+	f.answer.WriteString(rest)
+	cited := retrieval.Cited(f.answer.String(), f.res, f.max)
+	f.cited = sources(cited)
+	return rest + retrieval.SourcesMarkdown(cited)
+}
+
+// Sources returns the sources the answer cited, once Trailer has run.
+func (f *sourcesFilter) Sources() []compat.Source { return f.cited }
+
+func sources(s []retrieval.Source) []compat.Source {
+	out := make([]compat.Source, len(s))
+	for i, x := range s {
+		out[i] = compat.Source{URL: x.URL, Title: x.Title}
+	}
+	return out
+}
+
+// SourceEvents are Open WebUI's source events, one per context page with its passages, which Open WebUI shows as
+// citations under the answer.
+func SourceEvents(res *retrieval.Result) []json.RawMessage {
+	var out []json.RawMessage
+	for _, p := range res.Pages {
+		type meta struct {
+			Source string `json:"source"`
+			Name   string `json:"name"`
+			URL    string `json:"url"`
+		}
+		var docs []string
+		var metas []meta
+		for _, c := range res.Chunks {
+			if c.URL == p.URL {
+				docs = append(docs, c.Text)
+				metas = append(metas, meta{Source: p.URL, Name: p.Title, URL: p.URL})
+			}
+		}
+		ev := map[string]any{"event": map[string]any{"type": "source", "data": map[string]any{
+			"source": map[string]string{"name": p.Title, "id": p.URL}, "document": docs, "metadata": metas}}}
+		b, _ := json.Marshal(ev)
+		out = append(out, b)
+	}
+	return out
+}
+
+func hasOpenWebUIHeaders(h http.Header) bool {
+	for k := range h {
+		if strings.HasPrefix(strings.ToLower(k), "x-openwebui-") {
+			return true
+		}
+	}
+	return false
+}
+
+// Task kinds a client sends besides the user's questions.
+const (
+	TaskTitle        = "title"
+	TaskTags         = "tags"
+	TaskFollowUps    = "follow_ups"
+	TaskQueries      = "queries"
+	TaskAutocomplete = "autocomplete"
+	TaskOther        = "task"
+	TaskBypass       = "bypass"
+)
+
+// TaskKind recognises requests that must bypass retrieval: Open WebUI's background tasks (the X-OpenWebUI-Task
+// header, or a last user message starting with "### Task:", Open WebUI's task prompt template), LibreChat's title
+// request, and X-Ragproxy-Retrieval: off. It returns "" for ordinary questions.
+func TaskKind(h http.Header, msgs []retrieval.Message) string {
+	if strings.EqualFold(h.Get("X-Ragproxy-Retrieval"), "off") {
+		return TaskBypass
+	}
+	if t := strings.ToLower(h.Get("X-OpenWebUI-Task")); t != "" {
+		switch {
+		case strings.Contains(t, "title"):
+			return TaskTitle
+		case strings.Contains(t, "tag"):
+			return TaskTags
+		case strings.Contains(t, "follow"):
+			return TaskFollowUps
+		case strings.Contains(t, "quer"):
+			return TaskQueries
+		case strings.Contains(t, "autocomplete"):
+			return TaskAutocomplete
+		}
+		return TaskOther
+	}
+	last := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			last = strings.TrimSpace(msgs[i].Content)
+			break
+		}
+	}
+	switch {
+	case strings.HasPrefix(last, "### Task:"):
+		l := strings.ToLower(last)
+		switch {
+		case strings.Contains(l, "title"):
+			return TaskTitle
+		case strings.Contains(l, "tags"):
+			return TaskTags
+		case strings.Contains(l, "follow-up"):
+			return TaskFollowUps
+		case strings.Contains(l, "queries"):
+			return TaskQueries
+		}
+		return TaskOther
+	case strings.Contains(last, "Please generate a concise, 5-word-or-less title for the conversation"):
+		// LibreChat's title prompt (api/app/clients/prompts/titlePrompts.js).
+		return TaskTitle
+	}
+	return ""
+}
+
+// offlineTask answers a client's background task without a model, in the JSON shapes Open WebUI parses.
+func offlineTask(task string, msgs []retrieval.Message) string {
+	switch task {
+	case TaskTitle:
+		title := "Site question"
+		for _, m := range msgs {
+			if m.Role == "user" && !strings.HasPrefix(m.Content, "### Task:") {
+				title = firstWords(m.Content, 5)
+				break
+			}
+		}
+		b, _ := json.Marshal(map[string]string{"title": title})
+		return string(b)
+	case TaskTags:
+		return `{"tags":[]}`
+	case TaskFollowUps:
+		return `{"follow_ups":[]}`
+	case TaskQueries:
+		return `{"queries":[]}`
+	case TaskAutocomplete:
+		return `{"text":""}`
+	}
+	return "Retrieval is off for this request and no language model is configured."
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
+	}
+	return strings.TrimRight(strings.Join(f, " "), "?.!,;:")
+}
