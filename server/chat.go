@@ -136,6 +136,9 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 	text := info.Content
 	if g.Filter != nil && info.Choices > 0 {
 		text = g.Filter.Filter(info.Content) + g.Filter.Trailer()
+		if cited := reportedSources(g.Filter); cited != nil {
+			g.Sources = cited
+		}
 		if body, err = compat.SetMessageContent(body, text); err != nil {
 			ev.Status, ev.Err = http.StatusInternalServerError, err
 			s.end(st, ev)

@@ -71,3 +71,18 @@ type ContentFilter interface {
 	Filter(delta string) string
 	Trailer() string
 }
+
+// SourceReporter is a ContentFilter that knows, once its Trailer has run, which sources the answer actually
+// used; they replace Grounding.Sources in the response.
+type SourceReporter interface {
+	Sources() []compat.Source
+}
+
+func reportedSources(f ContentFilter) []compat.Source {
+	if sr, ok := f.(SourceReporter); ok {
+		if s := sr.Sources(); len(s) > 0 {
+			return s
+		}
+	}
+	return nil
+}

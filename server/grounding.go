@@ -36,7 +36,10 @@ type RetrievalGrounder struct {
 	OnRetrieval func(ctx context.Context, a retrieval.Analysis, res *retrieval.Result, analysis time.Duration)
 }
 
-var _ Grounder = (*RetrievalGrounder)(nil)
+var (
+	_ Grounder  = (*RetrievalGrounder)(nil)
+	_ Retriever = (*RetrievalGrounder)(nil)
+)
 
 // Ground implements Grounder.
 func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Grounding, error) {
@@ -50,27 +53,15 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 		}
 		return nil, nil // tasks go to the model untouched
 	}
-	analyzer := g.Analyzer
-	if analyzer == nil {
-		analyzer = retrieval.Heuristic{}
-	}
-	start := time.Now()
-	a, err := analyzer.Analyze(ctx, msgs)
-	if err != nil { // analyzers fall back on their own; an error here is a cancelled request
-		return nil, fmt.Errorf("analysis: %w", err)
-	}
-	took := time.Since(start)
-	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
-		return nil, nil
-	}
-	res, err := g.Retriever.Retrieve(ctx, a.Question, a.Rewrites)
+	_, res, err := g.Search(ctx, msgs)
 	if err != nil {
-		return nil, fmt.Errorf("retrieval: %w", err)
+		return nil, err
 	}
-	res.Durations["analysis"] = took
-	res.Timings["analysis"] = took.String()
-	if g.OnRetrieval != nil {
-		g.OnRetrieval(ctx, a, res, took)
+	if res == nil {
+		if g.Offline {
+			return &Grounding{Answer: g.answer(req, "Ask me a question about this site's pages.")}, nil
+		}
+		return nil, nil // no question, or one that needs no site knowledge: the model answers it as is
 	}
 	max := g.MaxSources
 	if max <= 0 {
@@ -97,6 +88,34 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 		Sources:  top,
 		Events:   events,
 	}, nil
+}
+
+// Search analyses the conversation and retrieves for it. The result is nil when there is no question, or when
+// analysis finds that no retrieval is needed.
+func (g *RetrievalGrounder) Search(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
+	analyzer := g.Analyzer
+	if analyzer == nil {
+		analyzer = retrieval.Heuristic{}
+	}
+	start := time.Now()
+	a, err := analyzer.Analyze(ctx, msgs)
+	if err != nil { // analyzers fall back on their own; an error here is a cancelled request
+		return a, nil, fmt.Errorf("analysis: %w", err)
+	}
+	took := time.Since(start)
+	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
+		return a, nil, nil
+	}
+	res, err := g.Retriever.Retrieve(ctx, a.Question, a.Rewrites)
+	if err != nil {
+		return a, nil, fmt.Errorf("retrieval: %w", err)
+	}
+	res.Durations["analysis"] = took
+	res.Timings["analysis"] = took.String()
+	if g.OnRetrieval != nil {
+		g.OnRetrieval(ctx, a, res, took)
+	}
+	return a, res, nil
 }
 
 // answer wraps a text written without a model, with usage counted by the tokenizer.

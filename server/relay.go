@@ -102,6 +102,9 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 			}
 		}
 		text += r.filter.Trailer()
+		if cited := reportedSources(r.filter); cited != nil {
+			r.sources = cited
+		}
 		if text != "" {
 			if err := emit(r.builder.Content(text)); err != nil {
 				return err

@@ -16,11 +16,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
 	"github.com/ragproxy/ragproxy/compat"
 )
@@ -71,6 +73,10 @@ type Config struct {
 	ListUpstreamModels bool
 	// Grounder, when set, is called for every chat request (retrieval).
 	Grounder Grounder
+	// Retriever, when set, serves POST /v1/retrieve.
+	Retriever Retriever
+	// Metrics, when set, serves GET /metrics.
+	Metrics http.Handler
 	// Observer receives request events (metrics, caching). Default no-op.
 	Observer Observer
 	// Ready, when set, is consulted by /readyz.
@@ -235,4 +241,10 @@ func (s *Server) routes() {
 	v1.Post("/chat/completions", s.chat)
 	v1.Get("/models", s.listModels)
 	v1.Get("/models/+", s.getModel)
+	if s.cfg.Retriever != nil {
+		v1.Post("/retrieve", s.retrieve)
+	}
+	if s.cfg.Metrics != nil {
+		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.Metrics))
+	}
 }

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // serveFlags are serve's settings: each flag falls back to an environment
@@ -23,6 +27,10 @@ type serveFlags struct {
 	maxBody                                         int
 	listUpstream                                    bool
 	logLevel                                        string
+	index, name                                     string
+	sourceEvents                                    bool
+	up                                              upstreamFlags
+	retrieval                                       retrievalFlags
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -56,7 +64,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&f.listen, "listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
-	fs.StringVar(&f.upstreamURL, "upstream-url", envOr("OPENAI_BASE_URL", "https://api.openai.com/v1"), "upstream OpenAI-compatible API base URL (OPENAI_BASE_URL)")
+	fs.StringVar(&f.upstreamURL, "upstream-url", envOr("OPENAI_BASE_URL", defaultUpstreamURL), "upstream OpenAI-compatible API base URL (OPENAI_BASE_URL)")
 	fs.StringVar(&f.model, "model", envOr("RAGPROXY_MODEL", "gpt-4o-mini"), "upstream model for the ragproxy alias (RAGPROXY_MODEL)")
 	fs.StringVar(&f.apiKeys, "api-keys", envOr("RAGPROXY_API_KEYS", ""), "comma-separated client API keys; empty disables client auth (RAGPROXY_API_KEYS)")
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
@@ -68,6 +76,13 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.IntVar(&f.maxBody, "max-body-bytes", envInt("RAGPROXY_MAX_BODY_BYTES", 8<<20), "largest accepted request body (RAGPROXY_MAX_BODY_BYTES)")
 	fs.BoolVar(&f.listUpstream, "list-upstream-models", envBool("RAGPROXY_LIST_UPSTREAM_MODELS", false), "add the upstream's models to /v1/models (RAGPROXY_LIST_UPSTREAM_MODELS)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("RAGPROXY_LOG_LEVEL", "info"), "debug, info, warn or error (RAGPROXY_LOG_LEVEL)")
+	fs.StringVar(&f.index, "index", envOr("RAGPROXY_INDEX", ""), "index directory to answer from; empty serves a plain pass-through gateway (RAGPROXY_INDEX)")
+	fs.StringVar(&f.name, "name", envOr("RAGPROXY_NAME", ""), "model id of the assistant in /v1/models; default the index directory's name (RAGPROXY_NAME)")
+	fs.BoolVar(&f.sourceEvents, "source-events", envBool("RAGPROXY_SOURCE_EVENTS", false), "send Open WebUI source events on every stream, not only to Open WebUI (RAGPROXY_SOURCE_EVENTS)")
+	fs.StringVar(&f.up.embedder, "embedder", envOr("RAGPROXY_EMBEDDER", "auto"), "query embedder for indexes built with an upstream embedding model: auto, local or openai (RAGPROXY_EMBEDDER)")
+	fs.StringVar(&f.up.embeddingModel, "embedding-model", envOr("RAGPROXY_EMBEDDING_MODEL", "text-embedding-3-large"), "upstream embedding model (RAGPROXY_EMBEDDING_MODEL)")
+	fs.IntVar(&f.up.embeddingDims, "embedding-dimensions", envInt("RAGPROXY_EMBEDDING_DIMENSIONS", 0), "embedding dimensions asked of the model (RAGPROXY_EMBEDDING_DIMENSIONS)")
+	f.retrieval.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -77,6 +92,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	// Keys come from the environment only, so they stay out of ps listings.
 	f.apiKey = os.Getenv("OPENAI_API_KEY")
 	f.fallbackKey = os.Getenv("RAGPROXY_FALLBACK_API_KEY")
+	f.up.url, f.up.key, f.up.model = f.upstreamURL, f.apiKey, f.model
 	return f, nil
 }
 
@@ -120,7 +136,54 @@ func runServe(ctx context.Context, args []string) error {
 		ListUpstreamModels: f.listUpstream,
 		Logger:             logger,
 	}
+	if f.index != "" {
+		if err := f.ground(&scfg, logger); err != nil {
+			return err
+		}
+	}
 	logger.Info("serving", "listen", f.listen, "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
-		"client_auth", len(scfg.APIKeys) > 0)
+		"client_auth", len(scfg.APIKeys) > 0, "index", f.index)
 	return server.New(scfg, client).Run(ctx)
+}
+
+// offline reports that no upstream model is configured: no key, and the default OpenAI endpoint (a local
+// OpenAI-compatible server such as Ollama needs no key, so a changed URL counts as configured).
+func (f serveFlags) offline() bool {
+	return f.apiKey == "" && f.upstreamURL == defaultUpstreamURL && f.fallbackURL == ""
+}
+
+const defaultUpstreamURL = "https://api.openai.com/v1"
+
+// ground loads the index and makes the server answer from it.
+func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger) error {
+	tok, err := tokenizer.New()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	var remote embed.Embedder
+	if !f.offline() {
+		if remote, err = f.up.openaiEmbedder(); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	r, err := retrieval.Open(f.index, remote, tok, f.retrieval.config())
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	name := f.name
+	if name == "" {
+		name = filepath.Base(filepath.Clean(f.index))
+	}
+	g := &server.RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: name, Offline: f.offline(),
+		SourceEvents: f.sourceEvents}
+	if !f.offline() {
+		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.model, SiteName: name,
+			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
+	}
+	scfg.Grounder, scfg.Retriever = g, g
+	scfg.Models = []server.ModelAlias{{ID: name, Upstream: f.model}}
+	m := r.Index().Manifest
+	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
+		"embedder", m.Embedder, "offline", g.Offline)
+	return nil
 }
