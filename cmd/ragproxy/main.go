@@ -27,6 +27,7 @@ var commands = map[string]command{
 	"ingest": {summary: "crawl or mirror a site into an index", run: runIngest},
 	"stats":  {summary: "describe an index", run: runStats},
 	"eval":   {summary: "measure retrieval and answer quality on a question set", run: runEval},
+	"demo":   {summary: "index the bundled example site and serve it offline", run: runDemo},
 }
 
 func main() {

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest"
+)
+
+// runDemo indexes the bundled example site once and serves it: the quickest way to see ragproxy answer, with no
+// key and no services. Flags it does not know go to serve.
+func runDemo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	dir := fs.String("index", defaultDemoIndex(), "where the demo index is kept")
+	listen := fs.String("listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
+	rebuild := fs.Bool("rebuild", false, "rebuild the demo index")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := ensureDemoIndex(ctx, *dir, *rebuild); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "demo: serving the Lakeshore Polytechnic example site at http://%s/v1 as model \"lakeshore\"\n", *listen)
+	return runServe(ctx, append([]string{"--index", *dir, "--listen", *listen, "--name", "lakeshore"}, fs.Args()...))
+}
+
+func defaultDemoIndex() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "ragproxy", "demo-index")
+	}
+	return filepath.Join(os.TempDir(), "ragproxy-demo-index")
+}
+
+// ensureDemoIndex ingests the bundled site into dir unless an index built by this version is already there.
+func ensureDemoIndex(ctx context.Context, dir string, rebuild bool) error {
+	if m, err := index.LoadManifest(dir); err == nil && !rebuild && m.RagproxyVersion == version && m.Source == examples.BaseURL {
+		return nil
+	} else if err != nil && !errors.Is(err, index.ErrNoIndex) {
+		fmt.Fprintf(os.Stderr, "demo: rebuilding the index: %v\n", err)
+	}
+	site, err := os.MkdirTemp("", "ragproxy-demo-site-")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer os.RemoveAll(site)
+	sub, err := fs.Sub(examples.Site, "site")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if err := os.CopyFS(site, sub); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	rep, err := ingest.Run(ctx, ingest.Config{Source: site, BaseURL: examples.BaseURL, IndexDir: dir, Full: rebuild,
+		Version: version, Logger: newLogger(os.Stderr, "warn")})
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "demo: indexed %d pages, %d chunks into %s\n", rep.Pages, rep.Chunks, dir)
+	return nil
+}
