@@ -1,0 +1,54 @@
+package eval
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestContainsFact(t *testing.T) {
+	tests := []struct {
+		text, fact string
+		want       bool
+	}{
+		{"Instruction Begins | Wednesday, August 24, 2016 |", "Wednesday, August 24, 2016", true},
+		{"the **maximum  of two\ncourses** applies", "maximum of two courses", true},
+		{"Chair: _Shachar Kariv_", "shachar kariv", true},
+		{"three courses", "two courses", false},
+	}
+	for _, tt := range tests {
+		if got := ContainsFact(tt.text, tt.fact); got != tt.want {
+			t.Errorf("ContainsFact(%q, %q) = %v, want %v", tt.text, tt.fact, got, tt.want)
+		}
+	}
+}
+
+func TestMatches(t *testing.T) {
+	if !matches("http://guide.berkeley.edu/2016-17/academic-calendar/", []string{"/2016-17/academic-calendar"}) {
+		t.Error("a site path should match the page URL with or without the trailing slash")
+	}
+	if matches("http://guide.berkeley.edu/2016-17/academic-calendar/", []string{"/2016-17/academic-policies/"}) {
+		t.Error("different paths must not match")
+	}
+}
+
+func TestLoadQuestionsRejectsBadLines(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"notjson.jsonl":    "{not json}\n",
+		"nourl.jsonl":      `{"id":"x","question":"q","fact":"f"}` + "\n",
+		"noquestion.jsonl": `{"id":"x","expected_urls":["/a/"]}` + "\n",
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := LoadQuestions(p); err == nil {
+			t.Errorf("%s: LoadQuestions accepted a bad line", name)
+		}
+	}
+	p := filepath.Join(dir, "ok.jsonl")
+	os.WriteFile(p, []byte(`{"id":"a","question":"q?","expected_urls":["/a/"],"fact":"f"}`+"\n\n"), 0o644)
+	qs, err := LoadQuestions(p)
+	if err != nil || len(qs) != 1 || qs[0].ExpectedURLs[0] != "/a/" {
+		t.Errorf("LoadQuestions = %+v, %v", qs, err)
+	}
+}
