@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/retrieval"
 )
 
 // chatState is one chat request on its way through the proxy.
@@ -20,15 +21,28 @@ type chatState struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	untrack func()
+	task    string
+	// prepared is the time from arrival to the upstream call's start.
+	prepared time.Duration
+	// cache is the response cache's part in this request, nil when none.
+	cache *cacheState
+	// answer is the complete answer as sent, once there is one the response
+	// cache may keep.
+	answer *cachedAnswer
 }
 
 func (s *Server) event(st *chatState, kind EventKind) Event {
-	return Event{Kind: kind, RequestID: st.id, Model: st.req.Model, Stream: st.req.Stream, Elapsed: time.Since(st.start)}
+	return Event{Kind: kind, RequestID: st.id, Model: st.req.Model, Stream: st.req.Stream, Elapsed: time.Since(st.start),
+		Task: st.task, Prepared: st.prepared}
 }
 
 // end releases the request and reports EventEnd.
 func (s *Server) end(st *chatState, ev Event) {
-	ev.Kind, ev.Elapsed = EventEnd, time.Since(st.start)
+	ev.Kind, ev.Elapsed, ev.Task, ev.Prepared = EventEnd, time.Since(st.start), st.task, st.prepared
+	if ev.Cache == "" && st.cache != nil {
+		ev.Cache = st.cache.result
+	}
+	s.cache.finish(st, ev)
 	s.obs.Observe(st.ctx, ev)
 	st.cancel()
 	st.untrack()
@@ -46,13 +60,24 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	// never on client disconnect, so neither fits. This one ends when the
 	// client goes away (the stream writer notices), when the request is
 	// done, or when a drain runs out of time.
-	ctx, cancel := context.WithCancel(context.Background())
-	st := &chatState{id: requestID(c), start: requestStart(c), req: req, ctx: ctx, cancel: cancel, untrack: s.track(cancel)}
+	id := requestID(c)
+	header := requestHeader(c)
+	locals := &chatLocals{stream: req.Stream, task: TaskKind(header, retrievalMessages(req.Messages))}
+	c.Locals(localChat, locals)
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), requestIDKey{}, id))
+	st := &chatState{id: id, start: requestStart(c), req: req, ctx: ctx, cancel: cancel, untrack: s.track(cancel),
+		task: locals.task}
 	s.obs.Observe(ctx, s.event(st, EventStart))
+	locals.observed = true
 
+	if s.cache != nil {
+		if served, err := s.cache.serve(c, s, st, header); served {
+			return err
+		}
+	}
 	if s.cfg.Grounder != nil {
 		g, err := s.cfg.Grounder.Ground(ctx, &GroundRequest{Model: req.Model, Stream: req.Stream,
-			Messages: req.Messages, Request: req, Header: requestHeader(c)})
+			Messages: req.Messages, Request: req, Header: header})
 		if err != nil {
 			s.end(st, Event{Status: compat.AsAPIError(err).Status, Err: err})
 			return err
@@ -95,6 +120,14 @@ func (s *Server) responseModel(model string) string {
 	return s.cfg.Models[0].ID
 }
 
+func retrievalMessages(msgs []compat.Message) []retrieval.Message {
+	out := make([]retrieval.Message, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, retrieval.Message{Role: m.Role, Content: m.Text()})
+	}
+	return out
+}
+
 func requestHeader(c *fiber.Ctx) http.Header {
 	h := http.Header{}
 	c.Request().Header.VisitAll(func(k, v []byte) {
@@ -115,6 +148,7 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 	} else {
 		var served compat.Served
 		var err error
+		st.prepared = time.Since(st.start)
 		body, served, err = s.up.Complete(st.ctx, &st.call)
 		ev.Upstream, ev.Attempts = served.Upstream, served.Attempts
 		up := s.event(st, EventUpstream)
@@ -159,6 +193,9 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 	}
 	if s.collect {
 		ev.Content = text
+	}
+	if st.cache != nil {
+		st.answer = completionAnswer(body, text, g.Sources, info.Usage)
 	}
 	s.end(st, ev)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)

@@ -43,10 +43,7 @@ var (
 
 // Ground implements Grounder.
 func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Grounding, error) {
-	msgs := make([]retrieval.Message, 0, len(req.Messages))
-	for _, m := range req.Messages {
-		msgs = append(msgs, retrieval.Message{Role: m.Role, Content: m.Text()})
-	}
+	msgs := retrievalMessages(req.Messages)
 	if task := TaskKind(req.Header, msgs); task != "" {
 		if g.Offline {
 			return &Grounding{Answer: g.answer(req, offlineTask(task, msgs))}, nil

@@ -18,7 +18,17 @@ const (
 	headerProcessing = "Openai-Processing-Ms"
 	localStart       = "ragproxy.start"
 	localRequestID   = "ragproxy.request_id"
+	localChat        = "ragproxy.chat"
 )
+
+// chatLocals is what the chat handler leaves for the request's
+// RequestObserver call.
+type chatLocals struct {
+	stream bool
+	task   string
+	// observed is set once EventStart went out.
+	observed bool
+}
 
 // newRequestID returns "req_" and 16 random bytes in hex.
 func newRequestID() string {
@@ -39,7 +49,16 @@ func (s *Server) requestMeta(c *fiber.Ctx) error {
 	if err != nil {
 		err = s.handleError(c, err)
 	}
-	c.Set(headerProcessing, strconv.FormatInt(time.Since(start).Milliseconds(), 10))
+	elapsed := time.Since(start)
+	c.Set(headerProcessing, strconv.FormatInt(elapsed.Milliseconds(), 10))
+	if s.reqObs != nil {
+		info := RequestInfo{RequestID: id, Method: c.Method(), Route: c.Route().Path,
+			Status: c.Response().StatusCode(), Elapsed: elapsed}
+		if cl, ok := c.Locals(localChat).(*chatLocals); ok {
+			info.Stream, info.Task, info.Chat = cl.stream, cl.task, cl.observed
+		}
+		s.reqObs.ObserveRequest(c.UserContext(), info)
+	}
 	return err
 }
 

@@ -61,6 +61,55 @@ type Event struct {
 	Err error
 	// Content is the answer text, on EventEnd for a ContentObserver.
 	Content string
+	// Task is the request's TaskKind ("" for a user's question).
+	Task string
+	// Prepared is the time from arrival until the request was ready to go
+	// upstream (decoding, cache lookup, retrieval); zero when no upstream
+	// call was started. Elapsed minus Prepared on EventUpstream is the time
+	// the upstream took to answer (non-stream) or to start streaming.
+	Prepared time.Duration
+	// Cache is the response cache's result on EventEnd: "hit" (answered
+	// from the cache, or from a concurrent identical request's answer),
+	// "miss" (looked up, not found), or "" when the cache took no part.
+	Cache string
+	// ClientGone reports on EventEnd that the client went away before the
+	// stream ended.
+	ClientGone bool
+}
+
+// RequestObserver is an optional Observer capability: ObserveRequest is
+// called once for every HTTP request the server answers, on every route,
+// when the handler has returned (for a stream: when its headers go out).
+type RequestObserver interface {
+	ObserveRequest(ctx context.Context, info RequestInfo)
+}
+
+// RequestInfo describes one answered HTTP request.
+type RequestInfo struct {
+	RequestID string
+	Method    string
+	// Route is the matched route pattern ("/v1/chat/completions"), not the
+	// raw path.
+	Route  string
+	Status int
+	// Stream and Task are set for chat requests whose body was decoded.
+	Stream bool
+	Task   string
+	// Chat reports that the request also produced Observer events, ending
+	// with EventEnd.
+	Chat bool
+	// Elapsed is the time from arrival until the handler returned.
+	Elapsed time.Duration
+}
+
+type requestIDKey struct{}
+
+// RequestID returns the id of the chat request ctx belongs to ("" outside
+// one). The contexts handed to a Grounder and an Observer carry it, so hooks
+// such as RetrievalGrounder.OnRetrieval can attribute their work.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }
 
 type nopObserver struct{}

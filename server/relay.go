@@ -33,9 +33,14 @@ type relay struct {
 	sawChoice  bool
 	firstToken bool
 	finished   bool
-	usage      *compat.Usage
-	collect    bool
-	content    strings.Builder
+	// finishReason is the upstream's finish_reason; special reports a
+	// delta with more than text (tool calls, a refusal), which an answer
+	// kept as text cannot reproduce.
+	finishReason string
+	special      bool
+	usage        *compat.Usage
+	collect      bool
+	content      strings.Builder
 
 	onFirstToken func()
 }
@@ -65,6 +70,9 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 			return nil // we asked for it; the client did not
 		}
 		return emit(raw)
+	}
+	if bytes.Contains(raw, toolCallsKey) || bytes.Contains(raw, refusalKey) {
+		r.special = true
 	}
 	if !r.sawChoice {
 		r.sawChoice = true
@@ -118,10 +126,15 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 		}
 	}
 	r.finished = true
+	r.finishReason = c.FinishReason
 	return emit(raw)
 }
 
-var nullUsage = []byte(`,"usage":null`)
+var (
+	nullUsage    = []byte(`,"usage":null`)
+	toolCallsKey = []byte(`"tool_calls"`)
+	refusalKey   = []byte(`"refusal":"`)
+)
 
 // stripNullUsage removes the "usage":null OpenAI adds to every chunk once
 // usage is asked for, since the proxy asked on the client's behalf.

@@ -24,6 +24,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 )
 
@@ -77,8 +78,21 @@ type Config struct {
 	Retriever Retriever
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
-	// Observer receives request events (metrics, caching). Default no-op.
+	// Observer receives request events (metrics, logs). Default no-op.
 	Observer Observer
+	// Cache, when set, keeps deterministic answers and serves repeats of
+	// them without an upstream call (see cache.go). Wrap a networked cache
+	// in a cache.Tolerant so its failures become misses. Default none.
+	Cache cache.Cache
+	// CacheTTL is how long a cached answer is served. Default 1h.
+	CacheTTL time.Duration
+	// RetrievalSettings, IndexVersion and PromptVersion are part of every
+	// response cache key, so an answer is never served from the cache after
+	// the index, the retrieval settings or the grounding prompt changed.
+	// Default "".
+	RetrievalSettings string
+	IndexVersion      string
+	PromptVersion     string
 	// Ready, when set, is consulted by /readyz.
 	Ready func(ctx context.Context) error
 	// Logger receives server logs. Default: discard.
@@ -101,7 +115,9 @@ type Server struct {
 	up       Upstream
 	app      *fiber.App
 	obs      Observer
+	reqObs   RequestObserver
 	collect  bool
+	cache    *responseCache
 	log      *slog.Logger
 	aliases  map[string]ModelAlias
 	draining atomic.Bool
@@ -140,6 +156,8 @@ func New(cfg Config, up Upstream) *Server {
 	if co, ok := s.obs.(ContentObserver); ok {
 		s.collect = co.CollectContent()
 	}
+	s.reqObs, _ = s.obs.(RequestObserver)
+	s.cache = newResponseCache(cfg)
 	for _, m := range cfg.Models {
 		if m.OwnedBy == "" {
 			m.OwnedBy = "ragproxy"

@@ -36,6 +36,7 @@ func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
 	}
 
 	ch := make(chan opened, 1)
+	st.prepared = time.Since(st.start)
 	go func() {
 		stream, served, err := s.up.Stream(st.ctx, &st.call)
 		ch <- opened{stream, served, err}
@@ -99,7 +100,7 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	stop := sw.heartbeat(s.cfg.Heartbeat)
 	defer stop()
 	g := st.ground
-	r := &relay{includeUsage: st.req.IncludeUsage, filter: g.Filter, sources: g.Sources, collect: s.collect,
+	r := &relay{includeUsage: st.req.IncludeUsage, filter: g.Filter, sources: g.Sources, collect: s.collect || st.cache != nil,
 		onFirstToken: func() { s.obs.Observe(st.ctx, s.event(st, EventFirstToken)) }}
 	var err error
 	for err == nil && src.Next() {
@@ -126,6 +127,7 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	if err != nil {
 		if werr := sw.failed(); werr != nil {
 			err = werr
+			ev.ClientGone = true
 		} else if st.ctx.Err() != nil {
 			// Not the client and not the upstream: a drain ran out of time.
 			err = errors.Join(errCutOff, err)
@@ -137,6 +139,10 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	ev.Err = err
 	if s.collect {
 		ev.Content = r.content.String()
+	}
+	if err == nil && st.cache != nil && r.finished && !r.special {
+		st.answer = &cachedAnswer{Model: r.builder.Model, Content: r.content.String(), FinishReason: r.finishReason,
+			Sources: r.sources, Usage: r.usage, Events: g.Events}
 	}
 	s.end(st, ev)
 }

@@ -1,0 +1,274 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/observability"
+	"github.com/ragproxy/ragproxy/retrieval"
+)
+
+// MetricsObserver turns the server's events into observability.Metrics and
+// writes the one log line per request. Set it as Config.Observer, and its
+// OnRetrieval as RetrievalGrounder.OnRetrieval so retrieval stages are
+// measured and joined to their request's log line. It is safe for concurrent
+// use; the zero value with Metrics set works.
+type MetricsObserver struct {
+	// Metrics receives the measurements. Required.
+	Metrics *observability.Metrics
+	// Logger receives one line per request; nil logs nothing.
+	Logger *slog.Logger
+	// Primary names the first upstream (compat.Client's default "primary");
+	// an answer from any other upstream is a failover.
+	Primary string
+	// Provider is the gen_ai.provider.name of the upstreams. Default "openai".
+	Provider string
+
+	reqs sync.Map // request id -> *requestTrace
+}
+
+var (
+	_ Observer        = (*MetricsObserver)(nil)
+	_ RequestObserver = (*MetricsObserver)(nil)
+)
+
+// requestTrace is what the observer keeps about one chat request until its
+// EventEnd.
+type requestTrace struct {
+	mu       sync.Mutex
+	rec      *observability.StreamRecorder
+	opened   bool // the upstream answered (EventUpstream without error)
+	upstream time.Duration
+	ttft     time.Duration
+	in, out  int
+	stages   []observability.StageTiming
+}
+
+// stageOrder is the order retrieval stages run in, for the log line.
+func stageOrder() []string {
+	return []string{"analysis", "embed", "pages", "communities", "chunks", "context"}
+}
+
+// Observe implements Observer.
+func (o *MetricsObserver) Observe(ctx context.Context, ev Event) {
+	m := o.Metrics
+	switch ev.Kind {
+	case EventStart:
+		t := &requestTrace{}
+		if ev.Stream {
+			t.rec = m.StartStream(ev.Model, time.Now().Add(-ev.Elapsed))
+		}
+		o.reqs.Store(ev.RequestID, t)
+		return
+	}
+	v, ok := o.reqs.Load(ev.RequestID)
+	if !ok {
+		return
+	}
+	t := v.(*requestTrace)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch ev.Kind {
+	case EventUpstream:
+		o.upstreamCalls(ev)
+		t.upstream = ev.Elapsed - ev.Prepared
+		t.opened = ev.Err == nil
+		if !ev.Stream || ev.Err != nil {
+			// A stream's operation lasts to its last byte; it is recorded at
+			// EventEnd.
+			m.Operation(ev.Model, o.provider(), errorType(ev.Err), t.upstream)
+		}
+	case EventFirstToken:
+		t.ttft = ev.Elapsed
+		if t.rec != nil {
+			t.rec.Content()
+		}
+	case EventUsage:
+		t.in, t.out = ev.Usage.PromptTokens, ev.Usage.CompletionTokens
+		if t.rec != nil {
+			t.rec.Usage(t.in, t.out)
+		} else {
+			m.Tokens(ev.Model, t.in, t.out)
+		}
+	case EventEnd:
+		o.reqs.Delete(ev.RequestID)
+		o.end(ctx, t, ev)
+	}
+}
+
+func (o *MetricsObserver) end(ctx context.Context, t *requestTrace, ev Event) {
+	m := o.Metrics
+	if t.rec != nil {
+		if ev.ClientGone {
+			t.rec.Disconnected()
+		}
+		t.rec.End()
+	}
+	// Time in the proxy: everything but the upstream's part. A stream's
+	// upstream part runs from the call to the last byte; a non-stream's
+	// from the call to the answer.
+	overhead := ev.Elapsed
+	if t.opened {
+		if ev.Stream {
+			upstream := ev.Elapsed - ev.Prepared
+			m.Operation(ev.Model, o.provider(), errorType(ev.Err), upstream)
+			overhead = ev.Prepared
+		} else {
+			overhead -= t.upstream
+		}
+	}
+	m.Overhead(overhead)
+	if ev.Cache != "" {
+		m.Cache("response", ev.Cache)
+	}
+	if o.Logger == nil {
+		return
+	}
+	observability.LogRequest(ctx, o.Logger, observability.RequestLog{
+		RequestID: ev.RequestID, Method: "POST", Route: routeChat, Model: ev.Model, Stream: ev.Stream,
+		Task: ev.Task, Status: ev.Status, Duration: ev.Elapsed, TimeToFirstToken: t.ttft,
+		InputTokens: t.in, OutputTokens: t.out, Retrieval: t.stages, Cache: ev.Cache,
+		Upstream: ev.Upstream, Failover: ev.Upstream != "" && ev.Upstream != o.primary(),
+		ClientDisconnected: ev.ClientGone, Err: ev.Err,
+	})
+}
+
+const routeChat = "/v1/chat/completions"
+
+// upstreamCalls counts the attempts behind one answer. Every attempt but the
+// last failed (compat.Client retries only failures); the failed ones are
+// counted against the primary when the answer came from elsewhere, since
+// the client fails over only once the primary's retries are spent.
+func (o *MetricsObserver) upstreamCalls(ev Event) {
+	m := o.Metrics
+	if ev.Attempts == 0 {
+		return
+	}
+	failedOn := ev.Upstream
+	if ev.Upstream != o.primary() {
+		failedOn = o.primary()
+		m.Failover()
+	}
+	for range ev.Attempts - 1 {
+		m.Upstream(failedOn, "error")
+	}
+	m.Upstream(ev.Upstream, outcome(ev.Err))
+}
+
+// ObserveRequest implements RequestObserver: it counts every request and
+// logs those that are not chat requests (chat requests are logged at their
+// EventEnd, with their timings). Successful probes and scrapes are not
+// logged, so they do not drown the log.
+func (o *MetricsObserver) ObserveRequest(ctx context.Context, info RequestInfo) {
+	o.Metrics.ObserveRequest(info.Route, info.Status, info.Stream, taskLabel(info.Task))
+	if o.Logger == nil || info.Chat {
+		return
+	}
+	if info.Status < 400 && (info.Route == "/metrics" || info.Route == "/healthz" || info.Route == "/readyz") {
+		return
+	}
+	observability.LogRequest(ctx, o.Logger, observability.RequestLog{RequestID: info.RequestID, Method: info.Method,
+		Route: info.Route, Stream: info.Stream, Task: info.Task, Status: info.Status, Duration: info.Elapsed})
+}
+
+// OnRetrieval records a retrieval's stage durations, confidence and
+// emptiness, and keeps the stage timings for the request's log line. Its
+// signature is RetrievalGrounder.OnRetrieval's.
+func (o *MetricsObserver) OnRetrieval(ctx context.Context, _ retrieval.Analysis, res *retrieval.Result, _ time.Duration) {
+	m := o.Metrics
+	var stages []observability.StageTiming
+	for _, name := range stageOrder() {
+		if d, ok := res.Durations[name]; ok {
+			m.RetrievalStage(name, d)
+			stages = append(stages, observability.StageTiming{Stage: name, Duration: d})
+		}
+	}
+	m.RetrievalConfidence(res.Confidence)
+	if res.Empty {
+		m.RetrievalEmpty()
+	}
+	if v, ok := o.reqs.Load(RequestID(ctx)); ok {
+		t := v.(*requestTrace)
+		t.mu.Lock()
+		t.stages = slices.Clone(stages)
+		t.mu.Unlock()
+	}
+}
+
+func (o *MetricsObserver) primary() string {
+	if o.Primary == "" {
+		return "primary"
+	}
+	return o.Primary
+}
+
+func (o *MetricsObserver) provider() string {
+	if o.Provider == "" {
+		return "openai"
+	}
+	return o.Provider
+}
+
+// taskLabel maps a TaskKind to the task names Open WebUI itself uses
+// (open_webui/constants.py TASKS), which observability keeps as label values.
+func taskLabel(task string) string {
+	switch task {
+	case "", TaskBypass:
+		return "" // a user's turn ("chat")
+	case TaskTitle:
+		return "title_generation"
+	case TaskTags:
+		return "tags_generation"
+	case TaskFollowUps:
+		return "follow_up_generation"
+	case TaskQueries:
+		return "query_generation"
+	case TaskAutocomplete:
+		return "autocomplete_generation"
+	}
+	return observability.Other
+}
+
+// errorType is the OpenTelemetry error.type of a failed upstream operation:
+// "timeout", "canceled", "connection", or the HTTP status.
+func errorType(err error) string {
+	if err == nil {
+		return ""
+	}
+	if errors.Is(err, errClientGone) || errors.Is(err, context.Canceled) || errors.Is(err, errCutOff) {
+		return "canceled"
+	}
+	var ae *compat.APIError
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case "upstream_timeout":
+			return "timeout"
+		case "upstream_unreachable":
+			return "connection"
+		}
+		return strconv.Itoa(ae.Status)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	return "_OTHER"
+}
+
+// outcome is the ragproxy_upstream_requests_total outcome of an attempt.
+func outcome(err error) string {
+	switch t := errorType(err); t {
+	case "":
+		return "success"
+	case "timeout", "canceled":
+		return t
+	case "429":
+		return "rate_limited"
+	}
+	return "error"
+}
