@@ -1,6 +1,9 @@
 package index
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // HeadingTrails returns, for each chunk of one page (texts in page order), the markdown headings in force where
 // the chunk starts, outermost first, joined by " > " (e.g. "Academic Policies > Grades > Grade I (Incomplete)").
@@ -59,14 +62,33 @@ func ChunkContexts(ix *Index) []string {
 
 // SearchTextVersion identifies how SearchText composes a chunk's text; vectors computed under another version
 // are not reused.
-const SearchTextVersion = 2
+const SearchTextVersion = 3
 
 // SearchText is the text a chunk is searched by, dense and lexical: its page title, its heading trail and its
 // text. Ingest embeds exactly this; retrieval indexes it for BM25.
+//
+// Link targets are left out: a passage's URLs ("http://site/search/?P=MATH%201A") are noise to both searches and
+// would drown its words.
 func SearchText(title, trail, text string) string {
+	text = StripLinks(text)
 	trail = strings.TrimPrefix(trail, title+" > ")
 	if trail == "" || trail == title {
 		return title + "\n" + text
 	}
 	return title + " > " + trail + "\n" + text
+}
+
+var (
+	linkTargetRE = regexp.MustCompile(`\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+"[^"]*")?\)`)
+	bareURLRE    = regexp.MustCompile(`<?https?://[^\s<>()]+>?`)
+)
+
+// StripLinks turns markdown links into their text and drops bare URLs.
+func StripLinks(s string) string {
+	if !strings.Contains(s, "http") && !strings.Contains(s, "](") {
+		return s
+	}
+	s = linkTargetRE.ReplaceAllString(s, "]")
+	s = bareURLRE.ReplaceAllString(s, "")
+	return strings.NewReplacer("[", "", "]", "").Replace(s)
 }

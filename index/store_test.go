@@ -143,3 +143,11 @@ func TestHeadingTrails(t *testing.T) {
 		t.Errorf("SearchText = %q", got)
 	}
 }
+
+func TestStripLinks(t *testing.T) {
+	in := `See [MATH 1A](http://x.edu/search/?P=MATH%201A "MATH 1A") and [the (old) page](http://x.edu/a_(b)) or <https://y.org/z> and http://bare.example/p.`
+	want := `See MATH 1A and the (old) page or  and `
+	if got := StripLinks(in); got != want {
+		t.Errorf("StripLinks =\n%q, want\n%q", got, want)
+	}
+}

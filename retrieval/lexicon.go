@@ -28,7 +28,7 @@ func newLexicon(ix *index.Index) *lexicon {
 	seen := map[string]bool{}
 	for _, c := range ix.Chunks {
 		clear(seen)
-		textnorm.Words(c.Text, func(w string) bool {
+		textnorm.Words(index.StripLinks(c.Text), func(w string) bool {
 			if !seen[w] {
 				seen[w] = true
 				lx.df[w]++
@@ -120,12 +120,12 @@ func (lx *lexicon) expand(q string) string {
 			extra = append(extra, exp)
 			return true
 		}
+		if c := lx.complete(w); c != "" && lx.heading[w] == 0 && lx.df[w]*10 < lx.df[c] {
+			extra = append(extra, c) // an abbreviation the site's headings never use: "div" for "division"
+			return true
+		}
 		if lx.df[w] > 2 {
 			return true // a word the site uses
-		}
-		if c := lx.complete(w); c != "" {
-			extra = append(extra, c)
-			return true
 		}
 		if lx.df[w] == 0 {
 			extra = append(extra, lx.correct(w)...)

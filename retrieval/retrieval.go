@@ -58,6 +58,9 @@ type Config struct {
 	ProtectPages int
 	// ChunksPerList is how many chunks dense and BM25 chunk search return per query; default 128.
 	ChunksPerList int
+	// ChunkDenseWeight scales the dense lists against the BM25 lists when chunks are fused; default 1, negative
+	// means 0 (BM25 alone).
+	ChunkDenseWeight float64
 	// KeepChunks is how many fused chunks the context may use; default 40.
 	KeepChunks int
 	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, seed 000's choice, which
@@ -90,6 +93,10 @@ func (c Config) withDefaults() Config {
 	if c.ListWeights == nil {
 		c.ListWeights = DefaultListWeights
 	}
+	if c.ChunkDenseWeight == 0 {
+		c.ChunkDenseWeight = 1
+	}
+	c.ChunkDenseWeight = max(c.ChunkDenseWeight, 0)
 	if c.ProtectPages == 0 {
 		c.ProtectPages = 6
 	}
@@ -137,7 +144,7 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	}
 	pages := make([]string, len(ix.Pages))
 	for i, p := range ix.Pages {
-		pages[i] = p.Title + "\n" + p.Title + "\n" + p.Markdown
+		pages[i] = p.Title + "\n" + p.Title + "\n" + index.StripLinks(p.Markdown)
 	}
 	chunks := make([]string, len(ix.Chunks))
 	trails := index.ChunkContexts(ix)

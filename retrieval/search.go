@@ -169,6 +169,7 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []score
 	filter := func(c int) bool { return allowed[r.ix.Chunks[c].PageID] }
 	n := r.cfg.ChunksPerList
 	var lists [][]int
+	var weights []float64
 	for qi, q := range queries {
 		var dense, lex []int
 		for _, h := range r.chunks.Search(vecs[qi], n, filter) {
@@ -177,13 +178,14 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []score
 		for _, h := range r.chunkBM25.Search(q, n, filter) {
 			lex = append(lex, h.Doc)
 		}
-		for _, l := range [][]int{dense, lex} {
-			if len(l) > 0 {
-				lists = append(lists, l)
-			}
+		if len(dense) > 0 && r.cfg.ChunkDenseWeight > 0 {
+			lists, weights = append(lists, dense), append(weights, r.cfg.ChunkDenseWeight)
+		}
+		if len(lex) > 0 {
+			lists, weights = append(lists, lex), append(weights, 1)
 		}
 	}
-	fused := r.fuse(lists)
+	fused := r.fuseWeighted(lists, weights)
 	if len(fused) > r.cfg.KeepChunks {
 		fused = fused[:r.cfg.KeepChunks]
 	}
