@@ -22,7 +22,7 @@ type floor struct{ fact, hit8, mrr float64 }
 var berkeleyFloor = floor{fact: 0.79, hit8: 0.875, mrr: 0.77}
 
 // The example site is small and written to be answerable: retrieval must find nearly everything.
-var exampleFloor = floor{fact: 0.85, hit8: 0.95, mrr: 0.85}
+var exampleFloor = floor{fact: 0.88, hit8: 0.92, mrr: 0.80}
 
 func TestBerkeleyDevQuality(t *testing.T) {
 	corpus := os.Getenv("RAGPROXY_TEST_CORPUS")
