@@ -109,13 +109,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	r := &Report{}
-	run := &run{cfg: cfg, tok: tok, prev: newReuse(prev), report: r, progress: newProgress(cfg.Progress)}
+	run := &run{cfg: cfg, tok: tok, report: r, progress: newProgress(cfg.Progress)}
+	run.prev = newReuse(prev, run.settings(), tok.Name())
 
-	raw, err := run.fetch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	docs, err := run.clean(ctx, raw)
+	docs, err := run.fetchAndClean(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +136,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if prev != nil {
 		r.Removed = run.prev.removed(ix)
 	}
-	if err := index.Write(cfg.IndexDir, ix); err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
+	// An unchanged version is the live index already: writing it again would cost as much as a first build
+	// (index.Write would build the copy only to discard it).
+	if r.Changed {
+		if err := index.Write(cfg.IndexDir, ix); err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
 	}
 	r.Duration = time.Since(start)
 	cfg.Logger.Info("ingest done", "pages", r.Pages, "chunks", r.Chunks, "links", r.Links, "reused", r.Reused,
@@ -158,6 +159,8 @@ type run struct {
 	progress *progress
 	embedder embed.Embedder
 	embState []byte
+	// fromChunk[i] is the previous index's chunk that new chunk i repeats with the same search text, or -1.
+	fromChunk []int
 }
 
 // isMirror reports whether source names a local directory rather than a URL.

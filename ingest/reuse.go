@@ -10,23 +10,34 @@ import (
 
 // reuse answers what the previous index already computed. A nil *reuse (no previous index) reuses nothing.
 type reuse struct {
-	ix    *index.Index
-	byURL map[string]*index.Page
+	ix *index.Index
+	// content says the previous pages were cleaned and chunked under the current settings and tokenizer, so
+	// an unchanged body may keep its markdown and chunks.
+	content bool
+	byURL   map[string]*index.Page
+	byHash  map[string]*index.Page
 }
 
-func newReuse(ix *index.Index) *reuse {
+func newReuse(ix *index.Index, settings []byte, tokenizer string) *reuse {
 	if ix == nil {
 		return nil
 	}
-	r := &reuse{ix: ix, byURL: make(map[string]*index.Page, len(ix.Pages))}
+	r := &reuse{ix: ix, content: bytes.Equal(ix.Manifest.Settings, settings) && ix.Manifest.Tokenizer == tokenizer,
+		byURL:  make(map[string]*index.Page, len(ix.Pages)),
+		byHash: make(map[string]*index.Page, len(ix.Pages))}
 	for i := range ix.Pages {
-		r.byURL[ix.Pages[i].URL] = &ix.Pages[i]
+		p := &ix.Pages[i]
+		r.byURL[p.URL] = p
+		if _, ok := r.byHash[p.Hash]; !ok {
+			r.byHash[p.Hash] = p
+		}
 	}
 	return r
 }
 
+// page returns the previous page at url when its markdown and chunks may be reused.
 func (r *reuse) page(url string) *index.Page {
-	if r == nil {
+	if r == nil || !r.content {
 		return nil
 	}
 	return r.byURL[url]
@@ -52,12 +63,29 @@ func (r *reuse) llmSummary(hash, model string) (string, bool) {
 	if r.ix.Manifest.Summarizer != model {
 		return "", false
 	}
-	for _, p := range r.ix.Pages {
-		if p.Hash == hash {
-			return p.Summary, true
-		}
+	if p, ok := r.byHash[hash]; ok {
+		return p.Summary, true
 	}
 	return "", false
+}
+
+// extractiveSummaries returns the previous extractive summaries when they would come out the same: the same
+// pages (URL, title and content) in the same order under the same settings. Key terms weigh each page against
+// the whole corpus, so any change anywhere recomputes them all.
+func (r *reuse) extractiveSummaries(ix *index.Index, settings []byte) ([]string, bool) {
+	if r == nil || r.ix.Manifest.Summarizer != "extractive" || !bytes.Equal(r.ix.Manifest.Settings, settings) ||
+		len(r.ix.Pages) != len(ix.Pages) {
+		return nil, false
+	}
+	out := make([]string, len(ix.Pages))
+	for i, p := range ix.Pages {
+		old := r.ix.Pages[i]
+		if old.URL != p.URL || old.Hash != p.Hash || old.Title != p.Title {
+			return nil, false
+		}
+		out[i] = old.Summary
+	}
+	return out, true
 }
 
 // localState returns the previous local embedder state when it was the same local model.
@@ -73,10 +101,8 @@ func (r *reuse) sameEmbedder(e embed.Embedder, state []byte) bool {
 		r.ix.Manifest.SearchText == index.SearchTextVersion && bytes.Equal(r.ix.EmbedderState, state)
 }
 
-func (r *reuse) summaryVectors(e embed.Embedder, state []byte) map[string][]float32 {
-	if !r.sameEmbedder(e, state) {
-		return nil
-	}
+// summaryVectors maps each previous summary text to its vector. Call it only under the same embedder.
+func (r *reuse) summaryVectors() map[string][]float32 {
 	m := make(map[string][]float32, len(r.ix.Pages))
 	for i, p := range r.ix.Pages {
 		m[p.Title+"\n"+p.Summary] = r.ix.SummaryVectors[i]
@@ -84,14 +110,27 @@ func (r *reuse) summaryVectors(e embed.Embedder, state []byte) map[string][]floa
 	return m
 }
 
-func (r *reuse) chunkVectors(e embed.Embedder, state []byte) map[string][]float32 {
-	if !r.sameEmbedder(e, state) {
-		return nil
+// chunkVectors maps the search text of each previous chunk that the new index does not take over by position
+// (taken[i] is a previous chunk id or -1) to its vector. Call it only under the same embedder.
+func (r *reuse) chunkVectors(taken []int) map[string][]float32 {
+	used := make([]bool, len(r.ix.Chunks))
+	for _, id := range taken {
+		if id >= 0 {
+			used[id] = true
+		}
 	}
-	m := make(map[string][]float32, len(r.ix.Chunks))
-	trails := index.ChunkContexts(r.ix)
+	need := make([]bool, len(r.ix.Pages))
 	for i, c := range r.ix.Chunks {
-		m[index.SearchText(r.ix.Pages[c.PageID].Title, trails[i], c.Text)] = r.ix.ChunkVectors[i]
+		if !used[i] {
+			need[c.PageID] = true
+		}
+	}
+	texts := searchTexts(r.ix, need)
+	m := make(map[string][]float32)
+	for i, c := range r.ix.Chunks {
+		if !used[i] && need[c.PageID] {
+			m[texts[i]] = r.ix.ChunkVectors[i]
+		}
 	}
 	return m
 }

@@ -27,90 +27,79 @@ type doc struct {
 	reused               *index.Page // the previous index's page when the body is unchanged
 }
 
-// fetch crawls or reads the mirror.
-func (r *run) fetch(ctx context.Context) ([]crawl.Page, error) {
-	bar := r.progress.stage("crawled", -1)
-	defer bar.done()
+// fetchAndClean crawls or reads the mirror and cleans each page as it arrives, on all cores, so reading and
+// cleaning overlap and raw bodies are dropped once hashed and cleaned. Pages whose raw body is unchanged since the
+// previous index keep their previous markdown without being cleaned again. Duplicate content is dropped.
+func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
+	cleaner, err := clean.New(r.cfg.Clean)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	fetched := r.progress.stage("crawled", -1)
+	cleaned := r.progress.stage("cleaned", -1)
+	defer cleaned.done()
+
+	type result struct {
+		url string
+		d   *doc // nil: unreadable
+	}
+	pages := make(chan crawl.Page, 4*runtime.GOMAXPROCS(0))
 	var mu sync.Mutex
-	var pages []crawl.Page
+	var results []result
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range pages {
+				d := r.cleanPage(ctx, cleaner, p)
+				mu.Lock()
+				results = append(results, result{p.URL, d})
+				mu.Unlock()
+				cleaned.add(1)
+			}
+		}()
+	}
 	emit := func(p crawl.Page) {
-		mu.Lock()
-		pages = append(pages, p)
-		mu.Unlock()
-		bar.add(1)
+		fetched.add(1)
+		pages <- p
 	}
 	var st crawl.Stats
-	var err error
 	if isMirror(r.cfg.Source) {
 		if r.cfg.BaseURL == "" {
-			return nil, fmt.Errorf("ingest %s: a mirror directory needs --base-url", r.cfg.Source)
+			err = fmt.Errorf("a mirror directory needs --base-url")
+		} else {
+			st, err = crawl.ReadMirror(ctx, r.cfg.Source, r.cfg.BaseURL, emit)
 		}
-		st, err = crawl.ReadMirror(ctx, r.cfg.Source, r.cfg.BaseURL, emit)
 	} else {
 		cc := r.cfg.Crawl
 		cc.Start = r.cfg.Source
 		st, err = crawl.Crawl(ctx, cc, emit)
 	}
+	close(pages)
+	fetched.done()
+	wg.Wait()
 	if err != nil {
+		return nil, fmt.Errorf("ingest %s: %w", r.cfg.Source, err)
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ingest %s: %w", r.cfg.Source, err)
 	}
 	r.report.Fetched, r.report.Skipped = st.Pages, st.Skipped
 	if st.SkippedTotal() > 0 {
 		r.cfg.Logger.Info("pages skipped while fetching", "skipped", st.String())
 	}
-	// Emission order depends on scheduling; sort so everything downstream is deterministic.
-	sort.Slice(pages, func(i, j int) bool { return pages[i].URL < pages[j].URL })
-	return pages, nil
-}
 
-// clean turns raw pages into markdown in parallel, reusing unchanged pages, and drops duplicate content.
-func (r *run) clean(ctx context.Context, raw []crawl.Page) ([]*doc, error) {
-	cleaner, err := clean.New(r.cfg.Clean)
-	if err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
-	}
-	bar := r.progress.stage("cleaned", len(raw))
-	defer bar.done()
-	docs := make([]*doc, len(raw))
-	parallel(len(raw), func(i int) {
-		defer bar.add(1)
-		if ctx.Err() != nil {
-			return
-		}
-		p := raw[i]
-		d := &doc{url: p.URL, rawHash: sha(p.Body), links: p.Links}
-		if old := r.prev.page(p.URL); old != nil && old.RawHash == d.rawHash {
-			d.title, d.markdown, d.hash, d.reused = old.Title, old.Markdown, old.Hash, old
-			docs[i] = d
-			return
-		}
-		var c clean.Doc
-		var err error
-		if p.ContentType == "application/pdf" {
-			c, err = clean.PDF(p.Body)
-		} else {
-			c, err = cleaner.HTML(p.Body, p.URL)
-		}
-		if err != nil || strings.TrimSpace(c.Markdown) == "" {
-			r.cfg.Logger.Debug("page unreadable", "url", p.URL, "err", err)
-			return
-		}
-		d.title, d.markdown, d.hash = c.Title, c.Markdown, sha([]byte(c.Markdown))
-		if d.title == "" {
-			d.title = p.URL
-		}
-		docs[i] = d
-	})
-	// Drop duplicates by markdown hash, keeping the first URL in sort order; links to a dropped copy are
-	// redirected to the kept one.
+	// Arrival order depends on scheduling; sort so everything downstream is deterministic. Drop duplicates by
+	// markdown hash, keeping the first URL in sort order; links to a dropped copy are redirected to the kept one.
+	sort.Slice(results, func(i, j int) bool { return results[i].url < results[j].url })
 	seen := map[string]*doc{}
 	alias := map[string]string{}
 	var out []*doc
-	for _, d := range docs {
+	for _, res := range results {
+		d := res.d
 		if d == nil {
-			if ctx.Err() == nil {
-				r.report.Unreadable++
-			}
+			r.report.Unreadable++
 			continue
 		}
 		if first, ok := seen[d.hash]; ok {
@@ -129,6 +118,34 @@ func (r *run) clean(ctx context.Context, raw []crawl.Page) ([]*doc, error) {
 		}
 	}
 	return out, nil
+}
+
+// cleanPage turns one raw page into a doc, or nil when it has no readable content.
+func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, p crawl.Page) *doc {
+	if ctx.Err() != nil {
+		return nil
+	}
+	d := &doc{url: p.URL, rawHash: sha(p.Body), links: p.Links}
+	if old := r.prev.page(p.URL); old != nil && old.RawHash == d.rawHash {
+		d.title, d.markdown, d.hash, d.reused = old.Title, old.Markdown, old.Hash, old
+		return d
+	}
+	var c clean.Doc
+	var err error
+	if p.ContentType == "application/pdf" {
+		c, err = clean.PDF(p.Body)
+	} else {
+		c, err = cleaner.HTML(p.Body, p.URL)
+	}
+	if err != nil || strings.TrimSpace(c.Markdown) == "" {
+		r.cfg.Logger.Debug("page unreadable", "url", p.URL, "err", err)
+		return nil
+	}
+	d.title, d.markdown, d.hash = c.Title, c.Markdown, sha([]byte(c.Markdown))
+	if d.title == "" {
+		d.title = p.URL
+	}
+	return d
 }
 
 // graph applies link cleaning and lays out the index pages with their LINKS_TO edges.
@@ -175,6 +192,7 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) {
 	bar := r.progress.stage("chunked", len(ix.Pages))
 	defer bar.done()
 	per := make([][]chunk.Chunk, len(ix.Pages))
+	olds := make([]*index.Page, len(ix.Pages))
 	parallel(len(ix.Pages), func(i int) {
 		defer bar.add(1)
 		if ctx.Err() != nil {
@@ -182,20 +200,28 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) {
 		}
 		p := &ix.Pages[i]
 		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash {
-			per[i] = r.prev.chunks(old)
+			per[i], olds[i] = r.prev.chunks(old), old
 			return
 		}
 		per[i] = chunk.Split(r.tok, p.Markdown, r.cfg.Chunk)
 	})
+	r.fromChunk = r.fromChunk[:0]
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
-		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash {
+		old := olds[i]
+		if old != nil {
 			r.report.Reused++
 		}
 		for ord, c := range per[i] {
 			id := len(ix.Chunks)
 			ix.Chunks = append(ix.Chunks, index.Chunk{ID: id, PageID: i, Ord: ord, Text: c.Text, Tokens: c.Tokens})
 			p.Chunks = append(p.Chunks, id)
+			// A chunk of an unchanged page under the same title has the same search text as before.
+			from := -1
+			if old != nil && old.Title == p.Title {
+				from = old.Chunks[ord]
+			}
+			r.fromChunk = append(r.fromChunk, from)
 		}
 	}
 }
@@ -209,15 +235,37 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	for i, p := range ix.Pages {
 		docs[i] = summary.Doc{Title: p.Title, Markdown: p.Markdown}
 	}
-	lines := summary.Extractive(docs, r.cfg.Summary)
-	for i := range ix.Pages {
-		ix.Pages[i].Summary = lines[i]
-	}
 	if r.cfg.Summarizer == nil {
+		if lines, ok := r.prev.extractiveSummaries(ix, r.settings()); ok {
+			// Extractive key terms depend on the whole corpus, so they are reused only when no page changed.
+			for i := range ix.Pages {
+				ix.Pages[i].Summary = lines[i]
+			}
+		} else {
+			r.extractive(ix, docs)
+		}
 		bar.add(len(ix.Pages))
 		return nil
 	}
 	model := r.cfg.Summarizer.Model
+	var todo []int
+	for i := range ix.Pages {
+		p := &ix.Pages[i]
+		if s, ok := r.prev.llmSummary(p.Hash, model); ok {
+			p.Summary = s
+			bar.add(1)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	// Every page gets an extractive line first: it stays where the LLM call fails.
+	lines := summary.Extractive(docs, r.cfg.Summary)
+	for _, i := range todo {
+		ix.Pages[i].Summary = lines[i]
+	}
 	limit := r.cfg.SummaryConcurrency
 	if limit <= 0 {
 		limit = 4
@@ -226,13 +274,8 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	g.SetLimit(limit)
 	var mu sync.Mutex
 	failed := 0
-	for i := range ix.Pages {
+	for _, i := range todo {
 		p := &ix.Pages[i]
-		if s, ok := r.prev.llmSummary(p.Hash, model); ok {
-			p.Summary = s
-			bar.add(1)
-			continue
-		}
 		g.Go(func() error {
 			defer bar.add(1)
 			s, err := r.cfg.Summarizer.Summarize(gctx, docs[i])
@@ -259,6 +302,13 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	return nil
 }
 
+func (r *run) extractive(ix *index.Index, docs []summary.Doc) {
+	lines := summary.Extractive(docs, r.cfg.Summary)
+	for i := range ix.Pages {
+		ix.Pages[i].Summary = lines[i]
+	}
+}
+
 // communities finds components and Leiden communities over LINKS_TO.
 func (r *run) communities(ix *index.Index) error {
 	adj := make([][]int, len(ix.Pages))
@@ -276,60 +326,119 @@ func (r *run) communities(ix *index.Index) error {
 	return nil
 }
 
-// embed embeds summaries and chunks, reusing the previous vectors of identical texts under the same embedder.
+// embed embeds summaries and chunks, reusing the previous vectors of identical texts under the same embedder. A
+// first build with the local embedder fits its IDF table and embeds in one pass over the texts it embeds.
 func (r *run) embed(ctx context.Context, ix *index.Index) error {
-	if err := r.chooseEmbedder(ix); err != nil {
-		return err
-	}
 	sums := make([]string, len(ix.Pages))
 	for i, p := range ix.Pages {
 		sums[i] = p.Title + "\n" + p.Summary
 	}
-	texts := make([]string, len(ix.Chunks))
-	trails := index.ChunkContexts(ix)
-	for i, c := range ix.Chunks {
-		texts[i] = index.SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
-	}
-	bar := r.progress.stage("embedded", len(sums)+len(texts))
+	bar := r.progress.stage("embedded", len(ix.Pages)+len(ix.Chunks))
 	defer bar.done()
-	var err error
-	if ix.SummaryVectors, err = r.embedReusing(ctx, sums, r.prev.summaryVectors(r.embedder, r.embState), bar); err != nil {
+	fit, err := r.chooseEmbedder()
+	if err != nil {
+		return err
+	}
+	if fit {
+		texts := searchTexts(ix, nil)
+		all := append(append(make([]string, 0, len(sums)+len(texts)), sums...), texts...)
+		l, vecs, err := embed.FitEmbed(ctx, all, r.cfg.Local)
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		if r.embState, err = l.MarshalBinary(); err != nil {
+			return fmt.Errorf("ingest: local embedder: %w", err)
+		}
+		r.embedder = l
+		ix.SummaryVectors, ix.ChunkVectors = vecs[:len(sums):len(sums)], vecs[len(sums):]
+		r.report.Embedded += len(all)
+		bar.add(len(all))
+		return nil
+	}
+	same := r.prev.sameEmbedder(r.embedder, r.embState)
+	var oldSums map[string][]float32
+	if same {
+		oldSums = r.prev.summaryVectors()
+	}
+	if ix.SummaryVectors, err = r.embedReusing(ctx, sums, oldSums, bar); err != nil {
 		return fmt.Errorf("ingest: embed summaries: %w", err)
 	}
-	if ix.ChunkVectors, err = r.embedReusing(ctx, texts, r.prev.chunkVectors(r.embedder, r.embState), bar); err != nil {
+
+	// Chunks of unchanged pages take their previous vectors by position; only the others need their search
+	// text, which is looked up among the previous index's other chunks before anything is embedded.
+	ix.ChunkVectors = make([][]float32, len(ix.Chunks))
+	need := make([]bool, len(ix.Pages))
+	todo := 0
+	for i, c := range ix.Chunks {
+		if same && r.fromChunk[i] >= 0 {
+			ix.ChunkVectors[i] = r.prev.ix.ChunkVectors[r.fromChunk[i]]
+			continue
+		}
+		need[c.PageID] = true
+		todo++
+	}
+	bar.add(len(ix.Chunks) - todo)
+	if todo == 0 {
+		return nil
+	}
+	texts := searchTexts(ix, need)
+	var oldChunks map[string][]float32
+	if same {
+		oldChunks = r.prev.chunkVectors(r.fromChunk)
+	}
+	var idx []int
+	var in []string
+	for i, t := range texts {
+		if need[ix.Chunks[i].PageID] {
+			idx, in = append(idx, i), append(in, t)
+		}
+	}
+	vecs, err := r.embedReusing(ctx, in, oldChunks, bar)
+	if err != nil {
 		return fmt.Errorf("ingest: embed chunks: %w", err)
+	}
+	for j, i := range idx {
+		ix.ChunkVectors[i] = vecs[j]
 	}
 	return nil
 }
 
-func (r *run) chooseEmbedder(ix *index.Index) error {
+// searchTexts returns the search text of each chunk of the pages in need (all pages when need is nil); other
+// entries are empty.
+func searchTexts(ix *index.Index, need []bool) []string {
+	out := make([]string, len(ix.Chunks))
+	parallel(len(ix.Pages), func(i int) {
+		if need != nil && !need[i] {
+			return
+		}
+		p := &ix.Pages[i]
+		texts := make([]string, len(p.Chunks))
+		for k, c := range p.Chunks {
+			texts[k] = ix.Chunks[c].Text
+		}
+		for k, trail := range index.HeadingTrails(texts) {
+			out[p.Chunks[k]] = index.SearchText(p.Title, trail, texts[k])
+		}
+	})
+	return out
+}
+
+// chooseEmbedder sets r.embedder: the configured one, or the local embedder with the previous index's IDF table
+// (so unchanged texts keep their vectors; --full refits). It reports fit when a local embedder must be fitted
+// on this corpus first, which embed does in the same pass as embedding.
+func (r *run) chooseEmbedder() (fit bool, err error) {
 	if r.cfg.Embedder != nil {
 		r.embedder = r.cfg.Embedder
-		return nil
+		return false, nil
 	}
 	fresh := embed.NewLocal(r.cfg.Local)
 	if st, ok := r.prev.localState(fresh.Name()); ok {
-		l := embed.NewLocal(r.cfg.Local)
-		if err := l.UnmarshalBinary(st); err == nil {
-			// Keep the previous IDF table: unchanged texts keep their vectors. A full rebuild (--full) refits.
-			r.embedder, r.embState = l, st
-			return nil
+		if err := fresh.UnmarshalBinary(st); err == nil {
+			r.embedder, r.embState = fresh, st
+			return false, nil
 		}
 	}
-	corpus := make([]string, 0, len(ix.Chunks)+len(ix.Pages))
-	for _, c := range ix.Chunks {
-		corpus = append(corpus, c.Text)
-	}
-	for _, p := range ix.Pages {
-		corpus = append(corpus, p.Title+"\n"+p.Summary)
-	}
-	l := embed.FitLocal(corpus, r.cfg.Local)
-	st, err := l.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("ingest: local embedder: %w", err)
-	}
-	r.embedder, r.embState = l, st
-	return nil
+	return true, nil
 }
 
 // embedReusing embeds texts in batches, taking vectors from old where the same text was embedded before.

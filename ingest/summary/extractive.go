@@ -5,8 +5,11 @@ package summary
 
 import (
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -48,24 +51,45 @@ func (c ExtractiveConfig) withDefaults() ExtractiveConfig {
 // distinctive terms by tf-idf over docs. The terms make it a corpus-level operation: summarise all pages together.
 func Extractive(docs []Doc, cfg ExtractiveConfig) []string {
 	cfg = cfg.withDefaults()
+	// Term counts per doc are independent, and so is each summary once the document frequencies are known: both
+	// passes run on all cores. The result does not depend on the scheduling.
 	terms := make([]map[string]int, len(docs))
-	df := map[string]int{}
-	for i, d := range docs {
+	eachDoc(len(docs), func(i int) {
 		tf := map[string]int{}
-		for _, w := range words(d.Markdown) {
+		for _, w := range words(docs[i].Markdown) {
 			tf[w]++
 		}
+		terms[i] = tf
+	})
+	df := map[string]int{}
+	for _, tf := range terms {
 		for w := range tf {
 			df[w]++
 		}
-		terms[i] = tf
 	}
 	out := make([]string, len(docs))
 	n := float64(len(docs))
-	for i, d := range docs {
-		out[i] = extract(d, terms[i], df, n, cfg)
-	}
+	eachDoc(len(docs), func(i int) {
+		out[i] = extract(docs[i], terms[i], df, n, cfg)
+		terms[i] = nil
+	})
 	return out
+}
+
+// eachDoc calls f(0..n-1) from one goroutine per core and returns when all calls have.
+func eachDoc(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func extract(d Doc, tf map[string]int, df map[string]int, n float64, cfg ExtractiveConfig) string {
