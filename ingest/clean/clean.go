@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
@@ -139,7 +140,11 @@ type Cleaner struct {
 	content []cascadia.Selector
 	chrome  chrome
 	remove  cascadia.Selector // Config.RemoveSelectors; nil when none
-	conv    *converter.Converter
+	// convs holds converters, one per concurrent HTML call: a shared converter takes a read lock and copies
+	// and sorts its handler lists for every node, and the lock's counter bouncing between cores cost a tenth
+	// of the conversion.
+	convs           sync.Pool
+	title, h1, body cascadia.Selector
 }
 
 // New compiles cfg's selectors.
@@ -168,7 +173,13 @@ func New(cfg Config) (*Cleaner, error) {
 		}
 		c.remove = sel
 	}
-	c.conv = converter.NewConverter(
+	c.title, c.h1, c.body = cascadia.MustCompile("title"), cascadia.MustCompile("h1"), cascadia.MustCompile("body")
+	c.convs.New = func() any { return newConverter() }
+	return c, nil
+}
+
+func newConverter() *converter.Converter {
+	return converter.NewConverter(
 		// Markdown escaping ("\*", "\_") costs a fifth of the conversion and
 		// only adds noise to text that is embedded, searched and read by a
 		// model; the one escape that matters, "|" inside table cells, is done
@@ -191,7 +202,6 @@ func New(cfg Config) (*Cleaner, error) {
 				table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
 			),
 		))
-	return c, nil
 }
 
 // HTML cleans one HTML page with cfg. To clean many pages, build a Cleaner
@@ -211,7 +221,7 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 	if err != nil {
 		return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
 	}
-	title := pageTitle(doc)
+	title := c.pageTitle(doc)
 	tabs := tabNames(doc)
 
 	roots := c.mainContent(doc)
@@ -224,9 +234,11 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 		flattenCells(r)
 	}
 
+	conv := c.convs.Get().(*converter.Converter)
+	defer c.convs.Put(conv)
 	var out strings.Builder
 	for _, r := range roots {
-		md, err := c.conv.ConvertNode(r, converter.WithDomain(pageURL))
+		md, err := conv.ConvertNode(r, converter.WithDomain(pageURL))
 		if err != nil {
 			return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
 		}
@@ -260,7 +272,7 @@ func (c *Cleaner) mainContent(doc *goquery.Document) []*html.Node {
 			return nodes
 		}
 	}
-	if body := doc.Find("body"); body.Length() > 0 {
+	if body := doc.FindMatcher(c.body); body.Length() > 0 {
 		return body.Nodes[:1]
 	}
 	return doc.Nodes
@@ -298,8 +310,8 @@ func insideArticle(n *html.Node) bool {
 }
 
 // pageTitle returns the <title> without the site suffix, or the first h1.
-func pageTitle(doc *goquery.Document) string {
-	t := collapseSpace(doc.Find("title").First().Text())
+func (c *Cleaner) pageTitle(doc *goquery.Document) string {
+	t := collapseSpace(doc.FindMatcher(c.title).First().Text())
 	// Separators between a page title and the site name, strongest first.
 	for _, sep := range []string{" | ", " < ", " :: ", " » ", " — ", " – ", " - "} {
 		if i := strings.LastIndex(t, sep); i > 0 {
@@ -310,7 +322,7 @@ func pageTitle(doc *goquery.Document) string {
 	if t != "" {
 		return t
 	}
-	return collapseSpace(doc.Find("h1").First().Text())
+	return collapseSpace(doc.FindMatcher(c.h1).First().Text())
 }
 
 // tabNames maps the id of each tab panel to the label of the tab that shows
