@@ -38,7 +38,8 @@ func (s *Server) event(st *chatState, kind EventKind) Event {
 
 // end releases the request and reports EventEnd.
 func (s *Server) end(st *chatState, ev Event) {
-	ev.Kind, ev.Elapsed, ev.Task, ev.Prepared = EventEnd, time.Since(st.start), st.task, st.prepared
+	ev.Kind, ev.RequestID, ev.Model, ev.Stream = EventEnd, st.id, st.req.Model, st.req.Stream
+	ev.Elapsed, ev.Task, ev.Prepared = time.Since(st.start), st.task, st.prepared
 	if ev.Cache == "" && st.cache != nil {
 		ev.Cache = st.cache.result
 	}
