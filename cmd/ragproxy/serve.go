@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
@@ -29,6 +32,9 @@ type serveFlags struct {
 	logLevel                                        string
 	index, name                                     string
 	sourceEvents                                    bool
+	redisURL                                        string
+	cacheTTL                                        time.Duration
+	noCache                                         bool
 	up                                              upstreamFlags
 	retrieval                                       retrievalFlags
 }
@@ -82,6 +88,9 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.up.embedder, "embedder", envOr("RAGPROXY_EMBEDDER", "auto"), "query embedder for indexes built with an upstream embedding model: auto, local or openai (RAGPROXY_EMBEDDER)")
 	fs.StringVar(&f.up.embeddingModel, "embedding-model", envOr("RAGPROXY_EMBEDDING_MODEL", "text-embedding-3-large"), "upstream embedding model (RAGPROXY_EMBEDDING_MODEL)")
 	fs.IntVar(&f.up.embeddingDims, "embedding-dimensions", envInt("RAGPROXY_EMBEDDING_DIMENSIONS", 0), "embedding dimensions asked of the model (RAGPROXY_EMBEDDING_DIMENSIONS)")
+	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis for the response cache, redis://[user:password@]host:port/db; empty keeps it in process (REDIS_URL)")
+	fs.DurationVar(&f.cacheTTL, "cache-ttl", envDuration("RAGPROXY_CACHE_TTL", time.Hour), "how long cached answers are served (RAGPROXY_CACHE_TTL)")
+	fs.BoolVar(&f.noCache, "no-cache", envBool("RAGPROXY_NO_CACHE", false), "disable the response cache (RAGPROXY_NO_CACHE)")
 	f.retrieval.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -115,7 +124,15 @@ func runServe(ctx context.Context, args []string) error {
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return fmt.Errorf("serve: --log-level: %w", err)
 	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: level})
+	metrics, err := observability.New(observability.Config{
+		Models:    []string{"ragproxy", f.assistantName(), f.model, f.fallbackModel},
+		Upstreams: []string{"primary", "fallback"},
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	obs := &server.MetricsObserver{Metrics: metrics, Logger: logger}
 
 	ccfg := compat.ClientConfig{
 		Primary:          compat.Upstream{Name: "primary", BaseURL: f.upstreamURL, APIKey: f.apiKey, Model: f.model},
@@ -135,14 +152,21 @@ func runServe(ctx context.Context, args []string) error {
 		DrainTimeout:       f.drain,
 		ListUpstreamModels: f.listUpstream,
 		Logger:             logger,
+		Metrics:            metrics.Handler(),
+		Observer:           obs,
 	}
 	if f.index != "" {
-		if err := f.ground(&scfg, logger); err != nil {
+		if err := f.ground(&scfg, logger, obs); err != nil {
 			return err
 		}
 	}
+	closeCache, err := f.responseCache(ctx, &scfg, logger, metrics)
+	if err != nil {
+		return err
+	}
+	defer closeCache()
 	logger.Info("serving", "listen", f.listen, "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
-		"client_auth", len(scfg.APIKeys) > 0, "index", f.index)
+		"client_auth", len(scfg.APIKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL)
 	return server.New(scfg, client).Run(ctx)
 }
 
@@ -154,8 +178,57 @@ func (f serveFlags) offline() bool {
 
 const defaultUpstreamURL = "https://api.openai.com/v1"
 
+// assistantName is the model id of the grounded assistant: --name, else the
+// index directory's name, else "ragproxy".
+func (f serveFlags) assistantName() string {
+	switch {
+	case f.name != "":
+		return f.name
+	case f.index != "":
+		return filepath.Base(filepath.Clean(f.index))
+	}
+	return "ragproxy"
+}
+
+func (f serveFlags) cacheName() string {
+	switch {
+	case f.noCache:
+		return "off"
+	case f.redisURL != "":
+		return "redis " + cache.RedisConfig{URL: f.redisURL}.Redacted()
+	}
+	return "in-process"
+}
+
+// responseCache sets up the response cache: Redis when --redis-url is set,
+// else an in-process LRU. A Redis that is down at start or later only costs
+// misses, so it is reported and not fatal. The returned func releases it.
+func (f serveFlags) responseCache(ctx context.Context, scfg *server.Config, logger *slog.Logger, m *observability.Metrics) (func(), error) {
+	if f.noCache {
+		return func() {}, nil
+	}
+	scfg.CacheTTL = f.cacheTTL
+	if f.redisURL == "" {
+		lru, err := cache.NewLRU(cache.LRUConfig{})
+		if err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		scfg.Cache = lru
+		return func() {}, nil
+	}
+	r, err := cache.NewRedis(cache.RedisConfig{URL: f.redisURL})
+	if err != nil {
+		return nil, fmt.Errorf("serve: --redis-url: %w", err)
+	}
+	if err := r.Ping(ctx); err != nil {
+		logger.Warn("redis does not answer; requests are served uncached until it does", "redis", f.cacheName(), "err", err)
+	}
+	scfg.Cache = &cache.Tolerant{Cache: r, Logger: logger, OnError: func(string, error) { m.Cache("response", "error") }}
+	return func() { _ = r.Close() }, nil
+}
+
 // ground loads the index and makes the server answer from it.
-func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger) error {
+func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server.MetricsObserver) error {
 	tok, err := tokenizer.New()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -170,12 +243,9 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	name := f.name
-	if name == "" {
-		name = filepath.Base(filepath.Clean(f.index))
-	}
+	name := f.assistantName()
 	g := &server.RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: name, Offline: f.offline(),
-		SourceEvents: f.sourceEvents}
+		SourceEvents: f.sourceEvents, OnRetrieval: obs.OnRetrieval}
 	if !f.offline() {
 		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.model, SiteName: name,
 			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
@@ -183,6 +253,20 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger) error {
 	scfg.Grounder, scfg.Retriever = g, g
 	scfg.Models = []server.ModelAlias{{ID: name, Upstream: f.model}}
 	m := r.Index().Manifest
+	obs.Metrics.SetIndexInfo(name, m.Version, m.Embedder, m.Pages, m.Chunks)
+	// Everything besides the request that shapes an answer goes into the
+	// response cache key: a re-ingest changes the version, a changed prompt
+	// or binary the prompt version.
+	settings, err := json.Marshal(struct {
+		Retrieval retrieval.Config
+		Offline   bool
+		Sources   int
+	}{r.Config(), g.Offline, g.MaxSources})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	scfg.IndexVersion, scfg.RetrievalSettings = m.Version, string(settings)
+	scfg.PromptVersion = cache.Key(retrieval.GroundingPrompt, name, version)[:16]
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline)
 	return nil
