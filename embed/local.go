@@ -33,7 +33,8 @@ var _ Embedder = (*Local)(nil)
 
 // LocalConfig configures a Local embedder. The zero value selects every default.
 type LocalConfig struct {
-	// Dimension is the vector length. Default 1024.
+	// Dimension is the vector length. Default 256: on the Berkeley questions 256 and 1024 retrieve alike (eval),
+	// and exact search over 20k chunks is four times cheaper.
 	Dimension int
 	// MinGram and MaxGram bound the character n-gram lengths, in bytes. Defaults 3 and 5.
 	MinGram, MaxGram int
@@ -48,7 +49,7 @@ type LocalConfig struct {
 
 func (c LocalConfig) withDefaults() LocalConfig {
 	if c.Dimension <= 0 {
-		c.Dimension = 1024
+		c.Dimension = 256
 	}
 	if c.MinGram <= 0 {
 		c.MinGram = 3

@@ -127,7 +127,7 @@ type Retriever struct {
 	pageBM25  *lexical.BM25
 	chunkBM25 *lexical.BM25
 	summaries vector.Index
-	chunks    vector.Index
+	chunks    *vector.Flat
 	titles    *lexical.BM25
 	named     *titleIndex
 	lex       *lexicon

@@ -2,10 +2,12 @@ package retrieval
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/ragproxy/ragproxy/retrieval/fusion"
+	"github.com/ragproxy/ragproxy/retrieval/vector"
 )
 
 // scored is an id with its fused score, in rank order.
@@ -56,6 +58,10 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 	n := r.cfg.PagesPerList
 	var lists [][]int
 	var weights []float64
+	var denseChunks [][]vector.Hit
+	if slices.Contains(r.cfg.PageLists, ListChunkDense) {
+		denseChunks = r.chunks.SearchMulti(vecs, r.cfg.ChunksPerList)
+	}
 	for qi, q := range queries {
 		for _, name := range r.cfg.PageLists {
 			var ids []int
@@ -82,7 +88,7 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 				ids = r.pagesOf(chunks, n)
 			case ListChunkDense:
 				var chunks []int
-				for _, h := range r.chunks.Search(vecs[qi], r.cfg.ChunksPerList, nil) {
+				for _, h := range denseChunks[qi] {
 					chunks = append(chunks, h.ID)
 				}
 				ids = r.pagesOf(chunks, n)
@@ -163,8 +169,10 @@ func (r *Retriever) selectPages(fused []scored) []scored {
 // rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses.
 func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []scored) []scored {
 	allowed := make(map[int]bool, len(pages))
+	var ids []int
 	for _, p := range pages {
 		allowed[p.id] = true
+		ids = append(ids, r.ix.Pages[p.id].Chunks...)
 	}
 	filter := func(c int) bool { return allowed[r.ix.Chunks[c].PageID] }
 	n := r.cfg.ChunksPerList
@@ -172,7 +180,7 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []score
 	var weights []float64
 	for qi, q := range queries {
 		var dense, lex []int
-		for _, h := range r.chunks.Search(vecs[qi], n, filter) {
+		for _, h := range r.chunks.SearchIDs(vecs[qi], n, ids) {
 			dense = append(dense, h.ID)
 		}
 		for _, h := range r.chunkBM25.Search(q, n, filter) {
@@ -197,27 +205,30 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []score
 // out (seed 000).
 func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []ChunkHit, string, int) {
 	budget := r.cfg.ContextTokens
-	// Header cost per page, counted once.
 	header := func(p int) string {
 		pg := r.ix.Pages[p]
 		return fmt.Sprintf("## %s\nURL: %s\nSummary: %s\n\n", pg.Title, pg.URL, pg.Summary)
 	}
-	chosen := chunks
-	for {
-		used := map[int]bool{}
-		total := 0
-		for _, c := range chosen {
-			p := r.ix.Chunks[c.id].PageID
-			if !used[p] {
-				used[p] = true
-				total += r.tok.Count(header(p))
-			}
-			total += r.ix.Chunks[c.id].Tokens + 1
+	// Keep the best chunks while they fit, each page's header counted with its first chunk.
+	headerTokens := map[int]int{}
+	total := 0
+	chosen := chunks[:0:0]
+	for _, c := range chunks {
+		p := r.ix.Chunks[c.id].PageID
+		cost := r.ix.Chunks[c.id].Tokens + 1
+		h, seen := headerTokens[p]
+		if !seen {
+			h = r.tok.Count(header(p))
+			cost += h
 		}
-		if total <= budget || len(chosen) <= 1 {
-			break
+		if total+cost > budget && len(chosen) > 0 {
+			continue // a smaller chunk further down may still fit
 		}
-		chosen = chosen[:len(chosen)-1]
+		if !seen {
+			headerTokens[p] = h
+		}
+		total += cost
+		chosen = append(chosen, c)
 	}
 	byPage := map[int][]scored{}
 	for _, c := range chosen {

@@ -68,3 +68,29 @@ func (f *Flat) SearchIDs(q []float32, k int, ids []int) []Hit {
 }
 
 func (f *Flat) String() string { return fmt.Sprintf("vector.Flat{n: %d, dim: %d}", f.n, f.dim) }
+
+// SearchMulti is Search for several queries in one pass over the vectors: each row is read once for all
+// queries, which matters when the index is larger than the CPU caches (searching is bound by memory bandwidth).
+func (f *Flat) SearchMulti(qs [][]float32, k int) [][]Hit {
+	out := make([][]Hit, len(qs))
+	if k <= 0 || len(qs) == 0 {
+		return out
+	}
+	tops := make([]*topK, len(qs))
+	for i, q := range qs {
+		if len(q) != f.dim {
+			return out
+		}
+		tops[i] = newTopK(min(k, f.n))
+	}
+	for i := 0; i < f.n; i++ {
+		row := f.data[i*f.dim : (i+1)*f.dim]
+		for j, q := range qs {
+			tops[j].push(Hit{ID: i, Score: Dot(q, row)})
+		}
+	}
+	for j := range out {
+		out[j] = tops[j].sorted()
+	}
+	return out
+}

@@ -242,3 +242,25 @@ func TestConcurrentSearch(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchMultiMatchesSearch(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	rows := make([][]float32, 300)
+	for i := range rows {
+		rows[i] = make([]float32, 16)
+		for j := range rows[i] {
+			rows[i][j] = rng.Float32() - 0.5
+		}
+	}
+	f, err := NewFlat(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := [][]float32{rows[3], rows[100], rows[299]}
+	got := f.SearchMulti(qs, 7)
+	for i, q := range qs {
+		if diff := cmp.Diff(f.Search(q, 7, nil), got[i]); diff != "" {
+			t.Errorf("query %d (-Search +SearchMulti):\n%s", i, diff)
+		}
+	}
+}
