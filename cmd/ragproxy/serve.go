@@ -155,16 +155,23 @@ func runServe(ctx context.Context, args []string) error {
 		Metrics:            metrics.Handler(),
 		Observer:           obs,
 	}
-	if f.index != "" {
-		if err := f.ground(&scfg, logger, obs); err != nil {
-			return err
-		}
-	}
-	closeCache, err := f.responseCache(ctx, &scfg, logger, metrics)
+	backend, closeCache, err := f.openCache(ctx, logger)
 	if err != nil {
 		return err
 	}
 	defer closeCache()
+	tolerant := func(name string) cache.Cache {
+		if backend == nil {
+			return nil
+		}
+		return &cache.Tolerant{Cache: backend, Logger: logger, OnError: func(string, error) { metrics.Cache(name, "error") }}
+	}
+	scfg.Cache, scfg.CacheTTL = tolerant("response"), f.cacheTTL
+	if f.index != "" {
+		if err := f.ground(&scfg, logger, obs, tolerant("analysis")); err != nil {
+			return err
+		}
+	}
 	logger.Info("serving", "listen", f.listen, "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
 		"client_auth", len(scfg.APIKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL)
 	return server.New(scfg, client).Run(ctx)
@@ -200,35 +207,33 @@ func (f serveFlags) cacheName() string {
 	return "in-process"
 }
 
-// responseCache sets up the response cache: Redis when --redis-url is set,
-// else an in-process LRU. A Redis that is down at start or later only costs
-// misses, so it is reported and not fatal. The returned func releases it.
-func (f serveFlags) responseCache(ctx context.Context, scfg *server.Config, logger *slog.Logger, m *observability.Metrics) (func(), error) {
+// openCache opens the cache backend: Redis when --redis-url is set, else an
+// in-process LRU; nil with --no-cache. A Redis that is down at start or
+// later only costs misses, so it is reported and not fatal. The returned
+// func releases the backend.
+func (f serveFlags) openCache(ctx context.Context, logger *slog.Logger) (cache.Cache, func(), error) {
 	if f.noCache {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
-	scfg.CacheTTL = f.cacheTTL
 	if f.redisURL == "" {
 		lru, err := cache.NewLRU(cache.LRUConfig{})
 		if err != nil {
-			return nil, fmt.Errorf("serve: %w", err)
+			return nil, nil, fmt.Errorf("serve: %w", err)
 		}
-		scfg.Cache = lru
-		return func() {}, nil
+		return lru, func() {}, nil
 	}
 	r, err := cache.NewRedis(cache.RedisConfig{URL: f.redisURL})
 	if err != nil {
-		return nil, fmt.Errorf("serve: --redis-url: %w", err)
+		return nil, nil, fmt.Errorf("serve: --redis-url: %w", err)
 	}
 	if err := r.Ping(ctx); err != nil {
 		logger.Warn("redis does not answer; requests are served uncached until it does", "redis", f.cacheName(), "err", err)
 	}
-	scfg.Cache = &cache.Tolerant{Cache: r, Logger: logger, OnError: func(string, error) { m.Cache("response", "error") }}
-	return func() { _ = r.Close() }, nil
+	return r, func() { _ = r.Close() }, nil
 }
 
 // ground loads the index and makes the server answer from it.
-func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server.MetricsObserver) error {
+func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache) error {
 	tok, err := tokenizer.New()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -249,6 +254,11 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 	if !f.offline() {
 		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.model, SiteName: name,
 			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
+		if analysisCache != nil {
+			ca := server.NewCachedAnalyzer(g.Analyzer, analysisCache, f.model+"\x00"+name, f.cacheTTL)
+			ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }
+			g.Analyzer = ca
+		}
 	}
 	scfg.Grounder, scfg.Retriever = g, g
 	scfg.Models = []server.ModelAlias{{ID: name, Upstream: f.model}}
