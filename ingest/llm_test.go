@@ -1,0 +1,95 @@
+package ingest
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/ingest/summary"
+)
+
+// summaryReply answers a summary request with one line naming the page's title, as a model would.
+func summaryReply(r *openaitest.Request) openaitest.Reply {
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			title, _, _ := strings.Cut(strings.TrimPrefix(m.Text(), "Title: "), "\n")
+			return openaitest.Reply{Content: "LLM summary of the " + title + " page."}
+		}
+	}
+	return openaitest.Reply{Content: "no page"}
+}
+
+func llmSummarizer(srv *openaitest.Server) *summary.LLM {
+	return &summary.LLM{Client: openai.NewClient(option.WithBaseURL(srv.URL()), option.WithAPIKey("test-key"),
+		option.WithMaxRetries(0))}
+}
+
+func chatRequests(srv *openaitest.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if strings.HasSuffix(r.Path, "/chat/completions") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestFailingLLMKeepsExtractiveSummaries(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Config{Reply: summaryReply})
+	defer srv.Close()
+	srv.FailAlways(&openaitest.Fault{Status: 500})
+	src := writeSite(t, t.TempDir(), smallSite())
+
+	extractive := load(t, func() string {
+		d := filepath.Join(t.TempDir(), "ix")
+		ingestSite(t, src, d, nil)
+		return d
+	}())
+	dir := filepath.Join(t.TempDir(), "ix")
+	rep := ingestSite(t, src, dir, func(c *Config) { c.Summarizer = llmSummarizer(srv) })
+	if rep.Pages != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	if n := chatRequests(srv); n != rep.Pages {
+		t.Errorf("%d summary calls for %d pages", n, rep.Pages)
+	}
+	ix := load(t, dir)
+	for i, p := range ix.Pages {
+		if want := extractive.Pages[i].Summary; p.Summary != want || p.Summary == "" {
+			t.Errorf("page %s summary %q, want the extractive %q", p.URL, p.Summary, want)
+		}
+	}
+}
+
+func TestLLMSummariesAreReused(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Config{Reply: summaryReply})
+	defer srv.Close()
+	src := writeSite(t, t.TempDir(), smallSite())
+	dir := filepath.Join(t.TempDir(), "ix")
+	withLLM := func(c *Config) { c.Summarizer = llmSummarizer(srv) }
+
+	first := ingestSite(t, src, dir, withLLM)
+	if n := chatRequests(srv); n != first.Pages {
+		t.Fatalf("first run made %d summary calls for %d pages", n, first.Pages)
+	}
+	ix := load(t, dir)
+	if ix.Manifest.Summarizer != "gpt-4o-mini" {
+		t.Errorf("manifest summarizer %q", ix.Manifest.Summarizer)
+	}
+	for _, p := range ix.Pages {
+		if want := "LLM summary of the " + p.Title + " page."; p.Summary != want {
+			t.Errorf("page %s summary %q, want %q", p.URL, p.Summary, want)
+		}
+	}
+
+	second := ingestSite(t, src, dir, withLLM)
+	if n := chatRequests(srv); n != first.Pages {
+		t.Errorf("re-ingest of an unchanged site made %d summary calls", n-first.Pages)
+	}
+	if second.Version != first.Version || second.Reused != second.Pages {
+		t.Errorf("re-ingest: %+v, first version %s", second, first.Version)
+	}
+}
