@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
 )
 
 // Berkeley-size index: the Academic Guide has about 800 pages and 15k chunks; 1024 is a common embedding
@@ -27,7 +28,7 @@ func BenchmarkIngest(b *testing.B) {
 	b.Run("wire", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, url := startFakeQdrant(b)
+			_, url := qdranttest.NewServer(b)
 			s, err := New(Config{URL: url})
 			if err != nil {
 				b.Fatal(err)
@@ -40,7 +41,7 @@ func BenchmarkIngest(b *testing.B) {
 		report(b)
 	})
 	b.Run("wire-resync-unchanged", func(b *testing.B) {
-		_, url := startFakeQdrant(b)
+		_, url := qdranttest.NewServer(b)
 		s, err := New(Config{URL: url})
 		if err != nil {
 			b.Fatal(err)

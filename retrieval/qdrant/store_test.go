@@ -11,6 +11,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
 )
 
 func newTestStore(t testing.TB, url string, name string) *Store {
@@ -24,17 +25,17 @@ func newTestStore(t testing.TB, url string, name string) *Store {
 }
 
 // remoteState reads back, per URL, the page id recorded on the summary point and on each chunk point.
-func remoteState(t *testing.T, f *fakeQdrant, s *Store) (summaries map[string]int64, chunks map[string][]int64) {
+func remoteState(t *testing.T, f *qdranttest.Server, s *Store) (summaries map[string]int64, chunks map[string][]int64) {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	summaries, chunks = map[string]int64{}, map[string][]int64{}
-	for _, p := range f.colls[s.summaries].points {
-		summaries[p.payload[keyURL].GetStringValue()] = p.payload[keyPageID].GetIntegerValue()
+	sc, _ := f.Collection(s.summaries)
+	for _, pl := range sc.Payloads {
+		summaries[pl[keyURL].GetStringValue()] = pl[keyPageID].GetIntegerValue()
 	}
-	for _, p := range f.colls[s.chunks].points {
-		u := p.payload[keyURL].GetStringValue()
-		chunks[u] = append(chunks[u], p.payload[keyPageID].GetIntegerValue())
+	cc, _ := f.Collection(s.chunks)
+	for _, pl := range cc.Payloads {
+		u := pl[keyURL].GetStringValue()
+		chunks[u] = append(chunks[u], pl[keyPageID].GetIntegerValue())
 	}
 	return summaries, chunks
 }
@@ -51,7 +52,7 @@ func wantState(ix *index.Index) (map[string]int64, map[string][]int64) {
 	return summaries, chunks
 }
 
-func checkState(t *testing.T, f *fakeQdrant, s *Store, ix *index.Index) {
+func checkState(t *testing.T, f *qdranttest.Server, s *Store, ix *index.Index) {
 	t.Helper()
 	gotS, gotC := remoteState(t, f, s)
 	wantS, wantC := wantState(ix)
@@ -64,7 +65,7 @@ func checkState(t *testing.T, f *fakeQdrant, s *Store, ix *index.Index) {
 }
 
 func TestUpsertCreatesCollections(t *testing.T) {
-	f, url := startFakeQdrant(t)
+	f, url := qdranttest.NewServer(t)
 	s := newTestStore(t, url, "site")
 	ix := synthIndex(5, 2, 8, 1)
 	if _, err := s.Upsert(context.Background(), ix); err != nil {
@@ -80,22 +81,22 @@ func TestUpsertCreatesCollections(t *testing.T) {
 		"ord": qdrant.FieldType_FieldTypeInteger,
 	}
 	for _, name := range []string{sum, ch} {
-		c := f.colls[name]
-		if c == nil {
+		c, ok := f.Collection(name)
+		if !ok {
 			t.Fatalf("collection %s not created", name)
 		}
-		if diff := cmp.Diff(map[string]uint64{"dense": 8}, c.dense); diff != "" {
+		if diff := cmp.Diff(map[string]uint64{"dense": 8}, c.Dense); diff != "" {
 			t.Errorf("%s dense vectors (-want +got):\n%s", name, diff)
 		}
-		if diff := cmp.Diff(map[string]bool{"bm25": true}, c.sparse); diff != "" {
+		if diff := cmp.Diff(map[string]bool{"bm25": true}, c.Sparse); diff != "" {
 			t.Errorf("%s sparse vectors with IDF (-want +got):\n%s", name, diff)
 		}
-		if diff := cmp.Diff(wantIndexes, c.indexes); diff != "" {
+		if diff := cmp.Diff(wantIndexes, c.Indexes); diff != "" {
 			t.Errorf("%s payload indexes (-want +got):\n%s", name, diff)
 		}
 	}
 	checkState(t, f, s, ix)
-	if got, want := f.count("Upsert"), 1+2; got != want { // 5 summaries in one batch of 7, 10 chunks in two
+	if got, want := f.Count("Upsert"), 1+2; got != want { // 5 summaries in one batch of 7, 10 chunks in two
 		t.Errorf("upsert requests = %d, want %d", got, want)
 	}
 	// A second store on the same collections with another dimension is refused.
@@ -105,7 +106,7 @@ func TestUpsertCreatesCollections(t *testing.T) {
 }
 
 func TestUpsertIncremental(t *testing.T) {
-	f, url := startFakeQdrant(t)
+	f, url := qdranttest.NewServer(t)
 	s := newTestStore(t, url, "site")
 	ctx := context.Background()
 	v1 := synthIndex(10, 3, 8, 2)
@@ -118,15 +119,15 @@ func TestUpsertIncremental(t *testing.T) {
 	}
 
 	// Re-syncing the same index sends nothing.
-	upserts, batches := f.count("Upsert"), f.count("UpdateBatch")
+	upserts, batches := f.Count("Upsert"), f.Count("UpdateBatch")
 	if st, err = s.Upsert(ctx, v1); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(SyncStats{}, st); diff != "" {
 		t.Errorf("unchanged sync (-want +got):\n%s", diff)
 	}
-	if f.count("Upsert") != upserts || f.count("UpdateBatch") != batches {
-		t.Errorf("unchanged sync sent %d upserts and %d batch updates", f.count("Upsert")-upserts, f.count("UpdateBatch")-batches)
+	if f.Count("Upsert") != upserts || f.Count("UpdateBatch") != batches {
+		t.Errorf("unchanged sync sent %d upserts and %d batch updates", f.Count("Upsert")-upserts, f.Count("UpdateBatch")-batches)
 	}
 
 	// v2: page 3 disappears, page 5 loses two chunks and changes text, page 7 moves community, and a new page
@@ -161,17 +162,16 @@ func TestUpsertIncremental(t *testing.T) {
 		t.Errorf("incremental sync (-want +got):\n%s", diff)
 	}
 	checkState(t, f, s, v2)
-	f.mu.Lock()
-	for _, p := range f.colls[s.summaries].points {
-		if p.payload[keyURL].GetStringValue() == v1.Pages[7].URL && p.payload[keyCommunity].GetIntegerValue() != 42 {
-			t.Errorf("relabelled page kept community %d", p.payload[keyCommunity].GetIntegerValue())
+	sc, _ := f.Collection(s.summaries)
+	for _, pl := range sc.Payloads {
+		if pl[keyURL].GetStringValue() == v1.Pages[7].URL && pl[keyCommunity].GetIntegerValue() != 42 {
+			t.Errorf("relabelled page kept community %d", pl[keyCommunity].GetIntegerValue())
 		}
 	}
-	f.mu.Unlock()
 }
 
 func TestSearchSummaries(t *testing.T) {
-	_, url := startFakeQdrant(t)
+	_, url := qdranttest.NewServer(t)
 	s := newTestStore(t, url, "site")
 	ctx := context.Background()
 	ix := synthIndex(20, 2, 16, 3)
@@ -234,7 +234,7 @@ func TestSearchSummaries(t *testing.T) {
 }
 
 func TestSearchChunksFilter(t *testing.T) {
-	_, url := startFakeQdrant(t)
+	_, url := qdranttest.NewServer(t)
 	s := newTestStore(t, url, "site")
 	ctx := context.Background()
 	ix := synthIndex(12, 4, 16, 4)
@@ -364,7 +364,7 @@ func TestParseURL(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	_, url := startFakeQdrant(t)
+	_, url := qdranttest.NewServer(t)
 	s := newTestStore(t, url, "site")
 	if v, err := s.Health(context.Background()); err != nil || v == "" {
 		t.Errorf("Health = %q, %v", v, err)

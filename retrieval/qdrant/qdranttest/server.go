@@ -1,4 +1,7 @@
-package qdrant
+// Package qdranttest serves an in-memory Qdrant over real gRPC for tests: the official client talks to it through
+// the client's generated service interfaces, so tests exercise the real wire protocol without a Qdrant server.
+// A Server is safe for concurrent use.
+package qdranttest
 
 import (
 	"context"
@@ -17,12 +20,12 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// fakeQdrant is an in-memory Qdrant speaking the real gRPC protocol through the client's generated service
+// Server is an in-memory Qdrant speaking the real gRPC protocol through the client's generated service
 // interfaces. It implements the subset ragproxy uses, with Qdrant's behaviour: named dense vectors with cosine
 // distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, range,
 // nested filters), scroll with offsets, hybrid query with prefetch and RRF fusion, batch updates. Anything
 // else fails with Unimplemented, so an adapter change that relies on more shows up in the tests.
-type fakeQdrant struct {
+type Server struct {
 	mu    sync.Mutex
 	colls map[string]*fakeCollection
 	calls map[string]int // RPC name -> number of calls
@@ -42,10 +45,11 @@ type fakePoint struct {
 	sparse  map[string]*qdrant.SparseVector
 }
 
-// startFakeQdrant serves a fakeQdrant on a loopback port for the test's lifetime and returns it with its URL.
-func startFakeQdrant(tb testing.TB) (*fakeQdrant, string) {
+// NewServer serves a Server on a loopback port for the test's lifetime and returns it with its URL, ready
+// for qdrant.Config.URL.
+func NewServer(tb testing.TB) (*Server, string) {
 	tb.Helper()
-	f := &fakeQdrant{colls: map[string]*fakeCollection{}, calls: map[string]int{}}
+	f := &Server{colls: map[string]*fakeCollection{}, calls: map[string]int{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -66,19 +70,65 @@ func startFakeQdrant(tb testing.TB) (*fakeQdrant, string) {
 	return f, "http://" + l.Addr().String()
 }
 
-func (f *fakeQdrant) count(rpc string) int {
+// Count returns how many calls of the RPC (Upsert, UpdateBatch, Query, Scroll, ...) the server has answered.
+func (f *Server) Count(rpc string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[rpc]
 }
 
+// Collection is a copy of what the server holds for one collection.
+type Collection struct {
+	// Dense maps each dense vector name to its dimension (all cosine).
+	Dense map[string]uint64
+	// Sparse maps each sparse vector name to whether it has the IDF modifier.
+	Sparse map[string]bool
+	// Indexes maps each indexed payload field to its type.
+	Indexes map[string]qdrant.FieldType
+	// Payloads holds each point's payload, in point id order.
+	Payloads []map[string]*qdrant.Value
+}
+
+// Collection returns a copy of the named collection, and false when it does not exist.
+func (f *Server) Collection(name string) (Collection, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.colls[name]
+	if !ok {
+		return Collection{}, false
+	}
+	out := Collection{Dense: map[string]uint64{}, Sparse: map[string]bool{}, Indexes: map[string]qdrant.FieldType{}}
+	for k, v := range c.dense {
+		out.Dense[k] = v
+	}
+	for k, v := range c.sparse {
+		out.Sparse[k] = v
+	}
+	for k, v := range c.indexes {
+		out.Indexes[k] = v
+	}
+	keys := make([]string, 0, len(c.points))
+	for k := range c.points {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		pl := make(map[string]*qdrant.Value, len(c.points[k].payload))
+		for name, v := range c.points[k].payload {
+			pl[name] = proto.Clone(v).(*qdrant.Value)
+		}
+		out.Payloads = append(out.Payloads, pl)
+	}
+	return out, true
+}
+
 // lock takes the lock and records the call; the caller unlocks.
-func (f *fakeQdrant) lock(rpc string) {
+func (f *Server) lock(rpc string) {
 	f.mu.Lock()
 	f.calls[rpc]++
 }
 
-func (f *fakeQdrant) coll(name string) (*fakeCollection, error) {
+func (f *Server) coll(name string) (*fakeCollection, error) {
 	c, ok := f.colls[name]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "Collection `%s` doesn't exist!", name)
@@ -88,7 +138,7 @@ func (f *fakeQdrant) coll(name string) (*fakeCollection, error) {
 
 type fakeHealth struct {
 	qdrant.UnimplementedQdrantServer
-	f *fakeQdrant
+	f *Server
 }
 
 func (h fakeHealth) HealthCheck(context.Context, *qdrant.HealthCheckRequest) (*qdrant.HealthCheckReply, error) {
@@ -97,7 +147,7 @@ func (h fakeHealth) HealthCheck(context.Context, *qdrant.HealthCheckRequest) (*q
 
 type fakeCollections struct {
 	qdrant.UnimplementedCollectionsServer
-	f *fakeQdrant
+	f *Server
 }
 
 func (s fakeCollections) CollectionExists(_ context.Context, r *qdrant.CollectionExistsRequest) (*qdrant.CollectionExistsResponse, error) {
@@ -160,7 +210,7 @@ func (s fakeCollections) Delete(_ context.Context, r *qdrant.DeleteCollection) (
 
 type fakePoints struct {
 	qdrant.UnimplementedPointsServer
-	f *fakeQdrant
+	f *Server
 }
 
 func completed() *qdrant.PointsOperationResponse {
