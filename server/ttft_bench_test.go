@@ -1,0 +1,79 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/tokenizer"
+)
+
+// BenchmarkTimeToFirstToken compares the time to the first content chunk of a streamed answer through the plain
+// pass-through and through grounding on the Berkeley index (heuristic analysis, retrieval, prompt), both in front
+// of the same loopback fake upstream, alternating request by request. The difference is what retrieval adds.
+func BenchmarkTimeToFirstToken(b *testing.B) {
+	corpus := os.Getenv("RAGPROXY_TEST_CORPUS")
+	if corpus == "" {
+		b.Skip("RAGPROXY_TEST_CORPUS is not set")
+	}
+	dir := b.TempDir()
+	if _, err := ingest.Run(context.Background(), ingest.Config{Source: corpus, BaseURL: "http://guide.berkeley.edu/", IndexDir: dir}); err != nil {
+		b.Fatal(err)
+	}
+	tok, _ := tokenizer.New()
+	r, err := retrieval.Open(dir, nil, tok, retrieval.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fake := openaitest.Config{NoRecordBodies: true,
+		Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: "An answer of a few words."} }}
+	plain := newHarness(b, harnessOpts{fake: fake})
+	grounded := newHarness(b, harnessOpts{fake: fake, cfg: Config{Grounder: &RetrievalGrounder{Retriever: r, Tokenizer: tok}}})
+	questions := []string{"who is the chair of the economics department?", "how much are tuition and fees for an undergrad",
+		"what is the american cultures requirement?", "how many units is the master of information and data science?"}
+	var tPlain, tGrounded []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		body := `{"model":"ragproxy","stream":true,"messages":[{"role":"user","content":"` + questions[i%len(questions)] + `"}]}`
+		tPlain = append(tPlain, firstToken(b, plain.URL, body))
+		tGrounded = append(tGrounded, firstToken(b, grounded.URL, body))
+	}
+	p50 := func(d []time.Duration) float64 {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return float64(d[(len(d)-1)/2].Microseconds()) / 1000
+	}
+	pp, pg := p50(tPlain), p50(tGrounded)
+	b.ReportMetric(pp, "passthrough-p50-ms")
+	b.ReportMetric(pg, "grounded-p50-ms")
+	b.ReportMetric(pg-pp, "extra-p50-ms")
+}
+
+// firstToken posts a streaming request and returns the time until the first chunk with content arrives.
+func firstToken(b *testing.B, base, body string) time.Duration {
+	start := time.Now()
+	resp, err := http.Post(base+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var took time.Duration
+	for sc.Scan() {
+		if took == 0 && strings.Contains(sc.Text(), `"content":"`) && !strings.Contains(sc.Text(), `"content":""`) {
+			took = time.Since(start)
+		}
+	}
+	if took == 0 {
+		b.Fatal("no content chunk")
+	}
+	return took
+}
