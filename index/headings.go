@@ -1,9 +1,6 @@
 package index
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // HeadingTrails returns, for each chunk of one page (texts in page order), the markdown headings in force where
 // the chunk starts, outermost first, joined by " > " (e.g. "Academic Policies > Grades > Grade I (Incomplete)").
@@ -62,7 +59,7 @@ func ChunkContexts(ix *Index) []string {
 
 // SearchTextVersion identifies how SearchText composes a chunk's text; vectors computed under another version
 // are not reused.
-const SearchTextVersion = 3
+const SearchTextVersion = 4
 
 // SearchText is the text a chunk is searched by, dense and lexical: its page title, its heading trail and its
 // text. Ingest embeds exactly this; retrieval indexes it for BM25.
@@ -78,17 +75,71 @@ func SearchText(title, trail, text string) string {
 	return title + " > " + trail + "\n" + text
 }
 
-var (
-	linkTargetRE = regexp.MustCompile(`\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+"[^"]*")?\)`)
-	bareURLRE    = regexp.MustCompile(`<?https?://[^\s<>()]+>?`)
-)
-
-// StripLinks turns markdown links into their text and drops bare URLs.
+// StripLinks turns markdown links into their text and drops bare URLs (a scanner: this runs over every chunk of
+// an index).
 func StripLinks(s string) string {
 	if !strings.Contains(s, "http") && !strings.Contains(s, "](") {
 		return s
 	}
-	s = linkTargetRE.ReplaceAllString(s, "]")
-	s = bareURLRE.ReplaceAllString(s, "")
-	return strings.NewReplacer("[", "", "]", "").Replace(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '[':
+			i++
+		case c == ']':
+			i++
+			if i < len(s) && s[i] == '(' {
+				if end := linkTargetEnd(s, i); end > 0 {
+					i = end
+				}
+			}
+		case (c == 'h' || c == '<') && isURLStart(s, i):
+			if c == '<' {
+				i++
+			}
+			for i < len(s) && !strings.ContainsRune(" \t\n\r<>()", rune(s[i])) {
+				i++
+			}
+			if i < len(s) && s[i] == '>' {
+				i++
+			}
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// linkTargetEnd returns the index after the ")" closing a link target that starts with "(" at i (one level of
+// nested parentheses and an optional quoted title allowed), or 0 when there is none.
+func linkTargetEnd(s string, i int) int {
+	depth := 0
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return j + 1
+			}
+			depth--
+		case '\n':
+			return 0
+		case '"':
+			if k := strings.IndexByte(s[j+1:], '"'); k >= 0 {
+				j += k + 1
+			}
+		}
+	}
+	return 0
+}
+
+func isURLStart(s string, i int) bool {
+	if s[i] == '<' {
+		i++
+	}
+	return strings.HasPrefix(s[i:], "http://") || strings.HasPrefix(s[i:], "https://")
 }

@@ -118,10 +118,10 @@ func writeFiles(dir string, ix *Index) error {
 	if err := writeJSON(filepath.Join(dir, manifestFile), ix.Manifest); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(dir, pagesFile), ix.Pages); err != nil {
+	if err := writeJSONArray(filepath.Join(dir, pagesFile), ix.Pages); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(dir, chunksFile), ix.Chunks); err != nil {
+	if err := writeJSONArray(filepath.Join(dir, chunksFile), ix.Chunks); err != nil {
 		return err
 	}
 	if err := writeVectors(filepath.Join(dir, summariesFile), ix.SummaryVectors); err != nil {
@@ -205,6 +205,38 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return writeFileSynced(path, b)
+}
+
+// writeJSONArray writes a JSON array element by element through a buffer, so a large index never needs its
+// whole encoding in memory at once.
+func writeJSONArray[T any](path string, items []T) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteByte('[')
+	for i := range items {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		b, err := json.Marshal(&items[i])
+		if err != nil {
+			f.Close()
+			return err
+		}
+		w.Write(b)
+	}
+	w.WriteByte(']')
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func readJSON(path string, v any) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,4 +151,22 @@ func TestStripLinks(t *testing.T) {
 	if got := StripLinks(in); got != want {
 		t.Errorf("StripLinks =\n%q, want\n%q", got, want)
 	}
+}
+
+func FuzzStripLinks(f *testing.F) {
+	for _, s := range []string{"[a](http://x/y)", "see <https://a.b> and (http://c)", "]( unterminated", "[[x]](y)(z)", "plain"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := StripLinks(s)
+		if len(out) > len(s) {
+			t.Fatalf("StripLinks grew %q to %q", s, out)
+		}
+		if strings.Contains(out, "http://") && !strings.Contains(s, "http://") {
+			t.Fatalf("StripLinks invented a URL: %q -> %q", s, out)
+		}
+		if strings.Contains(out, "](http") {
+			t.Fatalf("StripLinks left a link target: %q -> %q", s, out)
+		}
+	})
 }
