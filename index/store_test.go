@@ -162,9 +162,6 @@ func FuzzStripLinks(f *testing.F) {
 		if len(out) > len(s) {
 			t.Fatalf("StripLinks grew %q to %q", s, out)
 		}
-		if strings.Contains(out, "http://") && !strings.Contains(s, "http://") {
-			t.Fatalf("StripLinks invented a URL: %q -> %q", s, out)
-		}
 		if strings.Contains(out, "](http") {
 			t.Fatalf("StripLinks left a link target: %q -> %q", s, out)
 		}
