@@ -131,6 +131,7 @@ type Retriever struct {
 	titles    *lexical.BM25
 	named     *titleIndex
 	lex       *lexicon
+	backends  Backends
 }
 
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
@@ -244,15 +245,33 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res.Durations["embed"] = time.Since(t)
 
 	t = time.Now()
-	fused := r.rankPages(queries, vecs)
+	var fused []scored
+	if r.backends.Vectors != nil {
+		if fused, err = r.rankPagesRemote(ctx, queries, vecs); err != nil {
+			return nil, fmt.Errorf("retrieve: %w", err)
+		}
+	} else {
+		fused = r.rankPages(queries, vecs)
+	}
 	res.Durations["pages"] = time.Since(t)
 
 	t = time.Now()
-	kept := r.selectPages(fused)
+	communities, err := r.communities(ctx, fused)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	kept := r.selectPages(fused, communities)
 	res.Durations["communities"] = time.Since(t)
 
 	t = time.Now()
-	chunks := r.rankChunks(queries, vecs, kept)
+	var chunks []scored
+	if r.backends.Vectors != nil {
+		if chunks, err = r.rankChunksRemote(ctx, queries, vecs, kept); err != nil {
+			return nil, fmt.Errorf("retrieve: %w", err)
+		}
+	} else {
+		chunks = r.rankChunks(queries, vecs, kept)
+	}
 	res.Durations["chunks"] = time.Since(t)
 
 	t = time.Now()

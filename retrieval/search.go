@@ -130,7 +130,8 @@ func (r *Retriever) pagesOf(chunks []int, n int) []int {
 // selectPages keeps KeepPages of the fused pages by seed 000's community rule: pages whose community is common
 // among the fused pages first, then by fused rank. Pages of small components (community 9999) count as
 // singletons. The kept pages stay in fused order: the community rule decides which pages stay, not how they rank.
-func (r *Retriever) selectPages(fused []scored) []scored {
+// communities gives each fused page's community.
+func (r *Retriever) selectPages(fused []scored, communities map[int]int) []scored {
 	if len(fused) <= r.cfg.KeepPages {
 		return fused
 	}
@@ -138,7 +139,7 @@ func (r *Retriever) selectPages(fused []scored) []scored {
 		return fused[:r.cfg.KeepPages]
 	}
 	key := func(s scored) string {
-		c := r.ix.Pages[s.id].Community
+		c := communities[s.id]
 		if c == 9999 {
 			return fmt.Sprintf("page:%d", s.id)
 		}

@@ -57,6 +57,11 @@ func (s *Store) SearchChunks(ctx context.Context, dense []float32, sparseIdx []u
 		ids[i] = int64(id)
 	}
 	filter := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInts(keyPageID, ids...)}}
+	return s.searchChunks(ctx, dense, sparseIdx, sparseVal, filter, k)
+}
+
+// searchChunks is SearchChunks with any filter; nil searches every chunk.
+func (s *Store) searchChunks(ctx context.Context, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]ChunkHit, error) {
 	points, err := s.hybrid(ctx, s.chunks, dense, sparseIdx, sparseVal, filter, k)
 	if err != nil || len(points) == 0 {
 		return nil, err

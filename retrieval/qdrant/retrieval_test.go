@@ -1,0 +1,212 @@
+package qdrant_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ragproxy/ragproxy/eval"
+	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
+	"github.com/ragproxy/ragproxy/tokenizer"
+)
+
+// exampleRetriever ingests the bundled example site and opens an in-process retriever over it.
+func exampleRetriever(t *testing.T) *retrieval.Retriever {
+	t.Helper()
+	site, err := fs.Sub(examples.Site, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dir := t.TempDir(), t.TempDir()
+	if err := os.CopyFS(src, site); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Run(context.Background(), ingest.Config{Source: src, BaseURL: examples.BaseURL, IndexDir: dir,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := retrieval.Open(dir, nil, tok, retrieval.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func exampleQuestions(t *testing.T) []eval.Question {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "questions.jsonl")
+	if err := os.WriteFile(path, examples.Questions, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := eval.LoadQuestions(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs
+}
+
+// syncedStore writes ix into a fresh in-test Qdrant and returns the store.
+func syncedStore(t *testing.T, ix *index.Index) (*qdrant.Store, *qdranttest.Server) {
+	t.Helper()
+	srv, url := qdranttest.NewServer(t)
+	s, err := qdrant.New(qdrant.Config{URL: url, Name: "example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Upsert(context.Background(), ix); err != nil {
+		t.Fatal(err)
+	}
+	return s, srv
+}
+
+func urls(pages []retrieval.PageHit) []string {
+	out := make([]string, len(pages))
+	for i, p := range pages {
+		out[i] = p.URL
+	}
+	return out
+}
+
+// TestRetrieveWithQdrant runs retrieval over the example site with the summary and chunk searches inside
+// Qdrant (the in-test gRPC server) and compares it with the in-process path: every answering page the
+// in-process path finds, the Qdrant path finds too, and quality over the question set does not drop. First
+// places may differ: Qdrant's BM25 tokenizes differently and fuses dense with BM25 before ragproxy's weighted
+// fusion.
+func TestRetrieveWithQdrant(t *testing.T) {
+	ctx := context.Background()
+	local := exampleRetriever(t)
+	store, srv := syncedStore(t, local.Index())
+	remote := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store)})
+
+	qs := exampleQuestions(t)
+	for _, q := range qs {
+		t.Run(q.ID, func(t *testing.T) {
+			want, err := local.Retrieve(ctx, q.Question, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			queries := srv.Count("Query")
+			got, err := remote.Retrieve(ctx, q.Question, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if srv.Count("Query") == queries {
+				t.Fatal("retrieval with a Qdrant backend sent no query to Qdrant")
+			}
+			for _, u := range q.ExpectedURLs {
+				u = strings.TrimSuffix(examples.BaseURL, "/") + u
+				if slices.Contains(urls(want.Pages), u) && !slices.Contains(urls(got.Pages), u) {
+					t.Errorf("%q: qdrant path lost %s\nin process %v\nqdrant     %v", q.Question, u, urls(want.Pages), urls(got.Pages))
+				}
+			}
+			if len(want.Pages) > 0 && len(got.Pages) == 0 {
+				t.Errorf("%q: qdrant path found no pages", q.Question)
+			}
+		})
+	}
+
+	mLocal, err := eval.Retrieve(ctx, local, retrieval.Heuristic{}, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mRemote, err := eval.Retrieve(ctx, remote, retrieval.Heuristic{}, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("in process: fact %.3f Hit@1 %.3f Hit@8 %.3f MRR %.3f; qdrant: fact %.3f Hit@1 %.3f Hit@8 %.3f MRR %.3f",
+		mLocal.FactInContext, mLocal.Hit[1], mLocal.Hit[8], mLocal.MRR,
+		mRemote.FactInContext, mRemote.Hit[1], mRemote.Hit[8], mRemote.MRR)
+	const slack = 0.05
+	if mRemote.Hit[8] < mLocal.Hit[8] || mRemote.MRR < mLocal.MRR-slack || mRemote.FactInContext < mLocal.FactInContext-slack {
+		t.Errorf("qdrant path is worse than in process (MRR and facts by more than %.2f, or Hit@8)", slack)
+	}
+}
+
+// TestRetrieveWithStaleQdrant checks that a Qdrant synced from another version of the index is reported, not
+// mapped onto the wrong pages.
+func TestRetrieveWithStaleQdrant(t *testing.T) {
+	local := exampleRetriever(t)
+	stale := *local.Index()
+	stale.Pages = append([]index.Page(nil), stale.Pages...)
+	for i := range stale.Pages {
+		stale.Pages[i].URL += "old/"
+	}
+	store, _ := syncedStore(t, &stale)
+	remote := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store)})
+	_, err := remote.Retrieve(context.Background(), "when do fall classes start 2024", nil)
+	if !errors.Is(err, retrieval.ErrBackendMismatch) {
+		t.Errorf("Retrieve over a stale Qdrant = %v, want ErrBackendMismatch", err)
+	}
+}
+
+// fakeCommunities puts every page into one community of its own id, so community selection keeps the best
+// fused pages in order, as with NoCommunities.
+type fakeCommunities struct{ calls int }
+
+func (f *fakeCommunities) Communities(_ context.Context, ids []int) (map[int]int, error) {
+	f.calls++
+	out := map[int]int{}
+	for _, id := range ids {
+		out[id] = 10000 + id
+	}
+	return out, nil
+}
+
+// TestRetrieveWithCommunitySource checks that community ids from a CommunitySource replace the index's: with
+// every page alone in its community, selection keeps the top fused pages, as NoCommunities does, also for the
+// questions where the index's communities keep other pages.
+func TestRetrieveWithCommunitySource(t *testing.T) {
+	ctx := context.Background()
+	local := exampleRetriever(t)
+	src := &fakeCommunities{}
+	withSource := local.WithBackends(retrieval.Backends{Communities: src})
+	cfg := local.Config()
+	cfg.NoCommunities = true
+	plain := local.WithConfig(cfg)
+	differs := 0 // questions where the index's communities change the pages, so the test can tell
+	for _, q := range exampleQuestions(t) {
+		want, err := plain.Retrieve(ctx, q.Question, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := withSource.Retrieve(ctx, q.Question, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(urls(want.Pages), urls(got.Pages)); diff != "" {
+			t.Errorf("%q: pages (-top fused +singleton communities):\n%s", q.Question, diff)
+		}
+		byIndex, err := local.Retrieve(ctx, q.Question, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(urls(want.Pages), urls(byIndex.Pages)) {
+			differs++
+		}
+	}
+	if differs == 0 {
+		t.Error("the index's communities never change the kept pages on these questions; the test cannot tell a source from none")
+	}
+	if src.calls == 0 {
+		t.Error("the community source was never asked")
+	}
+}
