@@ -74,6 +74,7 @@ func runIngest(ctx context.Context, args []string) error {
 	var (
 		cfg       ingest.Config
 		up        upstreamFlags
+		backends  backendFlags
 		sections  repeated
 		removes   repeated
 		summaries string
@@ -107,6 +108,7 @@ func runIngest(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.SummaryConcurrency, "summary-concurrency", 4, "concurrent LLM summary calls")
 	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON")
 	up.register(fs)
+	backends.register(fs)
 	source, rest := splitSource(args)
 	if err := fs.Parse(rest); err != nil {
 		return err
@@ -119,6 +121,7 @@ func runIngest(ctx context.Context, args []string) error {
 		return fmt.Errorf("ingest: SOURCE and --index are required")
 	}
 	up.key = os.Getenv("OPENAI_API_KEY")
+	backends.readSecrets()
 	cfg.Source = source
 	cfg.Crawl.MaxBytes = maxBytes
 	cfg.Links.Sections = sections
@@ -148,13 +151,29 @@ func runIngest(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	synced, syncErr := backends.sync(ctx, cfg.IndexDir)
 	if jsonOut {
-		return json.NewEncoder(os.Stdout).Encode(rep)
+		out := struct {
+			*ingest.Report
+			Backends *syncReport `json:"backends,omitempty"`
+		}{rep, nil}
+		if backends.configured() {
+			out.Backends = synced
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+			return err
+		}
+		return syncErr
 	}
 	fmt.Printf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s\n",
 		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, cfg.IndexDir,
 		rep.Version, rep.Duration.Round(time.Millisecond))
-	return nil
+	if synced != nil {
+		for _, line := range synced.lines() {
+			fmt.Println(line)
+		}
+	}
+	return syncErr
 }
 
 // splitSource lets SOURCE come before the flags, as in `ragproxy ingest https://site/ --index DIR`.

@@ -37,6 +37,7 @@ type serveFlags struct {
 	noCache                                         bool
 	up                                              upstreamFlags
 	retrieval                                       retrievalFlags
+	backends                                        backendFlags
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -92,6 +93,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", envDuration("RAGPROXY_CACHE_TTL", time.Hour), "how long cached answers are served (RAGPROXY_CACHE_TTL)")
 	fs.BoolVar(&f.noCache, "no-cache", envBool("RAGPROXY_NO_CACHE", false), "disable the response cache (RAGPROXY_NO_CACHE)")
 	f.retrieval.register(fs)
+	f.backends.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -101,6 +103,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	// Keys come from the environment only, so they stay out of ps listings.
 	f.apiKey = os.Getenv("OPENAI_API_KEY")
 	f.fallbackKey = os.Getenv("RAGPROXY_FALLBACK_API_KEY")
+	f.backends.readSecrets()
 	f.up.url, f.up.key, f.up.model = f.upstreamURL, f.apiKey, f.model
 	return f, nil
 }
@@ -168,12 +171,17 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	scfg.Cache, scfg.CacheTTL = tolerant("response"), f.cacheTTL
 	if f.index != "" {
-		if err := f.ground(&scfg, logger, obs, tolerant("analysis")); err != nil {
+		bk, closeBackends, err := f.backends.open(ctx, f.index, logger)
+		if err != nil {
+			return err
+		}
+		defer closeBackends()
+		if err := f.ground(&scfg, logger, obs, tolerant("analysis"), bk); err != nil {
 			return err
 		}
 	}
 	logger.Info("serving", "listen", f.listen, "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
-		"client_auth", len(scfg.APIKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL)
+		"client_auth", len(scfg.APIKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.names())
 	return server.New(scfg, client).Run(ctx)
 }
 
@@ -232,8 +240,8 @@ func (f serveFlags) openCache(ctx context.Context, logger *slog.Logger) (cache.C
 	return r, func() { _ = r.Close() }, nil
 }
 
-// ground loads the index and makes the server answer from it.
-func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache) error {
+// ground loads the index and makes the server answer from it, searching bk where set.
+func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache, bk retrieval.Backends) error {
 	tok, err := tokenizer.New()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -248,6 +256,7 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	r = r.WithBackends(bk)
 	name := f.assistantName()
 	g := &server.RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: name, Offline: f.offline(),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.OnRetrieval}
@@ -271,7 +280,8 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 		Retrieval retrieval.Config
 		Offline   bool
 		Sources   int
-	}{r.Config(), g.Offline, g.MaxSources})
+		Backends  string
+	}{r.Config(), g.Offline, g.MaxSources, f.backends.names()})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
