@@ -55,14 +55,20 @@ type syncReport struct {
 }
 
 type qdrantSync struct {
-	Summaries, Chunks string
-	qdrant.SyncStats
-	Duration time.Duration `json:"duration_ns"`
+	Summaries       string        `json:"summaries"`
+	Chunks          string        `json:"chunks"`
+	PagesWritten    int           `json:"pages_written"`
+	ChunksWritten   int           `json:"chunks_written"`
+	PagesRelabelled int           `json:"pages_relabelled"`
+	PagesDeleted    int           `json:"pages_deleted"`
+	Duration        time.Duration `json:"duration_ns"`
 }
 
 type neo4jSync struct {
-	Pages, Chunks, Links int
-	Duration             time.Duration `json:"duration_ns"`
+	Pages    int           `json:"pages"`
+	Chunks   int           `json:"chunks"`
+	Links    int           `json:"links"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // lines renders the report for the terminal.
@@ -106,7 +112,8 @@ func (b backendFlags) sync(ctx context.Context, dir string) (*syncReport, error)
 			return nil, fmt.Errorf("sync qdrant (the local index is written): %w", err)
 		}
 		sum, ch := s.Collections()
-		rep.Qdrant = &qdrantSync{Summaries: sum, Chunks: ch, SyncStats: st, Duration: time.Since(start)}
+		rep.Qdrant = &qdrantSync{Summaries: sum, Chunks: ch, PagesWritten: st.PagesWritten, ChunksWritten: st.ChunksWritten,
+			PagesRelabelled: st.PagesRelabelled, PagesDeleted: st.PagesDeleted, Duration: time.Since(start)}
 	}
 	if b.neo4jURI != "" {
 		start := time.Now()
