@@ -34,7 +34,9 @@ func BenchmarkTimeToFirstToken(b *testing.B) {
 		b.Fatal(err)
 	}
 	fake := openaitest.Config{NoRecordBodies: true,
-		Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: "An answer of a few words."} }}
+		Reply: func(*openaitest.Request) openaitest.Reply {
+			return openaitest.Reply{Content: "An answer of a few words."}
+		}}
 	plain := newHarness(b, harnessOpts{fake: fake})
 	grounded := newHarness(b, harnessOpts{fake: fake, cfg: Config{Grounder: &RetrievalGrounder{Retriever: r, Tokenizer: tok}}})
 	questions := []string{"who is the chair of the economics department?", "how much are tuition and fees for an undergrad",
