@@ -159,12 +159,6 @@ func (u *upstream) model(call *Call) string {
 	return u.Model
 }
 
-// Served tells which upstream answered and after how many attempts.
-type Served struct {
-	Upstream string
-	Attempts int
-}
-
 // Complete sends a non-stream request and returns the upstream's body.
 func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, error) {
 	var body []byte
@@ -222,6 +216,9 @@ type attemptFunc func(ctx context.Context, release func(), u *upstream, payload 
 // errFirstByteTimeout cancels an attempt that got no first byte in time.
 var errFirstByteTimeout = errors.New("first byte timeout")
 
+// try sends the call to each upstream in turn, retrying retryable failures,
+// until one answers. The Served it returns lists every attempt, also on
+// error.
 func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Served, error) {
 	var served Served
 	var last error
@@ -238,19 +235,25 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 			payload, payloads[model] = b, b
 		}
 		for try := 0; try <= c.cfg.Retries; try++ {
-			if served.Attempts > 0 {
+			if len(served.Attempts) > 0 {
 				if err := sleep(ctx, c.cfg.Backoff); err != nil {
 					return served, err
 				}
 			}
-			served.Attempts++
-			served.Upstream = u.Name
+			start := time.Now()
 			err := c.once(ctx, u, payload, attempt)
+			if err != nil && ctx.Err() != nil {
+				// The caller gave up: the attempt was cut short, not failed
+				// by the upstream.
+				err = ctx.Err()
+			}
+			served.Attempts = append(served.Attempts, newAttempt(u, err, time.Since(start)))
 			if err == nil {
+				served.Upstream = u.Name
 				return served, nil
 			}
 			if ctx.Err() != nil {
-				return served, ctx.Err()
+				return served, err
 			}
 			last = err
 			if !Retryable(err) {

@@ -134,8 +134,9 @@ type RequestLog struct {
 	Retrieval []StageTiming
 	// Cache is the response cache result: "hit", "miss" or "".
 	Cache string
-	// Upstream names the upstream that answered; Failover is true when it was
-	// not the first one tried.
+	// Upstream names the upstream that answered ("" when none did); Failover
+	// is true when the request was sent to the fallback upstream, whether or
+	// not the fallback answered.
 	Upstream           string
 	Failover           bool
 	ClientDisconnected bool

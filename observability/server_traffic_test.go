@@ -87,8 +87,9 @@ func (p *proxy) round(ctx context.Context, t *testing.T, n int) {
 	p.Primary.Fail(openaitest.Fault{Status: http.StatusInternalServerError}, openaitest.Fault{Status: http.StatusBadGateway})
 	p.do(ctx, t, post("failover stream", chat, chatBody(question, `,"stream":true`), 200))
 	// Both upstreams fail: the client gets the last upstream error as sent,
-	// a server error or (every other round) a rate limit. Only the last
-	// attempt's outcome is classified, so the rate limit is seen only there.
+	// a server error or (every other round) a rate limit. Each attempt is
+	// counted under its own upstream and outcome: two primary errors, then
+	// a fallback error and a fallback error or rate limit.
 	last := http.StatusInternalServerError
 	if n%2 == 1 {
 		last = http.StatusTooManyRequests

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -19,14 +18,18 @@ import (
 // OnRetrieval as RetrievalGrounder.OnRetrieval so retrieval stages are
 // measured and joined to their request's log line. It is safe for concurrent
 // use; the zero value with Metrics set works.
+//
+// Every attempt sent upstream counts once in ragproxy_upstream_requests_total,
+// under the upstream it went to and its own outcome. A failover, counted in
+// ragproxy_failovers_total and logged as "failover":true, is a request that
+// was sent to the fallback upstream (see Event.Failover), whether or not the
+// fallback answered; the log's "upstream" names the upstream that answered
+// and is absent when none did.
 type MetricsObserver struct {
 	// Metrics receives the measurements. Required.
 	Metrics *observability.Metrics
 	// Logger receives one line per request; nil logs nothing.
 	Logger *slog.Logger
-	// Primary names the first upstream (compat.Client's default "primary");
-	// an answer from any other upstream is a failover.
-	Primary string
 	// Provider is the gen_ai.provider.name of the upstreams. Default "openai".
 	Provider string
 
@@ -134,31 +137,23 @@ func (o *MetricsObserver) end(ctx context.Context, t *requestTrace, ev Event) {
 		RequestID: ev.RequestID, Method: "POST", Route: routeChat, Model: ev.Model, Stream: ev.Stream,
 		Task: ev.Task, Status: ev.Status, Duration: ev.Elapsed, TimeToFirstToken: t.ttft,
 		InputTokens: t.in, OutputTokens: t.out, Retrieval: t.stages, Cache: ev.Cache,
-		Upstream: ev.Upstream, Failover: ev.Upstream != "" && ev.Upstream != o.primary(),
+		Upstream: ev.Upstream, Failover: ev.Failover(),
 		ClientDisconnected: ev.ClientGone, Err: ev.Err,
 	})
 }
 
 const routeChat = "/v1/chat/completions"
 
-// upstreamCalls counts the attempts behind one answer. Every attempt but the
-// last failed (compat.Client retries only failures); the failed ones are
-// counted against the primary when the answer came from elsewhere, since
-// the client fails over only once the primary's retries are spent.
+// upstreamCalls counts each attempt against the upstream it went to, with
+// its own outcome, and the request as a failover when the fallback was tried.
 func (o *MetricsObserver) upstreamCalls(ev Event) {
 	m := o.Metrics
-	if ev.Attempts == 0 {
-		return
+	for _, a := range ev.Attempts {
+		m.Upstream(a.Upstream, string(a.Outcome))
 	}
-	failedOn := ev.Upstream
-	if ev.Upstream != o.primary() {
-		failedOn = o.primary()
+	if ev.Failover() {
 		m.Failover()
 	}
-	for range ev.Attempts - 1 {
-		m.Upstream(failedOn, "error")
-	}
-	m.Upstream(ev.Upstream, outcome(ev.Err))
 }
 
 // ObserveRequest implements RequestObserver: it counts every request and
@@ -201,13 +196,6 @@ func (o *MetricsObserver) OnRetrieval(ctx context.Context, _ retrieval.Analysis,
 	}
 }
 
-func (o *MetricsObserver) primary() string {
-	if o.Primary == "" {
-		return "primary"
-	}
-	return o.Primary
-}
-
 func (o *MetricsObserver) provider() string {
 	if o.Provider == "" {
 		return "openai"
@@ -236,39 +224,11 @@ func taskLabel(task string) string {
 }
 
 // errorType is the OpenTelemetry error.type of a failed upstream operation:
-// "timeout", "canceled", "connection", or the HTTP status.
+// "canceled" for a request the client or a drain ended, else
+// compat.ErrorType ("timeout", "connection", the HTTP status, "_OTHER").
 func errorType(err error) string {
-	if err == nil {
-		return ""
-	}
-	if errors.Is(err, errClientGone) || errors.Is(err, context.Canceled) || errors.Is(err, errCutOff) {
+	if errors.Is(err, errClientGone) || errors.Is(err, errCutOff) {
 		return "canceled"
 	}
-	var ae *compat.APIError
-	if errors.As(err, &ae) {
-		switch ae.Code {
-		case "upstream_timeout":
-			return "timeout"
-		case "upstream_unreachable":
-			return "connection"
-		}
-		return strconv.Itoa(ae.Status)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "timeout"
-	}
-	return "_OTHER"
-}
-
-// outcome is the ragproxy_upstream_requests_total outcome of an attempt.
-func outcome(err error) string {
-	switch t := errorType(err); t {
-	case "":
-		return "success"
-	case "timeout", "canceled":
-		return t
-	case "429":
-		return "rate_limited"
-	}
-	return "error"
+	return compat.ErrorType(err)
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/index"
@@ -62,7 +66,8 @@ func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
 // families are only ragproxy's.
 func newMetrics(t testing.TB) *observability.Metrics {
 	t.Helper()
-	m, err := observability.New(observability.Config{Models: []string{"ragproxy", "gpt-4o-mini"}, NoRuntimeMetrics: true})
+	m, err := observability.New(observability.Config{Models: []string{"ragproxy", "gpt-4o-mini"},
+		Upstreams: []string{"primary", "fallback"}, NoRuntimeMetrics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,4 +340,120 @@ func TestMetricsRetrievalStages(t *testing.T) {
 	if !ok || stages["embed_ms"] == nil || stages["analysis_ms"] == nil {
 		t.Errorf("log line lacks retrieval timings: %v", lines[0])
 	}
+}
+
+// TestMetricsUpstreamAttempts checks that every attempt behind a request is
+// counted once, under the upstream it went to and with its own outcome, and
+// that only a request sent to the fallback counts as a failover.
+func TestMetricsUpstreamAttempts(t *testing.T) {
+	tests := []struct {
+		name       string
+		client     compat.ClientConfig
+		faults     []openaitest.Fault
+		fbFaults   []openaitest.Fault
+		wantStatus int
+		want       map[upstreamSeries]float64
+		failovers  float64
+		// wantLog is the request log line's "upstream" ("" = absent) and
+		// "failover" fields.
+		wantLog string
+	}{
+		{name: "primary success",
+			wantStatus: 200, want: map[upstreamSeries]float64{{"primary", "success"}: 1}, wantLog: "upstream=primary failover=false"},
+		{name: "primary 500 then retry succeeds", faults: []openaitest.Fault{{Status: 500}},
+			wantStatus: 200, want: map[upstreamSeries]float64{{"primary", "error"}: 1, {"primary", "success"}: 1},
+			wantLog: "upstream=primary failover=false"},
+		{name: "primary 429 then fallback success", client: compat.ClientConfig{Retries: -1},
+			faults:     []openaitest.Fault{{Status: 429}},
+			wantStatus: 200, want: map[upstreamSeries]float64{{"primary", "rate_limited"}: 1, {"fallback", "success"}: 1},
+			failovers: 1, wantLog: "upstream=fallback failover=true"},
+		{name: "primary 500 twice then fallback success", faults: []openaitest.Fault{{Status: 500}, {Status: 500}},
+			wantStatus: 200, want: map[upstreamSeries]float64{{"primary", "error"}: 2, {"fallback", "success"}: 1},
+			failovers: 1, wantLog: "upstream=fallback failover=true"},
+		{name: "primary first-byte timeout then fallback success",
+			client: compat.ClientConfig{Retries: -1, FirstByteTimeout: 100 * time.Millisecond},
+			faults: []openaitest.Fault{{Hang: true}}, wantStatus: 200,
+			want:      map[upstreamSeries]float64{{"primary", "timeout"}: 1, {"fallback", "success"}: 1},
+			failovers: 1, wantLog: "upstream=fallback failover=true"},
+		{name: "all attempts fail",
+			faults:     []openaitest.Fault{{Drop: true}, {Status: 500}},
+			fbFaults:   []openaitest.Fault{{Status: 500}, {Status: 429}},
+			wantStatus: 429,
+			want: map[upstreamSeries]float64{{"primary", "error"}: 2, {"fallback", "error"}: 1,
+				{"fallback", "rate_limited"}: 1},
+			failovers: 1, wantLog: "upstream= failover=true"},
+		{name: "primary 400 is neither retried nor failed over", faults: []openaitest.Fault{{Status: 400}},
+			wantStatus: 400, want: map[upstreamSeries]float64{{"primary", "error"}: 1}, wantLog: "upstream= failover=false"},
+	}
+	for _, tt := range tests {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%t", tt.name, stream), func(t *testing.T) {
+				m := newMetrics(t)
+				var logs lockedBuffer
+				obs := &MetricsObserver{Metrics: m, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+				h := newHarness(t, harnessOpts{cfg: Config{Observer: obs}, client: tt.client,
+					fallback: &openaitest.Config{Models: []string{"llama3"}}})
+				h.Fake.Fail(tt.faults...)
+				h.Fallback.Fail(tt.fbFaults...)
+				body := fmt.Sprintf(`{"model":"ragproxy","stream":%t,"messages":[{"role":"user","content":"hello"}]}`, stream)
+				resp, got := h.post(t, "/chat/completions", body)
+				if resp.StatusCode != tt.wantStatus {
+					t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, tt.wantStatus, got)
+				}
+
+				reg := m.Registry()
+				if err := testutil.GatherAndCompare(reg, strings.NewReader(upstreamExposition(t, reg, tt.want, tt.failovers)),
+					"ragproxy_upstream_requests_total", "ragproxy_failovers_total"); err != nil {
+					t.Error(err)
+				}
+
+				lines := logs.lines(t)
+				if len(lines) != 1 {
+					t.Fatalf("got %d request log lines, want 1", len(lines))
+				}
+				upstream, _ := lines[0]["upstream"].(string)
+				failover, _ := lines[0]["failover"].(bool)
+				if diff := cmp.Diff(tt.wantLog, fmt.Sprintf("upstream=%s failover=%t", upstream, failover)); diff != "" {
+					t.Errorf("request log line (-want +got):\n%s\n%v", diff, lines[0])
+				}
+			})
+		}
+	}
+}
+
+// upstreamSeries is one ragproxy_upstream_requests_total series.
+type upstreamSeries struct{ upstream, outcome string }
+
+// upstreamExposition renders the expected ragproxy_upstream_requests_total
+// series and ragproxy_failovers_total in the text format, with the help
+// texts the registry declares.
+func upstreamExposition(t *testing.T, reg prometheus.Gatherer, want map[upstreamSeries]float64, failovers float64) string {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := map[string]string{}
+	for _, f := range fams {
+		help[f.GetName()] = f.GetHelp()
+	}
+	var b strings.Builder
+	if len(want) > 0 {
+		fmt.Fprintf(&b, "# HELP ragproxy_upstream_requests_total %s\n# TYPE ragproxy_upstream_requests_total counter\n",
+			help["ragproxy_upstream_requests_total"])
+		// In the order the registry gathers them: by label values, labels
+		// sorted by name.
+		keys := slices.SortedFunc(maps.Keys(want), func(a, b upstreamSeries) int {
+			if c := strings.Compare(a.outcome, b.outcome); c != 0 {
+				return c
+			}
+			return strings.Compare(a.upstream, b.upstream)
+		})
+		for _, k := range keys {
+			fmt.Fprintf(&b, "ragproxy_upstream_requests_total{outcome=%q,upstream=%q} %g\n", k.outcome, k.upstream, want[k])
+		}
+	}
+	fmt.Fprintf(&b, "# HELP ragproxy_failovers_total %s\n# TYPE ragproxy_failovers_total counter\nragproxy_failovers_total %g\n",
+		help["ragproxy_failovers_total"], failovers)
+	return b.String()
 }

@@ -12,8 +12,8 @@ import (
 // be quick and safe for concurrent use; the default is a no-op.
 //
 // For one request the events arrive in this order: EventStart; EventUpstream
-// once the upstream answered (or failed) with the attempts it took; at most
-// one EventFirstToken; at most one EventUsage; EventEnd last, always.
+// once the upstream answered (or the call failed), listing every attempt; at
+// most one EventFirstToken; at most one EventUsage; EventEnd last, always.
 type Observer interface {
 	Observe(ctx context.Context, ev Event)
 }
@@ -46,11 +46,13 @@ type Event struct {
 	Stream bool
 	// Elapsed is the time since the request arrived.
 	Elapsed time.Duration
-	// Upstream and Attempts tell which upstream served the request and how
-	// many attempts it took (EventUpstream, EventEnd); Grounded reports an
-	// answer written by the Grounder with no upstream call.
+	// Upstream names the upstream that answered ("" when none did) and
+	// Attempts lists every attempt sent upstream, in order, each with its
+	// upstream and outcome, including the failed ones before an answer
+	// (EventUpstream, EventEnd). Grounded reports an answer written by the
+	// Grounder with no upstream call.
 	Upstream string
-	Attempts int
+	Attempts []compat.Attempt
 	Grounded bool
 	// Usage is set on EventUsage.
 	Usage compat.Usage
@@ -75,6 +77,13 @@ type Event struct {
 	// ClientGone reports on EventEnd that the client went away before the
 	// stream ended.
 	ClientGone bool
+}
+
+// Failover reports whether the request was sent to the fallback upstream:
+// at least one of its attempts went there, whether or not the fallback
+// answered. Retries on the primary alone are no failover.
+func (e Event) Failover() bool {
+	return compat.Served{Upstream: e.Upstream, Attempts: e.Attempts}.Failover()
 }
 
 // RequestObserver is an optional Observer capability: ObserveRequest is
