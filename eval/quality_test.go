@@ -19,7 +19,7 @@ type floor struct{ fact, hit8, mrr float64 }
 // Offline quality on the Berkeley dev questions (local embedder, extractive summaries, heuristic rewrites).
 // The bar is fact-in-context 0.90, Hit@8 0.95, MRR 0.85; these floors sit just under what the pipeline
 // reaches today (see the eval README section), so they catch regressions while the bar is worked towards.
-var berkeleyFloor = floor{fact: 0.79, hit8: 0.875, mrr: 0.77}
+var berkeleyFloor = floor{fact: 0.83, hit8: 0.875, mrr: 0.77}
 
 // The example site is small and written to be answerable: retrieval must find nearly everything.
 var exampleFloor = floor{fact: 0.88, hit8: 0.92, mrr: 0.80}

@@ -70,7 +70,8 @@ type Config struct {
 	RRFRankBase int
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
-	// ContextTokens bounds the context in o200k tokens; default 6000.
+	// ContextTokens bounds the context in o200k tokens; default 8000 (fewer cut the fact-bearing chunks of pages
+	// with large tables on the Berkeley questions; seed 000 sent its 40 chunks whole, about 16000).
 	ContextTokens int
 	// ConfidenceFloor is the similarity below which retrieval counts as empty; default 0.10. With the local
 	// embedder, similarities of unrelated questions (0.15-0.22 on the Berkeley index) overlap those of answerable
@@ -110,7 +111,7 @@ func (c Config) withDefaults() Config {
 	def(&c.KeepPages, 8)
 	def(&c.ChunksPerList, 128)
 	def(&c.KeepChunks, 40)
-	def(&c.ContextTokens, 6000)
+	def(&c.ContextTokens, 8000)
 	c.RRFRankBase = max(c.RRFRankBase, 0)
 	if c.ConfidenceFloor == 0 {
 		c.ConfidenceFloor = 0.10
