@@ -210,33 +210,20 @@ func writeJSON(path string, v any) error {
 // writeJSONArray writes a JSON array element by element through a buffer, so a large index never needs its
 // whole encoding in memory at once.
 func writeJSONArray[T any](path string, items []T) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	w.WriteByte('[')
-	for i := range items {
-		if i > 0 {
-			w.WriteByte(',')
+	return writeFileWith(path, func(w *bufio.Writer) error {
+		w.WriteByte('[')
+		for i := range items {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			b, err := json.Marshal(&items[i])
+			if err != nil {
+				return err
+			}
+			w.Write(b)
 		}
-		b, err := json.Marshal(&items[i])
-		if err != nil {
-			f.Close()
-			return err
-		}
-		w.Write(b)
-	}
-	w.WriteByte(']')
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+		return w.WriteByte(']')
+	})
 }
 
 func readJSON(path string, v any) error {
@@ -252,39 +239,27 @@ func readJSON(path string, v any) error {
 
 // Vector files are a little-endian header (rows, dim as uint32) followed by rows*dim float32 values.
 func writeVectors(path string, rows [][]float32) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
 	dim := 0
 	if len(rows) > 0 {
 		dim = len(rows[0])
 	}
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[0:], uint32(len(rows)))
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
-	w.Write(hdr[:])
-	buf := make([]byte, 4*dim)
-	for i, r := range rows {
-		if len(r) != dim {
-			f.Close()
-			return fmt.Errorf("%s: row %d has %d values, want %d", filepath.Base(path), i, len(r), dim)
+	return writeFileWith(path, func(w *bufio.Writer) error {
+		var hdr [8]byte
+		binary.LittleEndian.PutUint32(hdr[0:], uint32(len(rows)))
+		binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
+		w.Write(hdr[:])
+		buf := make([]byte, 4*dim)
+		for i, r := range rows {
+			if len(r) != dim {
+				return fmt.Errorf("%s: row %d has %d values, want %d", filepath.Base(path), i, len(r), dim)
+			}
+			for j, x := range r {
+				binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
+			}
+			w.Write(buf)
 		}
-		for j, x := range r {
-			binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
-		}
-		w.Write(buf)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+		return nil
+	})
 }
 
 func readVectors(path string) ([][]float32, error) {
@@ -312,19 +287,31 @@ func readVectors(path string) ([][]float32, error) {
 }
 
 func writeFileSynced(path string, b []byte) error {
+	return writeFileWith(path, func(w *bufio.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// writeFileWith creates path, lets write fill it through a buffer, and syncs it to disk; the bufio.Writer keeps
+// the first write error, which Flush returns.
+func writeFileWith(path string, write func(w *bufio.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
+	w := bufio.NewWriterSize(f, 1<<20)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if err == nil {
+		err = f.Sync()
 	}
-	return f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func writeFileAtomic(path string, b []byte) error {
