@@ -60,20 +60,21 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 		}
 		return nil, nil // no question, or one that needs no site knowledge: the model answers it as is
 	}
-	max := g.MaxSources
-	if max <= 0 {
-		max = 3
+	limit := g.MaxSources
+	if limit <= 0 {
+		limit = 3
 	}
-	top := sources(retrieval.Cited("", res, max))
+	closest := retrieval.Cited("", res, limit) // no answer yet: the top pages of the context
+	top := sources(closest)
 	var events []json.RawMessage
 	if g.SourceEvents || hasOpenWebUIHeaders(req.Header) {
 		events = SourceEvents(res)
 	}
 	switch {
 	case res.Empty:
-		return &Grounding{Answer: g.answer(req, retrieval.DontKnow(res, max)), Sources: top, Events: events}, nil
+		return &Grounding{Answer: g.answer(req, retrieval.DontKnow(res, limit)), Sources: top, Events: events}, nil
 	case g.Offline:
-		text := retrieval.ExtractiveAnswer(res, 3, 700) + retrieval.SourcesMarkdown(retrieval.Cited("", res, max))
+		text := retrieval.ExtractiveAnswer(res, 3, 700) + retrieval.SourcesMarkdown(closest)
 		return &Grounding{Answer: g.answer(req, text), Sources: top, Events: events}, nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
@@ -81,7 +82,7 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 	out = append(out, req.Messages...)
 	return &Grounding{
 		Messages: out,
-		Filter:   &sourcesFilter{links: retrieval.NewLinkFilter(retrieval.AllowedURLs(res)), res: res, max: max},
+		Filter:   &sourcesFilter{links: retrieval.NewLinkFilter(retrieval.AllowedURLs(res)), res: res, max: limit},
 		Sources:  top,
 		Events:   events,
 	}, nil
