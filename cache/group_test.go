@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/internal/redistest"
 )
 
 func newTestLRU(t *testing.T) *LRU {
@@ -27,7 +28,7 @@ func TestGroupCollapsesConcurrentMisses(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			var c Cache = newTestLRU(t)
 			if backend == "redis" {
-				c = &Tolerant{Cache: newTestRedis(t, testRedisURL(t), generousTimeout)}
+				c = &Tolerant{Cache: newTestRedis(t, redistest.URL(t), generousTimeout)}
 			}
 			g := &Group{Cache: c, TTL: time.Minute}
 			var calls atomic.Int32

@@ -7,15 +7,15 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/internal/redistest"
 )
 
 func TestRedisGetSet(t *testing.T) {
-	r := newTestRedis(t, testRedisURL(t), generousTimeout)
+	r := newTestRedis(t, redistest.URL(t), generousTimeout)
 	ctx := context.Background()
 	if err := r.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestRedisGetSet(t *testing.T) {
 }
 
 func TestRedisTTL(t *testing.T) {
-	r := newTestRedis(t, testRedisURL(t), generousTimeout)
+	r := newTestRedis(t, redistest.URL(t), generousTimeout)
 	ctx := context.Background()
 	if err := r.Set(ctx, "short", []byte("v"), 50*time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -94,21 +94,19 @@ func TestRedisUnavailable(t *testing.T) {
 		setup func(t *testing.T) string // returns the URL to use, after making it fail
 	}{
 		{"closed port", func(t *testing.T) string {
-			return fmt.Sprintf("redis://127.0.0.1:%d/0", freePort(t))
+			return fmt.Sprintf("redis://127.0.0.1:%d/0", redistest.FreePort(t))
 		}},
 		{"killed server", func(t *testing.T) string {
-			s := startRedis(t)
-			s.kill()
-			return s.url
+			s := redistest.Start(t)
+			s.Kill()
+			return s.URL
 		}},
 		{"hung server", func(t *testing.T) string {
-			s := startRedis(t)
-			// A stopped process keeps its socket: connections are accepted by the kernel and never answered,
-			// which is what a server stalled by a long command or swapping looks like.
-			if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			s := redistest.Start(t)
+			if err := s.Hang(); err != nil {
 				t.Fatal(err)
 			}
-			return s.url
+			return s.URL
 		}},
 	}
 	for _, tc := range tests {
@@ -145,11 +143,11 @@ func TestRedisUnavailable(t *testing.T) {
 
 // TestRedisCallerDeadline checks that a caller's own deadline shorter than the cache timeout is respected.
 func TestRedisCallerDeadline(t *testing.T) {
-	s := startRedis(t)
-	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	s := redistest.Start(t)
+	if err := s.Hang(); err != nil {
 		t.Fatal(err)
 	}
-	r := newTestRedis(t, s.url, time.Hour)
+	r := newTestRedis(t, s.URL, time.Hour)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	// Were the caller's deadline ignored, Get would wait out the hour-long timeout and the test would time out.
@@ -178,7 +176,7 @@ func TestRedisConfigRedacted(t *testing.T) {
 func BenchmarkRedisGetHit(b *testing.B) {
 	for _, size := range []int{256, 4 << 10, 64 << 10} {
 		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
-			r := newTestRedis(b, testRedisURL(b), 0)
+			r := newTestRedis(b, redistest.URL(b), 0)
 			ctx := context.Background()
 			val := bytes.Repeat([]byte("a"), size)
 			if err := r.Set(ctx, "k", val, time.Hour); err != nil {
@@ -207,3 +205,18 @@ func BenchmarkRedisGetHit(b *testing.B) {
 		})
 	}
 }
+
+// newTestRedis returns a Redis cache on url with a key prefix private to tb.
+func newTestRedis(tb testing.TB, url string, timeout time.Duration) *Redis {
+	tb.Helper()
+	r, err := NewRedis(RedisConfig{URL: url, Timeout: timeout, Prefix: fmt.Sprintf("test:%s:%d:", tb.Name(), time.Now().UnixNano())})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// generousTimeout is the Redis timeout of tests about behaviour rather than timeouts, so that a loaded
+// machine (or the race detector) does not turn a slow reply into a spurious failure.
+const generousTimeout = 5 * time.Second

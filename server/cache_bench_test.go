@@ -12,6 +12,7 @@ import (
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/internal/redistest"
 )
 
 // BenchmarkCacheHit measures a response-cache hit through the proxy, client
@@ -24,7 +25,7 @@ func BenchmarkCacheHit(b *testing.B) {
 		name string
 		new  func(tb testing.TB) cache.Cache
 	}{
-		{"redis", func(tb testing.TB) cache.Cache { return newTestRedis(tb, testRedisURL(tb)) }},
+		{"redis", func(tb testing.TB) cache.Cache { return newTestRedis(tb, redistest.URL(tb)) }},
 		{"lru", func(tb testing.TB) cache.Cache { c, _ := cache.NewLRU(cache.LRUConfig{}); return c }},
 	}
 	for _, be := range backends {

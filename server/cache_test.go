@@ -18,6 +18,7 @@ import (
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/internal/redistest"
 )
 
 const cacheQuestion = `"messages":[{"role":"user","content":"when is enrolment?"}]`
@@ -280,7 +281,7 @@ func streamedContent(t testing.TB, transcript string) string {
 // TestCacheRedisDown checks a cache that fails never fails a request: every
 // request is answered, uncached, and the failures are reported.
 func TestCacheRedisDown(t *testing.T) {
-	r, err := cache.NewRedis(cache.RedisConfig{URL: "redis://127.0.0.1:" + strconv.Itoa(freePort(t)) + "/0", Timeout: 50 * time.Millisecond})
+	r, err := cache.NewRedis(cache.RedisConfig{URL: "redis://127.0.0.1:" + strconv.Itoa(redistest.FreePort(t)) + "/0", Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
