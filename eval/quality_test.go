@@ -9,6 +9,7 @@ import (
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -25,19 +26,12 @@ var berkeleyFloor = floor{fact: 0.83, hit8: 0.875, mrr: 0.77}
 var exampleFloor = floor{fact: 0.88, hit8: 0.92, mrr: 0.80}
 
 func TestBerkeleyDevQuality(t *testing.T) {
-	corpus := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if corpus == "" {
-		t.Skip("RAGPROXY_TEST_CORPUS is not set")
-	}
-	questions := os.Getenv("RAGPROXY_TEST_EVAL")
-	if questions == "" {
-		questions = filepath.Join(corpus, "..", "..", "eval", "berkeley-dev.jsonl")
-	}
-	qs, err := eval.LoadQuestions(questions)
+	corpus := corpustest.Dir(t)
+	qs, err := eval.LoadQuestions(corpustest.QuestionsPath(t))
 	if err != nil {
 		t.Skipf("no question set: %v", err)
 	}
-	checkQuality(t, corpus, "http://guide.berkeley.edu/", qs, berkeleyFloor)
+	checkQuality(t, corpus, corpustest.BaseURL, qs, berkeleyFloor)
 }
 
 func TestExampleSiteQuality(t *testing.T) {

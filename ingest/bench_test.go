@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
 // cpuTime is the user and system CPU time of the process. The machine is shared, so wall time alone says little;
@@ -23,7 +25,7 @@ func cpuTime(tb testing.TB) time.Duration {
 // benchRun ingests the Berkeley mirror into dir.
 func benchRun(b *testing.B, dir string) *Report {
 	b.Helper()
-	rep, err := Run(context.Background(), Config{Source: corpusDir(b), BaseURL: corpusBase, IndexDir: dir,
+	rep, err := Run(context.Background(), Config{Source: corpustest.Dir(b), BaseURL: corpusBase, IndexDir: dir,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)

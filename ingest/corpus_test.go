@@ -4,27 +4,17 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
 // corpusBase is the URL the Berkeley mirror was saved from.
 const corpusBase = "http://guide.berkeley.edu/"
-
-// corpusDir returns the Berkeley mirror named by RAGPROXY_TEST_CORPUS, skipping when it is unset.
-func corpusDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if dir == "" {
-		tb.Skip("RAGPROXY_TEST_CORPUS is not set")
-	}
-	return dir
-}
 
 // siteChrome is text of the navigation menu, header, print dialog and footer of every CourseLeaf page.
 var siteChrome = []string{"Skip to Content", "Berkeley Academic Guide Home", "Search Berkeley Academic Guide",
@@ -88,7 +78,7 @@ func withoutHashes(m index.Manifest) index.Manifest {
 }
 
 func TestIngestBerkeleyMirror(t *testing.T) {
-	src := corpusDir(t)
+	src := corpustest.Dir(t)
 	dir := filepath.Join(t.TempDir(), "ix")
 	rep, err := Run(context.Background(), Config{Source: src, BaseURL: corpusBase, IndexDir: dir, Logger: quiet()})
 	if err != nil {
@@ -106,7 +96,7 @@ func TestIngestBerkeleyMirror(t *testing.T) {
 }
 
 func TestIngestBerkeleyCrawl(t *testing.T) {
-	src := corpusDir(t)
+	src := corpustest.Dir(t)
 	if testing.Short() {
 		t.Skip("crawls 780 pages")
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -22,20 +21,13 @@ import (
 // BenchmarkRetrieveBerkeley measures retrieval (what /v1/retrieve does after analysis) on the Berkeley index with
 // the dev questions, reporting p50 and p99 per question.
 func BenchmarkRetrieveBerkeley(b *testing.B) {
-	corpus := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if corpus == "" {
-		b.Skip("RAGPROXY_TEST_CORPUS is not set")
-	}
-	questions := os.Getenv("RAGPROXY_TEST_EVAL")
-	if questions == "" {
-		questions = filepath.Join(corpus, "..", "..", "eval", "berkeley-dev.jsonl")
-	}
-	qs, err := eval.LoadQuestions(questions)
+	corpus := corpustest.Dir(b)
+	qs, err := eval.LoadQuestions(corpustest.QuestionsPath(b))
 	if err != nil {
 		b.Skip(err)
 	}
 	dir := b.TempDir()
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: corpus, BaseURL: "http://guide.berkeley.edu/", IndexDir: dir}); err != nil {
+	if _, err := ingest.Run(context.Background(), ingest.Config{Source: corpus, BaseURL: corpustest.BaseURL, IndexDir: dir}); err != nil {
 		b.Fatal(err)
 	}
 	tok, _ := tokenizer.New()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -20,12 +20,9 @@ import (
 // pass-through and through grounding on the Berkeley index (heuristic analysis, retrieval, prompt), both in front
 // of the same loopback fake upstream, alternating request by request. The difference is what retrieval adds.
 func BenchmarkTimeToFirstToken(b *testing.B) {
-	corpus := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if corpus == "" {
-		b.Skip("RAGPROXY_TEST_CORPUS is not set")
-	}
+	corpus := corpustest.Dir(b)
 	dir := b.TempDir()
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: corpus, BaseURL: "http://guide.berkeley.edu/", IndexDir: dir}); err != nil {
+	if _, err := ingest.Run(context.Background(), ingest.Config{Source: corpus, BaseURL: corpustest.BaseURL, IndexDir: dir}); err != nil {
 		b.Fatal(err)
 	}
 	tok, _ := tokenizer.New()

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
 // The reference implementation: tiktoken-go with the same embedded ranks.
@@ -241,10 +242,7 @@ var (
 // corpusPages returns the crudely de-tagged text of every page of the test corpus.
 func corpusPages(tb testing.TB) []string {
 	tb.Helper()
-	dir := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if dir == "" {
-		tb.Skip("RAGPROXY_TEST_CORPUS not set")
-	}
+	dir := corpustest.Dir(tb)
 	var pages []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".html") {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
 var (
@@ -35,10 +37,7 @@ func crudeMarkdown(h string) string {
 }
 
 func corpusMarkdown(b *testing.B) []string {
-	dir := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if dir == "" {
-		b.Skip("RAGPROXY_TEST_CORPUS not set")
-	}
+	dir := corpustest.Dir(b)
 	var pages []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".html") {

@@ -11,19 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
 const berkeleyBase = "http://guide.berkeley.edu"
-
-// corpusDir returns RAGPROXY_TEST_CORPUS or skips the test.
-func corpusDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if dir == "" {
-		tb.Skip("RAGPROXY_TEST_CORPUS not set")
-	}
-	return dir
-}
 
 // cleanCorpusPage cleans the page at a site path such as "/2016-17/academic-calendar/".
 func cleanCorpusPage(tb testing.TB, c *Cleaner, dir, sitePath string) Doc {
@@ -79,7 +71,7 @@ func evalFile(tb testing.TB) string {
 // is still in the cleaned markdown of one of its expected pages: whatever the
 // cleaner drops, it must not be the answers.
 func TestEvalFactsSurviveCleaning(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	f, err := os.Open(evalFile(t))
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +109,7 @@ func TestEvalFactsSurviveCleaning(t *testing.T) {
 // TestBerkeleyPages asserts properties of the cleaned text of real pages: the
 // site chrome is gone, and the content of every tab, tables included, is kept.
 func TestBerkeleyPages(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	c, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +175,7 @@ func TestBerkeleyPages(t *testing.T) {
 }
 
 func BenchmarkCleanCorpus(b *testing.B) {
-	dir := corpusDir(b)
+	dir := corpustest.Dir(b)
 	var bodies [][]byte
 	var urls []string
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

@@ -10,19 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
 const berkeleyBase = "http://guide.berkeley.edu/"
-
-// corpusDir returns RAGPROXY_TEST_CORPUS or skips the test.
-func corpusDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if dir == "" {
-		tb.Skip("RAGPROXY_TEST_CORPUS not set")
-	}
-	return dir
-}
 
 func readMirrorAll(tb testing.TB, dir string) (map[string]Page, []string, Stats) {
 	tb.Helper()
@@ -39,7 +30,7 @@ func readMirrorAll(tb testing.TB, dir string) (map[string]Page, []string, Stats)
 }
 
 func TestReadMirrorBerkeley(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	pages, order, stats := readMirrorAll(t, dir)
 	var files, others int
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -105,7 +96,7 @@ func TestReadMirrorBerkeley(t *testing.T) {
 // it for real; every page the crawler finds must match the mirror reading of
 // the same file, links included.
 func TestCrawlBerkeleyLoopback(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	if testing.Short() {
 		t.Skip("crawls 780 pages")
 	}
@@ -216,7 +207,7 @@ func serveCorpus(dir string) *httptest.Server {
 }
 
 func BenchmarkReadMirror(b *testing.B) {
-	dir := corpusDir(b)
+	dir := corpustest.Dir(b)
 	b.ReportAllocs()
 	var pages, size int
 	for b.Loop() {
@@ -231,7 +222,7 @@ func BenchmarkReadMirror(b *testing.B) {
 }
 
 func BenchmarkCrawlLoopback(b *testing.B) {
-	dir := corpusDir(b)
+	dir := corpustest.Dir(b)
 	srv := serveCorpus(dir)
 	defer srv.Close()
 	b.ReportAllocs()

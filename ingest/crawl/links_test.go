@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 	"golang.org/x/net/html"
 )
 
@@ -47,7 +48,7 @@ func TestExtractLinks(t *testing.T) {
 // TestExtractLinksMatchesTokenizer checks the fast scanner against
 // golang.org/x/net/html's tokenizer on every page of the corpus.
 func TestExtractLinksMatchesTokenizer(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	page, _ := url.Parse(berkeleyBase + "2016-17/x/")
 	n := 0
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

@@ -2,13 +2,13 @@ package links
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ragproxy/ragproxy/ingest/crawl"
+	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
 func TestClean(t *testing.T) {
@@ -121,10 +121,7 @@ func TestCleanIsDeterministic(t *testing.T) {
 // TestBerkeleyShares measures how many links survive on the real corpus at
 // the paper's 30% and the prototype code's 15%.
 func TestBerkeleyShares(t *testing.T) {
-	dir := os.Getenv("RAGPROXY_TEST_CORPUS")
-	if dir == "" {
-		t.Skip("RAGPROXY_TEST_CORPUS not set")
-	}
+	dir := corpustest.Dir(t)
 	pages := make(map[string][]string)
 	if _, err := crawl.ReadMirror(context.Background(), dir, "http://guide.berkeley.edu/", func(p crawl.Page) {
 		pages[p.URL] = p.Links

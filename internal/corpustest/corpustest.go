@@ -42,6 +42,19 @@ type Question struct {
 	Fact         string   `json:"fact"`
 }
 
+// BaseURL is the address the Berkeley mirror was saved from: a file DIR/a/b/index.html is BaseURL + "a/b/".
+const BaseURL = "http://guide.berkeley.edu/"
+
+// QuestionsPath returns the dev question set: RAGPROXY_TEST_EVAL when set, else ../../eval/berkeley-dev.jsonl
+// next to the corpus (the layout of ../shared). It skips tb when the corpus is not configured.
+func QuestionsPath(tb testing.TB) string {
+	tb.Helper()
+	if p := os.Getenv("RAGPROXY_TEST_EVAL"); p != "" {
+		return p
+	}
+	return filepath.Join(Dir(tb), "..", "..", "eval", "berkeley-dev.jsonl")
+}
+
 // Dir returns the corpus directory or skips tb.
 func Dir(tb testing.TB) string {
 	tb.Helper()
@@ -176,10 +189,10 @@ func Chunks(pages []Page, maxChars int) []Chunk {
 	return out
 }
 
-// Questions returns the dev questions (../../eval/berkeley-dev.jsonl next to the corpus), or skips tb.
+// Questions returns the dev questions (see QuestionsPath), or skips tb.
 func Questions(tb testing.TB) []Question {
 	tb.Helper()
-	path := filepath.Join(Dir(tb), "..", "..", "eval", "berkeley-dev.jsonl")
+	path := QuestionsPath(tb)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		tb.Skipf("dev questions: %v", err)
