@@ -16,40 +16,18 @@ type scored struct {
 	score float64
 }
 
-func (r *Retriever) fuse(lists [][]int) []scored {
-	k := r.cfg.RRFK
-	if k <= 0 {
-		k = float64(len(lists))
-	}
-	fused := fusion.RRF(lists, k, r.cfg.RRFRankBase)
-	out := make([]scored, len(fused))
-	for i, f := range fused {
-		out[i] = scored{f.ID, f.Score}
-	}
-	return out
-}
-
-// fuseWeighted is reciprocal rank fusion with a weight per list; ties keep first appearance.
+// fuseWeighted is weighted reciprocal rank fusion with the configured K (zero: the number of lists) and rank
+// base.
 func (r *Retriever) fuseWeighted(lists [][]int, weights []float64) []scored {
 	k := r.cfg.RRFK
 	if k <= 0 {
 		k = float64(len(lists))
 	}
-	base := float64(r.cfg.RRFRankBase)
-	pos := map[int]int{}
-	var out []scored
-	for li, l := range lists {
-		for rank, id := range l {
-			s := weights[li] / (k + base + float64(rank))
-			if i, ok := pos[id]; ok {
-				out[i].score += s
-				continue
-			}
-			pos[id] = len(out)
-			out = append(out, scored{id, s})
-		}
+	fused := fusion.WeightedRRF(lists, weights, k, r.cfg.RRFRankBase)
+	out := make([]scored, len(fused))
+	for i, f := range fused {
+		out[i] = scored{f.ID, f.Score}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	return out
 }
 

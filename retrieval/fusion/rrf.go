@@ -22,16 +22,26 @@ const (
 // sorted by score, highest first; ties keep the order of first appearance, reading the lists in order and each
 // list from its top, which makes the result deterministic.
 func RRF(lists [][]int, k float64, rankBase int) []Scored {
+	return WeightedRRF(lists, nil, k, rankBase)
+}
+
+// WeightedRRF is RRF with each list's contributions scaled by its weight (weights[i] for lists[i]; a nil weights
+// slice weighs every list 1), for fusing signals of unequal reliability.
+func WeightedRRF(lists [][]int, weights []float64, k float64, rankBase int) []Scored {
 	pos := make(map[int]int) // item -> index in out
 	var out []Scored
-	for _, list := range lists {
+	for li, list := range lists {
+		w := 1.0
+		if weights != nil {
+			w = weights[li]
+		}
 		seen := make(map[int]struct{}, len(list))
 		for r, id := range list {
 			if _, dup := seen[id]; dup {
 				continue
 			}
 			seen[id] = struct{}{}
-			s := 1 / (k + float64(r+rankBase))
+			s := w / (k + float64(r+rankBase))
 			if i, ok := pos[id]; ok {
 				out[i].Score += s
 				continue

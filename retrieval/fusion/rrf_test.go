@@ -102,3 +102,19 @@ func BenchmarkRRF(b *testing.B) {
 		RRF(lists, K60, 1)
 	}
 }
+
+func TestWeightedRRF(t *testing.T) {
+	lists := [][]int{{1, 2}, {2, 1}}
+	// Equal weights tie 1 and 2; ties keep first appearance.
+	if diff := cmp.Diff([]int{1, 2}, IDs(WeightedRRF(lists, []float64{1, 1}, 1, 0), -1)); diff != "" {
+		t.Errorf("equal weights (-want +got):\n%s", diff)
+	}
+	// A heavier second list puts its top item first.
+	got := WeightedRRF(lists, []float64{0.5, 1}, 1, 0)
+	if diff := cmp.Diff([]Scored{{ID: 2, Score: 0.5/2 + 1.0/1}, {ID: 1, Score: 0.5/1 + 1.0/2}}, got); diff != "" {
+		t.Errorf("weighted (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(RRF(lists, 60, 1), WeightedRRF(lists, nil, 60, 1)); diff != "" {
+		t.Errorf("nil weights differ from RRF (-RRF +weighted):\n%s", diff)
+	}
+}
