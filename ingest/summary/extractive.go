@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Doc is a page to summarise.
@@ -53,25 +54,21 @@ func Extractive(docs []Doc, cfg ExtractiveConfig) []string {
 	cfg = cfg.withDefaults()
 	// Term counts per doc are independent, and so is each summary once the document frequencies are known: both
 	// passes run on all cores. The result does not depend on the scheduling.
-	terms := make([]map[string]int, len(docs))
+	tfs := make([]terms, len(docs))
 	eachDoc(len(docs), func(i int) {
-		tf := map[string]int{}
-		for _, w := range words(docs[i].Markdown) {
-			tf[w]++
-		}
-		terms[i] = tf
+		tfs[i] = termCounts(docs[i].Markdown)
 	})
 	df := map[string]int{}
-	for _, tf := range terms {
-		for w := range tf {
+	for _, tf := range tfs {
+		for _, w := range tf.words {
 			df[w]++
 		}
 	}
 	out := make([]string, len(docs))
 	n := float64(len(docs))
 	eachDoc(len(docs), func(i int) {
-		out[i] = extract(docs[i], terms[i], df, n, cfg)
-		terms[i] = nil
+		out[i] = extract(docs[i], tfs[i], df, n, cfg)
+		tfs[i] = terms{}
 	})
 	return out
 }
@@ -92,7 +89,7 @@ func eachDoc(n int, f func(i int)) {
 	wg.Wait()
 }
 
-func extract(d Doc, tf map[string]int, df map[string]int, n float64, cfg ExtractiveConfig) string {
+func extract(d Doc, tf terms, df map[string]int, n float64, cfg ExtractiveConfig) string {
 	var headings, sentences []string
 	seen := map[string]bool{strings.ToLower(d.Title): true}
 	for _, line := range strings.Split(d.Markdown, "\n") {
@@ -125,8 +122,9 @@ func extract(d Doc, tf map[string]int, df map[string]int, n float64, cfg Extract
 		w string
 		s float64
 	}
-	var ranked []scored
-	for w, c := range tf {
+	ranked := make([]scored, 0, len(tf.words))
+	for k, w := range tf.words {
+		c := tf.counts[k]
 		if df[w] < 1 || len(w) < 3 {
 			continue
 		}
@@ -224,16 +222,71 @@ func abbreviation(before string) bool {
 	return len(w) <= 1 || strings.Contains(w, ".")
 }
 
-// words are the lowercase alphabetic terms of s that are not stopwords, for key-term scoring.
-func words(s string) []string {
-	var out []string
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) })
-	for _, w := range f {
-		if len(w) > 2 && len(w) < 25 && !stopwords[w] && !strings.HasPrefix(w, "http") {
-			out = append(out, w)
+// terms are the key-term candidates of a page with their counts, in first-occurrence order.
+type terms struct {
+	words  []string
+	counts []int
+}
+
+// termCounts counts the key-term candidates of s: its lowercase alphabetic words (maximal runs of letters after
+// lowercasing, as strings.ToLower then strings.FieldsFunc on non-letters would give) of 3 to 24 bytes that are
+// neither stopwords nor start with "http". It lowercases one word at a time into a fixed buffer, so only the
+// first occurrence of each distinct word allocates.
+func termCounts(s string) terms {
+	var t terms
+	slot := make(map[string]int, 256)
+	var buf [24]byte
+	w := buf[:0]
+	long := false // the current word is longer than buf
+	flush := func() {
+		if !long && len(w) > 2 && !stopwords[string(w)] && !(len(w) >= 4 && string(w[:4]) == "http") {
+			if k, ok := slot[string(w)]; ok {
+				t.counts[k]++
+			} else {
+				word := string(w)
+				slot[word] = len(t.words)
+				t.words = append(t.words, word)
+				t.counts = append(t.counts, 1)
+			}
+		}
+		w, long = buf[:0], false
+	}
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			i++
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if 'a' <= c && c <= 'z' {
+				if len(w) < len(buf) {
+					w = append(w, c)
+				} else {
+					long = true
+				}
+			} else if len(w) > 0 || long {
+				flush()
+			}
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		// Invalid bytes decode to U+FFFD, as strings.ToLower writes them, and that is not a letter.
+		if r = unicode.ToLower(r); !unicode.IsLetter(r) {
+			if len(w) > 0 || long {
+				flush()
+			}
+			continue
+		}
+		if len(w)+utf8.RuneLen(r) <= len(buf) && !long {
+			w = utf8.AppendRune(w, r)
+		} else {
+			long = true
 		}
 	}
-	return out
+	if len(w) > 0 || long {
+		flush()
+	}
+	return t
 }
 
 func truncate(s string, max int) string {

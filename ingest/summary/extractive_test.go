@@ -3,6 +3,7 @@ package summary
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -70,4 +71,49 @@ func TestPlain(t *testing.T) {
 	if want := "Bold and a link and img code"; got != want {
 		t.Errorf("plain = %q, want %q", got, want)
 	}
+}
+
+// wordsReference is the plain definition termCounts implements without allocating per word.
+func wordsReference(s string) map[string]int {
+	tf := map[string]int{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len(w) > 2 && len(w) < 25 && !stopwords[w] && !strings.HasPrefix(w, "http") {
+			tf[w]++
+		}
+	}
+	return tf
+}
+
+func termMap(t terms) map[string]int {
+	m := map[string]int{}
+	for k, w := range t.words {
+		m[w] = t.counts[k]
+	}
+	return m
+}
+
+func TestTermCounts(t *testing.T) {
+	for _, s := range []string{
+		"",
+		"The Economics department: ECONOMICS, economics and the https://x.y/econ link",
+		"İstanbul ÉCOLE Straße naïve café résumé ΣΟΦΊΑ",
+		"abcdefghijklmnopqrstuvwx abcdefghijklmnopqrstuvwxy abcdefghijklmnopqrstuvwxyzzz end",
+		"ééééééééééééé éééééééééééé x\xffyyy\xc3zzz",
+		"C&S l&s 3.70 don't students' HTTP httpd http",
+	} {
+		if diff := cmp.Diff(wordsReference(s), termMap(termCounts(s))); diff != "" {
+			t.Errorf("termCounts(%q) (-want +got):\n%s", s, diff)
+		}
+	}
+}
+
+func FuzzTermCounts(f *testing.F) {
+	f.Add("The Economics department: ECONOMICS, economics")
+	f.Add("İstanbul ÉCOLE Straße naïve x\xffyyy")
+	f.Add("abcdefghijklmnopqrstuvwxy ééééééééééééé")
+	f.Fuzz(func(t *testing.T, s string) {
+		if diff := cmp.Diff(wordsReference(s), termMap(termCounts(s))); diff != "" {
+			t.Errorf("termCounts(%q) (-want +got):\n%s", s, diff)
+		}
+	})
 }
