@@ -27,6 +27,11 @@ func Words(s string, yield func(w string) bool) {
 func AppendWords(buf []byte, s string, yield func(w []byte) bool) []byte {
 	i := 0
 	for i < len(s) {
+		// ASCII letters and digits, nearly all of the text, take the table lookups; the rest decodes runes.
+		if c := s[i]; c < utf8.RuneSelf && !asciiWord[c] {
+			i++
+			continue
+		}
 		r, n := decode(s, i)
 		if !isWordRune(r) {
 			i += n
@@ -37,6 +42,11 @@ func AppendWords(buf []byte, s string, yield func(w []byte) bool) []byte {
 		i += n
 		end := -1 // set when a possessive ends the word before i
 		for i < len(s) {
+			if c := s[i]; c < utf8.RuneSelf && asciiWord[c] {
+				prev = rune(c)
+				i++
+				continue
+			}
 			r, n = decode(s, i)
 			if isWordRune(r) {
 				prev = r
@@ -145,6 +155,17 @@ func decode(s string, i int) (rune, int) {
 func peek(s string, i int) rune {
 	r, _ := decode(s, i)
 	return r
+}
+
+// asciiWord marks the ASCII letters and digits: the ASCII runes isWordRune accepts.
+var asciiWord = [utf8.RuneSelf]bool{
+	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true, 'G': true, 'H': true, 'I': true, 'J': true,
+	'K': true, 'L': true, 'M': true, 'N': true, 'O': true, 'P': true, 'Q': true, 'R': true, 'S': true, 'T': true,
+	'U': true, 'V': true, 'W': true, 'X': true, 'Y': true, 'Z': true,
+	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true, 'g': true, 'h': true, 'i': true, 'j': true,
+	'k': true, 'l': true, 'm': true, 'n': true, 'o': true, 'p': true, 'q': true, 'r': true, 's': true, 't': true,
+	'u': true, 'v': true, 'w': true, 'x': true, 'y': true, 'z': true,
 }
 
 func isWordRune(r rune) bool {
