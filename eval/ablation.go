@@ -25,24 +25,33 @@ func Ablations(base retrieval.Config) []Variant {
 	}
 	return []Variant{
 		{"chunks only", with(func(c *retrieval.Config) {
+			c.LinkPrior = -1
 			c.PageLists = []string{retrieval.ListChunkDense}
 			c.NoRewrites, c.NoCommunities = true, true
 		})},
 		{"+ rewrites", with(func(c *retrieval.Config) {
+			c.LinkPrior = -1
 			c.PageLists = []string{retrieval.ListChunkDense}
 			c.NoCommunities = true
 		})},
 		{"+ summaries", with(func(c *retrieval.Config) {
+			c.LinkPrior = -1
 			c.PageLists = []string{retrieval.ListSummaryDense}
 			c.NoCommunities = true
 		})},
 		{"complete", with(func(c *retrieval.Config) {
+			c.LinkPrior = -1
 			c.PageLists = []string{retrieval.ListSummaryDense}
 		})},
 		{"complete + BM25", with(func(c *retrieval.Config) {
+			c.LinkPrior = -1
 			c.PageLists = []string{retrieval.ListSummaryDense, retrieval.ListPageBM25}
 		})},
-		{"complete + BM25 + chunk and title lists (default)", with(func(c *retrieval.Config) {
+		{"complete + BM25 + chunk and title lists", with(func(c *retrieval.Config) {
+			c.PageLists = retrieval.DefaultPageLists
+			c.LinkPrior = -1
+		})},
+		{"+ link prior (default)", with(func(c *retrieval.Config) {
 			c.PageLists = retrieval.DefaultPageLists
 		})},
 		{"default, equal list weights", with(func(c *retrieval.Config) {

@@ -132,11 +132,7 @@ func (r *Retriever) rankPagesRemote(ctx context.Context, queries []string, vecs 
 			add(ids, weight(ListTitleBM25))
 		}
 	}
-	fused := r.fuseWeighted(lists, weights)
-	if len(fused) > r.cfg.FusedPages {
-		fused = fused[:r.cfg.FusedPages]
-	}
-	return fused, nil
+	return r.topPages(r.fuseWeighted(lists, weights)), nil
 }
 
 // rankChunksRemote is rankChunks with each query's dense and BM25 chunk searches run as one hybrid search by

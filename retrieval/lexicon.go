@@ -108,8 +108,8 @@ func hasDigit(w string) bool {
 	return strings.IndexFunc(w, unicode.IsDigit) >= 0
 }
 
-// expand returns q with its words corrected, completed and spelled out where the site's vocabulary suggests, or
-// "" when it changes nothing. The original words stay, so a wrong guess only adds terms.
+// expand returns q with its words corrected, completed and spelled out where the site's vocabulary suggests, and
+// with the site's words for its everyday ones (questionSynonyms), or "" when it changes nothing. The original words stay, so a wrong guess only adds terms.
 func (lx *lexicon) expand(q string) string {
 	var extra []string
 	textnorm.Words(q, func(w string) bool {
@@ -132,6 +132,7 @@ func (lx *lexicon) expand(q string) string {
 		}
 		return true
 	})
+	extra = append(extra, synonyms(q, func(w string) bool { return lx.df[w] > 0 })...)
 	if len(extra) == 0 {
 		return ""
 	}

@@ -73,6 +73,9 @@ type Config struct {
 	// ContextTokens bounds the context in o200k tokens; default 8000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; seed 000 sent its 40 chunks whole, about 16000).
 	ContextTokens int
+	// LinkPrior scales each fused page score by 1 + LinkPrior·ln(1 + inbound links), a prior for pages the
+	// site itself points to; default 0.1, negative means none (eval ablations).
+	LinkPrior float64
 	// ConfidenceFloor is the similarity below which retrieval counts as empty; default 0.10. With the local
 	// embedder, similarities of unrelated questions (0.15-0.22 on the Berkeley index) overlap those of answerable
 	// ones, so the floor only catches questions that share almost nothing with the site.
@@ -113,6 +116,10 @@ func (c Config) withDefaults() Config {
 	def(&c.KeepChunks, 40)
 	def(&c.ContextTokens, 8000)
 	c.RRFRankBase = max(c.RRFRankBase, 0)
+	if c.LinkPrior == 0 {
+		c.LinkPrior = 0.1
+	}
+	c.LinkPrior = max(c.LinkPrior, 0)
 	if c.ConfidenceFloor == 0 {
 		c.ConfidenceFloor = 0.10
 	}
@@ -132,6 +139,7 @@ type Retriever struct {
 	titles    *lexical.BM25
 	named     *titleIndex
 	lex       *lexicon
+	inLinks   []int // inbound links per page
 	backends  Backends
 }
 
@@ -165,8 +173,14 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	for i, p := range ix.Pages {
 		titles[i] = pageFields(p)
 	}
+	inLinks := make([]int, len(ix.Pages))
+	for _, p := range ix.Pages {
+		for _, l := range p.Links {
+			inLinks[l]++
+		}
+	}
 	return &Retriever{
-		ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(),
+		ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(), inLinks: inLinks,
 		titles:    lexical.NewBM25(titles, lexical.Config{}),
 		lex:       newLexicon(ix),
 		named:     newTitleIndex(ix.Pages),

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -81,7 +82,20 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 			}
 		}
 	}
-	fused := r.fuseWeighted(lists, weights)
+	return r.topPages(r.fuseWeighted(lists, weights))
+}
+
+// topPages applies the link prior to fused pages and keeps the best FusedPages: each score is multiplied by
+// 1 + LinkPrior·ln(1 + the page's inbound links). Pages the site links to from many of its own pages (a
+// programme's page, the academic calendar) then win close calls against pages that merely repeat the query's
+// words, such as catalogue listings nobody links to.
+func (r *Retriever) topPages(fused []scored) []scored {
+	if g := r.cfg.LinkPrior; g > 0 {
+		for i := range fused {
+			fused[i].score *= 1 + g*math.Log1p(float64(r.inLinks[fused[i].id]))
+		}
+		sort.SliceStable(fused, func(a, b int) bool { return fused[a].score > fused[b].score })
+	}
 	if len(fused) > r.cfg.FusedPages {
 		fused = fused[:r.cfg.FusedPages]
 	}
