@@ -232,13 +232,14 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 		}
 		labelTabs(r, tabs)
 		flattenCells(r)
+		pruneSpace(r)
 	}
 
 	conv := c.convs.Get().(*converter.Converter)
 	defer c.convs.Put(conv)
 	var out strings.Builder
 	for _, r := range roots {
-		md, err := conv.ConvertNode(r, converter.WithDomain(pageURL))
+		md, err := convertNode(conv, r, pageURL)
 		if err != nil {
 			return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
 		}
@@ -251,6 +252,18 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 		title = firstMarkdownHeading(out.String())
 	}
 	return Doc{Title: title, Markdown: tidy(out.String())}, nil
+}
+
+// convertNode converts n with conv. html-to-markdown panics on some malformed
+// headings ("<h1>#  <h1>" indexes before the start of its output); a page
+// that trips it is reported as an error rather than ending the ingest.
+func convertNode(conv *converter.Converter, n *html.Node, pageURL string) (md []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			md, err = nil, fmt.Errorf("markdown converter panicked: %v", r)
+		}
+	}()
+	return conv.ConvertNode(n, converter.WithDomain(pageURL))
 }
 
 // mainContent returns the nodes to convert: every match of the configured

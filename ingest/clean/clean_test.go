@@ -141,3 +141,11 @@ func onlyInScripts(t *testing.T, doc, marker string) bool {
 	walk(root, false)
 	return ok
 }
+
+func TestHTMLConverterPanicIsAnError(t *testing.T) {
+	// html-to-markdown v2.5.2 indexes out of range on this heading (found by FuzzPruneSpace).
+	_, err := HTML([]byte("<body>\x00\x00\x04\x00 <h1>#  <h1000</body>"), "http://example.edu/", Config{})
+	if err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("HTML = %v, want the converter's panic as an error", err)
+	}
+}
