@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
@@ -101,10 +103,16 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 				return true
 			}
 		case "class":
-			for _, cl := range strings.Fields(a.Val) {
-				if c.classes[strings.ToLower(cl)] {
+			// Class lists are split by hand: strings.Fields allocated for every element of every page.
+			for v := a.Val; v != ""; {
+				i := strings.IndexFunc(v, unicode.IsSpace)
+				if i < 0 {
+					i = len(v)
+				}
+				if i > 0 && c.class(v[:i]) {
 					return true
 				}
+				v = strings.TrimLeftFunc(v[i:], unicode.IsSpace)
 			}
 		case "role":
 			if c.roles[strings.ToLower(a.Val)] {
@@ -114,6 +122,19 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 			if strings.EqualFold(a.Val, "breadcrumb") {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// class reports whether cl is a chrome class, ignoring case.
+func (c *chrome) class(cl string) bool {
+	if c.classes[cl] {
+		return true
+	}
+	for i := 0; i < len(cl); i++ {
+		if b := cl[i]; 'A' <= b && b <= 'Z' || b >= utf8.RuneSelf {
+			return c.classes[strings.ToLower(cl)]
 		}
 	}
 	return false
@@ -273,7 +294,7 @@ func (c *Cleaner) mainContent(doc *goquery.Document) []*html.Node {
 	for _, sel := range c.content {
 		var nodes []*html.Node
 		doc.FindMatcher(sel).Each(func(_ int, s *goquery.Selection) {
-			if strings.TrimSpace(s.Text()) != "" {
+			if hasText(s.Nodes[0]) {
 				nodes = append(nodes, s.Nodes[0])
 			}
 		})
