@@ -132,16 +132,29 @@ func (lx *lexicon) expand(q string) string {
 		}
 		return true
 	})
-	extra = append(extra, synonyms(q, func(w string) bool { return lx.df[w] > 0 })...)
+	extra = append(extra, synonyms(q, lx.uses)...)
 	if len(extra) == 0 {
 		return ""
 	}
 	return keyTerms(q) + " " + strings.Join(extra, " ")
 }
 
+// uses reports whether the site's text has every word of s.
+func (lx *lexicon) uses(s string) bool {
+	all := true
+	textnorm.Words(s, func(w string) bool {
+		all = lx.df[w] > 0
+		return all
+	})
+	return all
+}
+
 // complete expands an abbreviation that begins a title or heading word ("cog" -> "cognitive", "econ" ->
-// "economics"), choosing the most frequent such word.
+// "economics", and plurals such as "prereqs" -> "prerequisites"), choosing the most frequent such word.
 func (lx *lexicon) complete(w string) string {
+	if len(w) > 3 && strings.HasSuffix(w, "s") && lx.df[w] == 0 {
+		w = w[:len(w)-1]
+	}
 	if len(w) < 3 || len(w) > 6 {
 		return ""
 	}

@@ -74,7 +74,7 @@ type Config struct {
 	// with large tables on the Berkeley questions; seed 000 sent its 40 chunks whole, about 16000).
 	ContextTokens int
 	// LinkPrior scales each fused page score by 1 + LinkPrior·ln(1 + inbound links), a prior for pages the
-	// site itself points to; default 0.1, negative means none (eval ablations).
+	// site itself points to; default 0.2, negative means none (eval ablations).
 	LinkPrior float64
 	// ConfidenceFloor is the similarity below which retrieval counts as empty; default 0.10. With the local
 	// embedder, similarities of unrelated questions (0.15-0.22 on the Berkeley index) overlap those of answerable
@@ -85,10 +85,9 @@ type Config struct {
 // DefaultPageLists are the page lists used when Config.PageLists is empty.
 var DefaultPageLists = []string{ListSummaryDense, ListPageBM25, ListChunkBM25, ListChunkDense, ListTitleBM25, ListTitleMatch}
 
-// DefaultListWeights halve the page-level lexical and summary lists against the chunk lists and title match,
-// which rank the answering page better on their own (eval ablations on the Berkeley questions, local embedder,
-// extractive summaries).
-var DefaultListWeights = map[string]float64{ListSummaryDense: 0.5, ListPageBM25: 0.5, ListTitleBM25: 0.5}
+// DefaultListWeights weigh the chunk BM25 and title BM25 lists, the strongest alone, twice the others (eval on
+// the Berkeley questions, local embedder, extractive summaries; the ablations compare equal weights).
+var DefaultListWeights = map[string]float64{ListSummaryDense: 0.5, ListPageBM25: 0.5, ListChunkDense: 0.5, ListTitleMatch: 0.5}
 
 func (c Config) withDefaults() Config {
 	if len(c.PageLists) == 0 {
@@ -117,7 +116,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ContextTokens, 8000)
 	c.RRFRankBase = max(c.RRFRankBase, 0)
 	if c.LinkPrior == 0 {
-		c.LinkPrior = 0.1
+		c.LinkPrior = 0.2
 	}
 	c.LinkPrior = max(c.LinkPrior, 0)
 	if c.ConfidenceFloor == 0 {

@@ -8,16 +8,15 @@ import "strings"
 // two-word phrases; plain English, nothing site-specific.
 var questionSynonyms = map[string][]string{
 	// When does something happen?
-	"start":    {"begins", "first"},
-	"starts":   {"begins", "first"},
-	"begin":    {"begins", "first"},
-	"finish":   {"ends", "last"},
-	"end":      {"ends", "last"},
-	"ends":     {"last"},
-	"break":    {"recess", "holiday"},
-	"vacation": {"recess", "holiday"},
-	"due":      {"deadline"},
-	"when":     {"date", "deadline"},
+	"start":      {"begins", "first"},
+	"starts":     {"begins", "first"},
+	"begin":      {"begins", "first"},
+	"graduation": {"commencement"},
+	"finals":     {"final", "examinations", "exams"},
+	"break":      {"recess", "holiday"},
+	"vacation":   {"recess", "holiday"},
+	"due":        {"deadline"},
+	"when":       {"date", "deadline"},
 	// How much does it cost?
 	"cost":      {"fee", "fees", "charge"},
 	"costs":     {"fee", "fees", "charge"},
@@ -29,9 +28,11 @@ var questionSynonyms = map[string][]string{
 	"call":    {"phone", "telephone"},
 	"contact": {"phone", "email"},
 	"email":   {"e-mail"},
+	"wifi":    {"wi-fi", "wireless"},
 	// Who runs or teaches it?
 	"in charge": {"chair", "director", "head", "dean"},
 	"head":      {"chair", "director", "dean"},
+	"heads":     {"chair", "director", "dean"},
 	"boss":      {"chair", "director", "dean"},
 	"leads":     {"chair", "director"},
 	"runs":      {"chair", "director"},
