@@ -8,6 +8,7 @@ package clean
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -165,12 +166,13 @@ type Cleaner struct {
 	// and sorts its handler lists for every node, and the lock's counter bouncing between cores cost a tenth
 	// of the conversion.
 	convs           sync.Pool
+	records         *records
 	title, h1, body cascadia.Selector
 }
 
 // New compiles cfg's selectors.
 func New(cfg Config) (*Cleaner, error) {
-	c := &Cleaner{chrome: defaultChrome()}
+	c := &Cleaner{chrome: defaultChrome(), records: newRecords()}
 	content := DefaultContentSelectors()
 	if cfg.ContentSelector != "" {
 		content = []string{cfg.ContentSelector}
@@ -238,6 +240,15 @@ func HTML(body []byte, pageURL string, cfg Config) (Doc, error) {
 // HTML extracts the title and the main content of an HTML page as markdown.
 // Relative links are resolved against pageURL.
 func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
+	d, err := c.html(body, pageURL, true)
+	if errors.Is(err, errRecords) {
+		return c.html(body, pageURL, false)
+	}
+	return d, err
+}
+
+// html is HTML, converting repeated records once (see records) when withRecords is set.
+func (c *Cleaner) html(body []byte, pageURL string, withRecords bool) (Doc, error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
@@ -246,7 +257,8 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 	tabs := tabNames(doc)
 
 	roots := c.mainContent(doc)
-	for _, r := range roots {
+	recs := make([][]record, len(roots))
+	for i, r := range roots {
 		c.chrome.strip(r, insideArticle(r))
 		if c.remove != nil {
 			goquery.NewDocumentFromNode(r).FindMatcher(c.remove).Remove()
@@ -254,20 +266,27 @@ func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 		labelTabs(r, tabs)
 		flattenCells(r)
 		pruneSpace(r)
+		if withRecords {
+			recs[i] = c.records.mark(r, pageURL)
+		}
 	}
 
 	conv := c.convs.Get().(*converter.Converter)
 	defer c.convs.Put(conv)
 	var out strings.Builder
-	for _, r := range roots {
+	for i, r := range roots {
 		md, err := convertNode(conv, r, pageURL)
 		if err != nil {
 			return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
 		}
+		text, ok := c.records.splice(string(md), recs[i])
+		if !ok {
+			return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, errRecords)
+		}
 		if out.Len() > 0 {
 			out.WriteString("\n\n")
 		}
-		out.Write(md)
+		out.WriteString(text)
 	}
 	if title == "" {
 		title = firstMarkdownHeading(out.String())
