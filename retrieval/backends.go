@@ -162,11 +162,7 @@ func (r *Retriever) rankChunksRemote(ctx context.Context, queries []string, vecs
 			lists, weights = append(lists, chunks), append(weights, w)
 		}
 	}
-	fused := r.fuseWeighted(lists, weights)
-	if len(fused) > r.cfg.KeepChunks {
-		fused = fused[:r.cfg.KeepChunks]
-	}
-	return fused, nil
+	return r.topChunks(r.fuseWeighted(lists, weights), pages), nil
 }
 
 // pageIDs maps summary hits to page ids, checking each against the loaded index.

@@ -61,6 +61,9 @@ type Config struct {
 	// ChunkDenseWeight scales the dense lists against the BM25 lists when chunks are fused; default 1, negative
 	// means 0 (BM25 alone).
 	ChunkDenseWeight float64
+	// PageBoost scales each fused chunk score by 1 + PageBoost/(1 + its page's rank among the kept pages);
+	// default 0.5, negative means none.
+	PageBoost float64
 	// KeepChunks is how many fused chunks the context may use; default 40.
 	KeepChunks int
 	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, seed 000's choice, which
@@ -115,6 +118,10 @@ func (c Config) withDefaults() Config {
 	def(&c.KeepChunks, 40)
 	def(&c.ContextTokens, 8000)
 	c.RRFRankBase = max(c.RRFRankBase, 0)
+	if c.PageBoost == 0 {
+		c.PageBoost = 0.5
+	}
+	c.PageBoost = max(c.PageBoost, 0)
 	if c.LinkPrior == 0 {
 		c.LinkPrior = 0.2
 	}

@@ -186,11 +186,43 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []score
 			lists, weights = append(lists, lex), append(weights, 1)
 		}
 	}
-	fused := r.fuseWeighted(lists, weights)
-	if len(fused) > r.cfg.KeepChunks {
-		fused = fused[:r.cfg.KeepChunks]
+	return r.topChunks(r.fuseWeighted(lists, weights), pages)
+}
+
+// topChunks ranks fused chunks with their page's rank and keeps the best KeepChunks, each text once. A chunk's
+// score is multiplied by 1 + PageBoost/(1 + its page's rank), so when passages of several kept pages score
+// alike, the best page's win. Sites repeat passages across pages (a course description on the course list, the
+// department page and the programme page) and a copy only takes context budget from other passages; the copy
+// kept is the one on the best-ranked page.
+func (r *Retriever) topChunks(fused []scored, pages []scored) []scored {
+	pageRank := make(map[int]int, len(pages))
+	for i, p := range pages {
+		pageRank[p.id] = i
 	}
-	return fused
+	if b := r.cfg.PageBoost; b > 0 {
+		for i := range fused {
+			fused[i].score *= 1 + b/float64(1+pageRank[r.ix.Chunks[fused[i].id].PageID])
+		}
+		sort.SliceStable(fused, func(a, b int) bool { return fused[a].score > fused[b].score })
+	}
+	first := map[string]int{} // text -> index in out
+	out := fused[:0:0]
+	for _, c := range fused {
+		ch := r.ix.Chunks[c.id]
+		text := strings.TrimSpace(ch.Text)
+		if i, ok := first[text]; ok {
+			if pageRank[ch.PageID] < pageRank[r.ix.Chunks[out[i].id].PageID] {
+				out[i].id = c.id
+			}
+			continue
+		}
+		if len(out) == r.cfg.KeepChunks {
+			continue // still looking for copies of kept chunks on better pages
+		}
+		first[text] = len(out)
+		out = append(out, c)
+	}
+	return out
 }
 
 // assemble builds the context: per kept page (in rank order) its URL, title, summary and selected chunks in page

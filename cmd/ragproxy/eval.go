@@ -113,6 +113,7 @@ func (f *retrievalFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noComms, "no-communities", false, "skip community selection")
 	fs.IntVar(&f.cfg.ProtectPages, "protect-pages", 6, "best fused pages community selection always keeps (negative: none)")
 	fs.IntVar(&f.cfg.ChunksPerList, "chunks-per-list", 128, "chunks each chunk search returns per query")
+	fs.Float64Var(&f.cfg.PageBoost, "page-boost", 0.5, "fused chunk scores times 1 + this / (1 + the page's rank) (negative: none)")
 	fs.IntVar(&f.cfg.KeepChunks, "keep-chunks", 40, "fused chunks the context may use")
 	fs.Float64Var(&f.cfg.RRFK, "rrf-k", 0, "reciprocal rank fusion K (0: the number of fused lists)")
 	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", 0, "rank of a list's first item in fusion (0 or 1)")

@@ -1,0 +1,73 @@
+package retrieval
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/index"
+)
+
+func TestTopPagesLinkPrior(t *testing.T) {
+	// Page 0 repeats the query's words; page 1 scores a little lower but five pages link to it.
+	r := &Retriever{inLinks: []int{0, 5, 0}}
+	fused := func() []scored { return []scored{{0, 1.0}, {1, 0.95}, {2, 0.5}} }
+	ids := func(ss []scored) []int {
+		var out []int
+		for _, s := range ss {
+			out = append(out, s.id)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		prior float64
+		keep  int
+		want  []int
+	}{
+		{"prior lifts the linked page", 0.1, 12, []int{1, 0, 2}},
+		{"no prior keeps fused order", -1, 12, []int{0, 1, 2}},
+		{"cut after the prior", 0.1, 1, []int{1}},
+	}
+	for _, tt := range tests {
+		r.cfg = Config{LinkPrior: tt.prior, FusedPages: tt.keep}.withDefaults()
+		if diff := cmp.Diff(tt.want, ids(r.topPages(fused()))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+func TestTopChunks(t *testing.T) {
+	// Pages 0 (ranked first) and 1 both carry the passage "shared"; page 1's copy scored higher.
+	ix := &index.Index{Chunks: []index.Chunk{
+		{ID: 0, PageID: 1, Text: "shared\n"},
+		{ID: 1, PageID: 1, Text: "only on page 1"},
+		{ID: 2, PageID: 0, Text: "shared"},
+		{ID: 3, PageID: 0, Text: "only on page 0"},
+	}}
+	pages := []scored{{0, 1}, {1, 0.9}}
+	fused := func() []scored { return []scored{{0, 1.0}, {1, 0.9}, {2, 0.85}, {3, 0.8}} }
+	tests := []struct {
+		name  string
+		boost float64
+		keep  int
+		want  []int
+	}{
+		// Without the boost: the copy on page 0 replaces page 1's in place.
+		{"copies once, on the best page", -1, 40, []int{2, 1, 3}},
+		// Boost 1: page 0's chunks score x2, page 1's x1.5, so "only on page 0" (1.6) passes "only on page 1" (1.35).
+		{"page boost puts page 0 first", 1, 40, []int{2, 3, 1}},
+		{"page boost, then the cut", 1, 2, []int{2, 3}},
+		{"keep cuts", -1, 1, []int{2}},
+	}
+	for _, tt := range tests {
+		r := &Retriever{ix: ix}
+		r.cfg = Config{PageBoost: tt.boost, KeepChunks: tt.keep}.withDefaults()
+		var got []int
+		for _, c := range r.topChunks(fused(), pages) {
+			got = append(got, c.id)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
