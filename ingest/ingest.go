@@ -97,11 +97,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
+	// Loading the BPE ranks takes a fifth of a second; it overlaps with reading and cleaning, which do not need
+	// them. The goroutine ends once the load does.
+	type loaded struct {
+		tok *tokenizer.Tokenizer
+		err error
 	}
+	tokDone := make(chan loaded, 1)
+	go func() {
+		tok, err := tokenizer.New()
+		tokDone <- loaded{tok, err}
+	}()
 	var prev *index.Index
+	var err error
 	if !cfg.Full {
 		prev, err = index.Load(cfg.IndexDir)
 		if err != nil && !errors.Is(err, index.ErrNoIndex) {
@@ -109,13 +117,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	r := &Report{}
-	run := &run{cfg: cfg, tok: tok, report: r, progress: newProgress(cfg.Progress)}
-	run.prev = newReuse(prev, run.settings(), tok.Name())
+	run := &run{cfg: cfg, report: r, progress: newProgress(cfg.Progress)}
+	run.prev = newReuse(prev, run.settings(), tokenizer.EncodingName)
 
 	docs, err := run.fetchAndClean(ctx)
 	if err != nil {
 		return nil, err
 	}
+	t := <-tokDone
+	if t.err != nil {
+		return nil, fmt.Errorf("ingest: %w", t.err)
+	}
+	run.tok = t.tok
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("ingest %s: %w (%d fetched, %d unreadable)", cfg.Source, ErrNoPages, r.Fetched, r.Unreadable)
 	}
