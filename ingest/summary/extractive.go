@@ -98,6 +98,9 @@ func extract(d Doc, tf terms, df map[string]int, n float64, cfg ExtractiveConfig
 			continue
 		}
 		if strings.HasPrefix(line, "#") {
+			if len(headings) >= cfg.MaxHeadings {
+				continue
+			}
 			h := plain(strings.TrimLeft(line, "# "))
 			if h != "" && !seen[strings.ToLower(h)] && len(headings) < cfg.MaxHeadings {
 				seen[strings.ToLower(h)] = true
@@ -122,26 +125,33 @@ func extract(d Doc, tf terms, df map[string]int, n float64, cfg ExtractiveConfig
 		w string
 		s float64
 	}
-	ranked := make([]scored, 0, len(tf.words))
+	// The best KeyTerms by score, then word: kept sorted by insertion, as a page has thousands of candidates.
+	better := func(a, b scored) bool { return a.s > b.s || a.s == b.s && a.w < b.w }
+	limit := cfg.KeyTerms
+	if limit < 0 { // no limit
+		limit = len(tf.words)
+	}
+	top := make([]scored, 0, limit+1)
 	for k, w := range tf.words {
 		c := tf.counts[k]
 		if df[w] < 1 || len(w) < 3 {
 			continue
 		}
-		ranked = append(ranked, scored{w, (1 + math.Log(float64(c))) * math.Log(1+n/float64(df[w]))})
+		sc := scored{w, (1 + math.Log(float64(c))) * math.Log(1+n/float64(df[w]))}
+		if len(top) == limit && (limit == 0 || !better(sc, top[len(top)-1])) {
+			continue
+		}
+		i := sort.Search(len(top), func(i int) bool { return better(sc, top[i]) })
+		top = append(top, scored{})
+		copy(top[i+1:], top[i:])
+		top[i] = sc
+		if len(top) > limit {
+			top = top[:limit]
+		}
 	}
-	sort.Slice(ranked, func(i, j int) bool {
-		if ranked[i].s != ranked[j].s {
-			return ranked[i].s > ranked[j].s
-		}
-		return ranked[i].w < ranked[j].w
-	})
-	var key []string
-	for _, r := range ranked {
-		if len(key) == cfg.KeyTerms {
-			break
-		}
-		key = append(key, r.w)
+	key := make([]string, len(top))
+	for i, r := range top {
+		key[i] = r.w
 	}
 
 	var b strings.Builder
