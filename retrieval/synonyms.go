@@ -15,8 +15,8 @@ var questionSynonyms = map[string][]string{
 	"finals":     {"final", "examinations", "exams"},
 	"break":      {"recess", "holiday"},
 	"vacation":   {"recess", "holiday"},
+	"when":       {"date"},
 	"due":        {"deadline"},
-	"when":       {"date", "deadline"},
 	// How much does it cost?
 	"cost":      {"fee", "fees", "charge"},
 	"costs":     {"fee", "fees", "charge"},
