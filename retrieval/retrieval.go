@@ -73,7 +73,7 @@ type Config struct {
 	RRFRankBase int
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
-	// ContextTokens bounds the context in o200k tokens; default 8000 (fewer cut the fact-bearing chunks of pages
+	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; seed 000 sent its 40 chunks whole, about 16000).
 	ContextTokens int
 	// LinkPrior scales each fused page score by 1 + LinkPrior·ln(1 + inbound links), a prior for pages the
@@ -116,7 +116,7 @@ func (c Config) withDefaults() Config {
 	def(&c.KeepPages, 8)
 	def(&c.ChunksPerList, 128)
 	def(&c.KeepChunks, 40)
-	def(&c.ContextTokens, 8000)
+	def(&c.ContextTokens, 12000)
 	c.RRFRankBase = max(c.RRFRankBase, 0)
 	if c.PageBoost == 0 {
 		c.PageBoost = 0.5

@@ -118,7 +118,7 @@ func (f *retrievalFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.cfg.RRFK, "rrf-k", 0, "reciprocal rank fusion K (0: the number of fused lists)")
 	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", 0, "rank of a list's first item in fusion (0 or 1)")
 	fs.Float64Var(&f.cfg.LinkPrior, "link-prior", 0.2, "fused page scores times 1 + this × ln(1 + inbound links) (negative: none)")
-	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", 8000, "context budget in tokens")
+	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", 12000, "context budget in tokens")
 	fs.Float64Var(&f.cfg.ConfidenceFloor, "confidence-floor", 0.10, "similarity below which the answer is \"I don't know\"")
 }
 
