@@ -137,15 +137,19 @@ type Chunk struct {
 func Split(tok *tokenizer.Tokenizer, markdown string, cfg Config) []Chunk {
 	cfg = cfg.withDefaults()
 	c := &chunker{tok: tok, src: strings.ToValidUTF8(markdown, "\uFFFD"), cfg: cfg, rules: cfg.rules()}
+	// The page is pre-tokenised once; every block and chunk count is then a difference of running counts
+	// (plus a piece or two at its end) instead of another pass over its text.
+	c.pieces = tok.Pieces(c.src, nil)
 	return c.split()
 }
 
 type chunker struct {
-	tok   *tokenizer.Tokenizer
-	src   string
-	cfg   Config
-	rules []rule
-	out   []Chunk
+	tok    *tokenizer.Tokenizer
+	pieces *tokenizer.Pieces // of src
+	src    string
+	cfg    Config
+	rules  []rule
+	out    []Chunk
 }
 
 func (c *chunker) split() []Chunk {
@@ -153,18 +157,19 @@ func (c *chunker) split() []Chunk {
 	total := 0
 	for i := range blocks {
 		b := &blocks[i]
-		b.tokens = c.tok.Count(c.src[b.start:b.end])
+		b.tokens = c.pieces.Count(b.start, b.end)
 		if b.kind != blank {
 			total += b.tokens // blank lines alone never make a page large
 		}
 	}
 	if total < c.cfg.MinTokens {
 		// Seed 000: "if an entire page contains fewer than 200 tokens, it is returned as a single chunk".
-		text := trimEdges(c.src)
+		i, j := trimSpan(c.src)
+		text := c.src[i:j]
 		if text == "" {
 			return nil
 		}
-		if n := c.tok.Count(text); n < c.cfg.MinTokens && n <= c.cfg.MaxTokens {
+		if n := c.pieces.Count(i, j); n < c.cfg.MinTokens && n <= c.cfg.MaxTokens {
 			return []Chunk{{Text: text, Tokens: n}}
 		}
 	}
@@ -212,11 +217,13 @@ func (c *chunker) split() []Chunk {
 // emit appends the chunk made of run, counting its final text. When the joins push the count over
 // MaxTokens, the run is halved (or, for a single block, cut by tokens) until every part fits.
 func (c *chunker) emit(run []block) {
-	text := trimEdges(c.src[run[0].start:run[len(run)-1].end])
+	i, j := trimSpan(c.src[run[0].start:run[len(run)-1].end])
+	i, j = i+run[0].start, j+run[0].start
+	text := c.src[i:j]
 	if text == "" {
 		return
 	}
-	n := c.tok.Count(text)
+	n := c.pieces.Count(i, j)
 	if n <= c.cfg.MaxTokens {
 		c.out = append(c.out, Chunk{Text: text, Tokens: n})
 		return
@@ -250,12 +257,19 @@ func (c *chunker) emit(run []block) {
 
 // trimEdges removes leading blank lines and trailing whitespace, keeping the first line's indentation.
 func trimEdges(s string) string {
-	s = strings.TrimRightFunc(s, unicode.IsSpace)
+	i, j := trimSpan(s)
+	return s[i:j]
+}
+
+// trimSpan returns the bounds of trimEdges(s) in s.
+func trimSpan(s string) (int, int) {
+	j := len(strings.TrimRightFunc(s, unicode.IsSpace))
+	i := 0
 	for {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 || strings.TrimSpace(s[:i]) != "" {
-			return s
+		k := strings.IndexByte(s[i:j], '\n')
+		if k < 0 || strings.TrimSpace(s[i:i+k]) != "" {
+			return i, j
 		}
-		s = s[i+1:]
+		i += k + 1
 	}
 }

@@ -30,7 +30,7 @@ func (c *chunker) explode(b block, level int) []block {
 			if i == 0 {
 				p.kind, p.level, p.blanks = b.kind, b.level, b.blanks
 			}
-			p.tokens = c.tok.Count(c.src[p.start:p.end])
+			p.tokens = c.pieces.Count(p.start, p.end)
 			out = append(out, c.explode(p, level+1)...)
 			start = p.end
 		}
@@ -61,12 +61,12 @@ func (c *chunker) byTokens(b block) []block {
 		if start == 0 {
 			p.kind, p.level, p.blanks = b.kind, b.level, b.blanks
 		}
-		p.tokens = c.tok.Count(text[start:end])
+		p.tokens = c.pieces.Count(b.start+start, b.start+end)
 		out = append(out, p)
 		start = end
 	}
 	if start < len(text) { // bytes carried over from a rune split at the last cut
-		out = append(out, block{start: b.start + start, end: b.end, kind: paragraph, tokens: c.tok.Count(text[start:])})
+		out = append(out, block{start: b.start + start, end: b.end, kind: paragraph, tokens: c.pieces.Count(b.start+start, b.end)})
 	}
 	return out
 }
