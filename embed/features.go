@@ -160,11 +160,13 @@ func (st *workerState) emit(h uint64, weight float32) {
 	cfg := st.l.cfg
 	bucket := uint32(h % uint64(cfg.IDFBuckets))
 	if st.fit {
+		st.fitFeats = grow(st.fitFeats, 1)
 		st.fitFeats = append(st.fitFeats, bucket)
 	}
 	if !st.vec {
 		return
 	}
+	st.feats = grow(st.feats, cfg.Hashes)
 	// Each feature is spread over cfg.Hashes signed buckets: a collision with another feature then moves the
 	// dot product by a fraction of the feature's weight instead of all of it, which matters most for short texts.
 	// The IDF factor is applied last so FitEmbed, which learns it after collecting features, computes the very
@@ -202,4 +204,15 @@ func mix(h uint64) uint64 {
 	h *= 0x94d049bb133111eb
 	h ^= h >> 31
 	return h
+}
+
+// grow makes room for n more elements, doubling the capacity: the feature tables of a corpus grow to tens of
+// megabytes, and append's gentler growth for large slices copied them over and over.
+func grow[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	t := make([]T, len(s), max(2*cap(s), len(s)+n, 1024))
+	copy(t, s)
+	return t
 }
