@@ -17,6 +17,7 @@ import (
 type lexicon struct {
 	df       map[string]int    // word -> number of chunks containing it
 	heading  map[string]int    // word -> occurrences in titles and headings
+	headings []string          // the keys of heading, sorted, for prefix search
 	acronyms map[string]string // lowercase acronym -> its expansion
 	byLen    map[int][]string  // vocabulary words by length, for spelling correction
 }
@@ -56,6 +57,10 @@ func newLexicon(ix *index.Index) *lexicon {
 			}
 		}
 	}
+	for w := range lx.heading {
+		lx.headings = append(lx.headings, w)
+	}
+	sort.Strings(lx.headings)
 	for w, n := range lx.df {
 		if n >= 2 && len(w) >= 3 && !hasDigit(w) {
 			lx.byLen[len(w)] = append(lx.byLen[len(w)], w)
@@ -159,9 +164,10 @@ func (lx *lexicon) complete(w string) string {
 		return ""
 	}
 	best, bestN := "", 0
-	for hw, n := range lx.heading {
-		if len(hw) > len(w) && strings.HasPrefix(hw, w) && (n > bestN || n == bestN && hw < best) {
-			best, bestN = hw, n
+	for i := sort.SearchStrings(lx.headings, w); i < len(lx.headings) && strings.HasPrefix(lx.headings[i], w); i++ {
+		hw := lx.headings[i]
+		if n := lx.heading[hw]; len(hw) > len(w) && n > bestN {
+			best, bestN = hw, n // in sorted order, so ties keep the first
 		}
 	}
 	if bestN < 2 {

@@ -236,7 +236,7 @@ type Result struct {
 	Pages    []PageHit  `json:"pages"`
 	Chunks   []ChunkHit `json:"chunks"`
 	Context  string     `json:"context"`
-	// ContextTokens is the o200k size of Context.
+	// ContextTokens is the o200k size of Context, summed over its parts (within a few tokens of counting it whole).
 	ContextTokens int `json:"context_tokens"`
 	// Confidence is the best cosine similarity between a query and a selected chunk or summary.
 	Confidence float64 `json:"confidence"`

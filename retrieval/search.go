@@ -279,16 +279,20 @@ func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []Chun
 			b.WriteString(strings.TrimSpace(r.ix.Chunks[c.id].Text))
 			b.WriteString("\n\n")
 		}
-		b.WriteString("---\n\n")
+		b.WriteString(pageSeparator)
 	}
 	for _, c := range chosen {
 		ch := r.ix.Chunks[c.id]
 		chunkHits = append(chunkHits, ChunkHit{ID: c.id, PageID: ch.PageID, URL: r.ix.Pages[ch.PageID].URL,
 			Text: ch.Text, Score: c.score})
 	}
-	ctx := b.String()
-	return pageHits, chunkHits, ctx, r.tok.Count(ctx)
+	// The size is the sum of the parts' sizes (each chunk's was counted at ingest): counting the whole context
+	// again would cost a millisecond, and the joins change the count by a token or so.
+	// The budget counted a token for each chunk's separator, which mostly merges with the chunk's own last token.
+	return pageHits, chunkHits, b.String(), total - len(chosen) + len(pageHits)*r.tok.Count(pageSeparator)
 }
+
+const pageSeparator = "---\n\n"
 
 // confidence is the best cosine similarity between any query and a selected chunk or page summary.
 func (r *Retriever) confidence(vecs [][]float32, res *Result) float64 {

@@ -1,0 +1,80 @@
+package retrieval_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/tokenizer"
+)
+
+// exampleRetriever indexes the bundled example site and opens a retriever over it.
+func exampleRetriever(t *testing.T) (*retrieval.Retriever, *tokenizer.Tokenizer) {
+	t.Helper()
+	site, err := fs.Sub(examples.Site, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, idx := t.TempDir(), t.TempDir()
+	if err := os.CopyFS(src, site); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Run(context.Background(), ingest.Config{Source: src, BaseURL: examples.BaseURL, IndexDir: idx}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := retrieval.Open(idx, nil, tok, retrieval.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, tok
+}
+
+// TestContextProperties checks, for every example question, that the context fits its budget, reports its size
+// within a few tokens of counting it whole, and holds each passage once.
+func TestContextProperties(t *testing.T) {
+	r, tok := exampleRetriever(t)
+	sc := bufio.NewScanner(bytes.NewReader(examples.Questions))
+	n := 0
+	for sc.Scan() {
+		var q struct{ Question string }
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := retrieval.Heuristic{}.Analyze(context.Background(), []retrieval.Message{{Role: "user", Content: q.Question}})
+		res, err := r.Retrieve(context.Background(), q.Question, a.Rewrites)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		exact := tok.Count(res.Context)
+		if d := res.ContextTokens - exact; d < -8 || d > 8 || exact > r.Config().ContextTokens {
+			t.Errorf("%q: context_tokens %d, counted whole %d (budget %d)", q.Question, res.ContextTokens, exact, r.Config().ContextTokens)
+		}
+		seen := map[string]bool{}
+		for _, c := range res.Chunks {
+			text := strings.TrimSpace(c.Text)
+			if seen[text] {
+				t.Errorf("%q: passage twice in the context: %.60q", q.Question, text)
+			}
+			seen[text] = true
+		}
+		if len(res.Pages) == 0 || len(res.Chunks) == 0 {
+			t.Errorf("%q: nothing retrieved", q.Question)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no example questions")
+	}
+}
