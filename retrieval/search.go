@@ -37,41 +37,28 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 	n := r.cfg.PagesPerList
 	var lists [][]int
 	var weights []float64
+	same := sameQueries(queries, vecs)
 	var denseChunks [][]vector.Hit
 	if slices.Contains(r.cfg.PageLists, ListChunkDense) {
-		denseChunks = r.chunks.SearchMulti(vecs, r.cfg.ChunksPerList)
+		denseChunks = r.chunks.SearchMulti(same.uniqueVecs, r.cfg.ChunksPerList)
 	}
+	memo := map[listKey][]int{}
 	for qi, q := range queries {
 		for _, name := range r.cfg.PageLists {
-			var ids []int
-			switch name {
-			case ListSummaryDense:
-				for _, h := range r.summaries.Search(vecs[qi], n, nil) {
-					ids = append(ids, h.ID)
-				}
-			case ListTitleMatch:
-				ids = r.named.search(q, n)
-			case ListTitleBM25:
-				for _, h := range r.titles.Search(q, n, nil) {
-					ids = append(ids, h.Doc)
-				}
-			case ListPageBM25:
-				for _, h := range r.pageBM25.Search(q, n, nil) {
-					ids = append(ids, h.Doc)
-				}
-			case ListChunkBM25:
+			key := same.key(name, qi)
+			ids, done := memo[key]
+			switch {
+			case done:
+			case name == ListChunkDense:
 				var chunks []int
-				for _, h := range r.chunkBM25.Search(q, r.cfg.ChunksPerList, nil) {
-					chunks = append(chunks, h.Doc)
-				}
-				ids = r.pagesOf(chunks, n)
-			case ListChunkDense:
-				var chunks []int
-				for _, h := range denseChunks[qi] {
+				for _, h := range denseChunks[same.vec[qi]] {
 					chunks = append(chunks, h.ID)
 				}
 				ids = r.pagesOf(chunks, n)
+			default:
+				ids = r.pageList(name, q, vecs[qi], n)
 			}
+			memo[key] = ids
 			if len(ids) > 0 {
 				lists = append(lists, ids)
 				w, ok := r.cfg.ListWeights[name]
@@ -83,6 +70,34 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
 		}
 	}
 	return r.topPages(r.fuseWeighted(lists, weights))
+}
+
+// pageList runs one query of the page list name (any but ListChunkDense, which rankPages batches).
+func (r *Retriever) pageList(name, q string, vec []float32, n int) []int {
+	var ids []int
+	switch name {
+	case ListSummaryDense:
+		for _, h := range r.summaries.Search(vec, n, nil) {
+			ids = append(ids, h.ID)
+		}
+	case ListTitleMatch:
+		ids = r.named.search(q, n)
+	case ListTitleBM25:
+		for _, h := range r.titles.Search(q, n, nil) {
+			ids = append(ids, h.Doc)
+		}
+	case ListPageBM25:
+		for _, h := range r.pageBM25.Search(q, n, nil) {
+			ids = append(ids, h.Doc)
+		}
+	case ListChunkBM25:
+		var chunks []int
+		for _, h := range r.chunkBM25.Search(q, r.cfg.ChunksPerList, nil) {
+			chunks = append(chunks, h.Doc)
+		}
+		ids = r.pagesOf(chunks, n)
+	}
+	return ids
 }
 
 // topPages applies the link prior to fused pages and keeps the best FusedPages: each score is multiplied by
@@ -171,13 +186,23 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []score
 	n := r.cfg.ChunksPerList
 	var lists [][]int
 	var weights []float64
+	same := sameQueries(queries, vecs)
+	memo := map[listKey][]int{}
 	for qi, q := range queries {
-		var dense, lex []int
-		for _, h := range r.chunks.SearchIDs(vecs[qi], n, ids) {
-			dense = append(dense, h.ID)
+		dk, lk := same.key(ListChunkDense, qi), same.key(ListChunkBM25, qi)
+		dense, ok := memo[dk]
+		if !ok {
+			for _, h := range r.chunks.SearchIDs(vecs[qi], n, ids) {
+				dense = append(dense, h.ID)
+			}
+			memo[dk] = dense
 		}
-		for _, h := range r.chunkBM25.Search(q, n, filter) {
-			lex = append(lex, h.Doc)
+		lex, ok := memo[lk]
+		if !ok {
+			for _, h := range r.chunkBM25.Search(q, n, filter) {
+				lex = append(lex, h.Doc)
+			}
+			memo[lk] = lex
 		}
 		if len(dense) > 0 && r.cfg.ChunkDenseWeight > 0 {
 			lists, weights = append(lists, dense), append(weights, r.cfg.ChunkDenseWeight)

@@ -71,3 +71,23 @@ func TestTopChunks(t *testing.T) {
 		}
 	}
 }
+
+func TestSameQueries(t *testing.T) {
+	queries := []string{"who is in charge of cog sci?", "charge cog sci", "charge cog sci chair director"}
+	vecs := [][]float32{{1, 0}, {1, 0}, {0.6, 0.8}}
+	s := sameQueries(queries, vecs)
+	for _, list := range []string{ListChunkBM25, ListSummaryDense} {
+		if s.key(list, 0) != s.key(list, 1) {
+			t.Errorf("%s: the question and its key terms search apart: %v, %v", list, s.key(list, 0), s.key(list, 1))
+		}
+		if s.key(list, 1) == s.key(list, 2) {
+			t.Errorf("%s: different queries share a search: %v", list, s.key(list, 1))
+		}
+	}
+	if s.key(ListTitleMatch, 0) == s.key(ListTitleMatch, 1) {
+		t.Errorf("title match shares a search between different texts")
+	}
+	if len(s.uniqueVecs) != 2 {
+		t.Errorf("unique vectors = %d, want 2", len(s.uniqueVecs))
+	}
+}
