@@ -114,7 +114,8 @@ func hasDigit(w string) bool {
 }
 
 // expand returns q with its words corrected, completed and spelled out where the site's vocabulary suggests, and
-// with the site's words for its everyday ones (questionSynonyms), or "" when it changes nothing. The original words stay, so a wrong guess only adds terms.
+// with the site's words for its everyday ones (questionSynonyms), or "" when it changes nothing. The original
+// words stay, so a wrong guess only adds terms.
 func (lx *lexicon) expand(q string) string {
 	var extra []string
 	textnorm.Words(q, func(w string) bool {

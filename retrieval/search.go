@@ -312,8 +312,8 @@ func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []Chun
 			Text: ch.Text, Score: c.score})
 	}
 	// The size is the sum of the parts' sizes (each chunk's was counted at ingest): counting the whole context
-	// again would cost a millisecond, and the joins change the count by a token or so.
-	// The budget counted a token for each chunk's separator, which mostly merges with the chunk's own last token.
+	// again would cost a millisecond. The budget above counted a token for each chunk's separator, which mostly
+	// merges with the chunk's own last token, so the sum drops it.
 	return pageHits, chunkHits, b.String(), total - len(chosen) + len(pageHits)*r.tok.Count(pageSeparator)
 }
 
