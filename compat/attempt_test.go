@@ -53,6 +53,12 @@ func TestServedAttempts(t *testing.T) {
 				failed(fallback, true, compat.OutcomeError, "502"),
 				failed(fallback, true, compat.OutcomeRateLimited, "429"),
 			}},
+		{name: "retry waits for a short Retry-After", faults: []openaitest.Fault{{Status: 429, RetryAfter: "1"}},
+			wantUpstream: primary,
+			want:         []compat.Attempt{failed(primary, false, compat.OutcomeRateLimited, "429"), ok(primary, false)}},
+		{name: "a long Retry-After goes to the fallback at once", faults: []openaitest.Fault{{Status: 429, RetryAfter: "120"}},
+			wantUpstream: fallback, wantFailover: true,
+			want: []compat.Attempt{failed(primary, false, compat.OutcomeRateLimited, "429"), ok(fallback, true)}},
 		{name: "400 is final", faults: []openaitest.Fault{{Status: 400}},
 			want: []compat.Attempt{failed(primary, false, compat.OutcomeError, "400")}},
 	}

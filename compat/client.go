@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -47,8 +49,12 @@ type ClientConfig struct {
 	// Retries is how many times each upstream is retried after a retryable
 	// failure before moving on. Default 1; negative means no retries.
 	Retries int
-	// Backoff is the pause before a retry. Default 200ms.
+	// Backoff is the pause before a retry or a failover. Default 200ms.
 	Backoff time.Duration
+	// MaxRetryAfter is the longest Retry-After (sent with 429 and 503) a retry
+	// of the same upstream waits for; an upstream that asks for longer is not
+	// retried, and the fallback, if any, is tried at once. Default 5s.
+	MaxRetryAfter time.Duration
 	// FirstByteTimeout bounds each attempt from sending the request until
 	// the response headers and, for streams, the first event arrive.
 	// Default 2m.
@@ -91,6 +97,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if cfg.Backoff == 0 {
 		cfg.Backoff = 200 * time.Millisecond
+	}
+	if cfg.MaxRetryAfter == 0 {
+		cfg.MaxRetryAfter = 5 * time.Second
 	}
 	if cfg.FirstByteTimeout == 0 {
 		cfg.FirstByteTimeout = 2 * time.Minute
@@ -236,7 +245,16 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 		}
 		for try := 0; try <= c.cfg.Retries; try++ {
 			if len(served.Attempts) > 0 {
-				if err := sleep(ctx, c.cfg.Backoff); err != nil {
+				wait := c.cfg.Backoff
+				if try > 0 {
+					if d, ok := retryAfter(last); ok {
+						if d > c.cfg.MaxRetryAfter {
+							break // the upstream asks for longer than a request should wait
+						}
+						wait = max(wait, d)
+					}
+				}
+				if err := sleep(ctx, wait); err != nil {
 					return served, err
 				}
 			}
@@ -318,6 +336,23 @@ func Retryable(err error) bool {
 		return false
 	}
 	return ae.Status == http.StatusTooManyRequests || ae.Status >= 500
+}
+
+// retryAfter returns the pause an upstream's 429 or 503 asked for in its
+// Retry-After header (seconds or an HTTP date).
+func retryAfter(err error) (time.Duration, bool) {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.RetryAfter == "" ||
+		ae.Status != http.StatusTooManyRequests && ae.Status != http.StatusServiceUnavailable {
+		return 0, false
+	}
+	if secs, err := strconv.Atoi(strings.TrimSpace(ae.RetryAfter)); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(ae.RetryAfter); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

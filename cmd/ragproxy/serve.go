@@ -24,20 +24,20 @@ import (
 // serveFlags are serve's settings: each flag falls back to an environment
 // variable, then to a default.
 type serveFlags struct {
-	listen, upstreamURL, apiKey, model, apiKeys     string
-	fallbackURL, fallbackModel, fallbackKey         string
-	upstreamTimeout, heartbeat, drain, retryBackoff time.Duration
-	maxBody                                         int
-	listUpstream                                    bool
-	logLevel                                        string
-	index, name                                     string
-	sourceEvents                                    bool
-	redisURL                                        string
-	cacheTTL                                        time.Duration
-	noCache                                         bool
-	up                                              upstreamFlags
-	retrieval                                       retrievalFlags
-	backends                                        backendFlags
+	listen, upstreamURL, apiKey, model, apiKeys                    string
+	fallbackURL, fallbackModel, fallbackKey                        string
+	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
+	maxBody                                                        int
+	listUpstream                                                   bool
+	logLevel                                                       string
+	index, name                                                    string
+	sourceEvents                                                   bool
+	redisURL                                                       string
+	cacheTTL                                                       time.Duration
+	noCache                                                        bool
+	up                                                             upstreamFlags
+	retrieval                                                      retrievalFlags
+	backends                                                       backendFlags
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -77,6 +77,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
 	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
 	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", envDuration("RAGPROXY_UPSTREAM_TIMEOUT", 2*time.Minute), "per-attempt time to the upstream's first byte (RAGPROXY_UPSTREAM_TIMEOUT)")
+	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", envDuration("RAGPROXY_MAX_RETRY_AFTER", 5*time.Second), "longest Retry-After a retry waits for; longer goes to the fallback (RAGPROXY_MAX_RETRY_AFTER)")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", envDuration("RAGPROXY_RETRY_BACKOFF", 200*time.Millisecond), "pause before retrying a failed upstream attempt (RAGPROXY_RETRY_BACKOFF)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", envDuration("RAGPROXY_HEARTBEAT", 10*time.Second), "interval of ': ping' comments on waiting streams (RAGPROXY_HEARTBEAT)")
 	fs.DurationVar(&f.drain, "drain-timeout", envDuration("RAGPROXY_DRAIN_TIMEOUT", 30*time.Second), "how long SIGTERM waits for in-flight streams (RAGPROXY_DRAIN_TIMEOUT)")
@@ -141,6 +142,7 @@ func runServe(ctx context.Context, args []string) error {
 		Primary:          compat.Upstream{Name: "primary", BaseURL: f.upstreamURL, APIKey: f.apiKey, Model: f.model},
 		Fallback:         compat.Upstream{Name: "fallback", BaseURL: f.fallbackURL, APIKey: f.fallbackKey, Model: f.fallbackModel},
 		Backoff:          f.retryBackoff,
+		MaxRetryAfter:    f.maxRetryAfter,
 		FirstByteTimeout: f.upstreamTimeout,
 	}
 	client, err := compat.NewClient(ccfg)
