@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,5 +114,31 @@ func TestGoldenOtherRoutes(t *testing.T) {
 			}
 			golden(t, tt.name, transcript(resp, body))
 		})
+	}
+}
+
+// TestUpstreamModelsCached checks that /v1/models asks the upstream for its models once per TTL, also when many
+// clients poll at once.
+func TestUpstreamModelsCached(t *testing.T) {
+	h := newHarness(t, harnessOpts{cfg: Config{ListUpstreamModels: true}})
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			resp, body := h.get(t, "/models")
+			if resp.StatusCode != http.StatusOK || !strings.Contains(body, "gpt-4o-mini") {
+				t.Errorf("GET /models: %d %s", resp.StatusCode, body)
+			}
+		})
+	}
+	wg.Wait()
+	h.get(t, "/models")
+	calls := 0
+	for _, r := range h.Fake.Requests() {
+		if r.Path == "/v1/models" {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Errorf("upstream model listings = %d, want 1", calls)
 	}
 }

@@ -2,15 +2,53 @@ package server
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/ragproxy/ragproxy/compat"
 )
 
 // modelsTimeout bounds the upstream model listing.
 const modelsTimeout = 5 * time.Second
+
+// upstreamModelsTTL is how long a listing of the upstream's models is served before it is asked again.
+const upstreamModelsTTL = time.Minute
+
+// upstreamModels caches the upstream's model list: clients poll /v1/models (Open WebUI on every page load), and
+// the upstream's list changes rarely. Concurrent misses share one upstream call; a failed call keeps serving the
+// last good list.
+type upstreamModels struct {
+	group singleflight.Group
+	mu    sync.Mutex
+	list  []compat.Model
+	at    time.Time
+}
+
+func (u *upstreamModels) get(ctx context.Context, s *Server) []compat.Model {
+	u.mu.Lock()
+	list, fresh := u.list, !u.at.IsZero() && time.Since(u.at) < upstreamModelsTTL
+	u.mu.Unlock()
+	if fresh {
+		return list
+	}
+	v, _, _ := u.group.Do("models", func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), modelsTimeout)
+		defer cancel()
+		ups, err := s.up.Models(ctx)
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if err != nil {
+			s.log.Warn("list upstream models", "err", err)
+			return u.list, nil
+		}
+		u.list, u.at = ups, time.Now()
+		return ups, nil
+	})
+	return v.([]compat.Model)
+}
 
 // models returns the aliases followed, when configured, by the upstream's
 // models. An upstream that cannot list its models only loses its entries.
@@ -23,13 +61,7 @@ func (s *Server) models(ctx context.Context) []compat.Model {
 		seen[a.ID] = true
 	}
 	if s.cfg.ListUpstreamModels {
-		ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
-		defer cancel()
-		ups, err := s.up.Models(ctx)
-		if err != nil {
-			s.log.Warn("list upstream models", "err", err)
-		}
-		for _, m := range ups {
+		for _, m := range s.upModels.get(ctx, s) {
 			if !seen[m.ID] {
 				out = append(out, m)
 				seen[m.ID] = true

@@ -120,6 +120,7 @@ type Server struct {
 	cache    *responseCache
 	log      *slog.Logger
 	aliases  map[string]ModelAlias
+	upModels upstreamModels
 	draining atomic.Bool
 
 	mu       sync.Mutex
