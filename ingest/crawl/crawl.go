@@ -283,7 +283,7 @@ func (c *crawler) fetch(ctx context.Context, u string) (Page, SkipReason) {
 		if err != nil {
 			return Page{}, SkipReadError
 		}
-		p.Links = extractLinks(body, fu, c.host)
+		p.Links = extractLinks(body, fu, c.host, nil)
 	}
 	return p, ""
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/url"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html"
 )
@@ -20,7 +21,11 @@ import (
 // attribute values may be double-quoted, single-quoted or bare, and character
 // references in them are decoded. TestExtractLinksMatchesTokenizer checks the
 // two agree on every corpus page.
-func extractLinks(body []byte, page *url.URL, host string) []string {
+//
+// cache, when not nil, remembers the canonical form of root-relative links, which every page of a site repeats
+// (its navigation, or a catalogue's "/search/?P=ECON 1" course links, whose query takes the slow path of
+// Canonical).
+func extractLinks(body []byte, page *url.URL, host string, cache *linkCache) []string {
 	base := page
 	seen := make(map[string]struct{})
 	var out []string
@@ -66,7 +71,7 @@ func extractLinks(body []byte, page *url.URL, host string) []string {
 		if !hasHref {
 			continue
 		}
-		c, ok := Canonical(base, href)
+		c, ok := cache.canonical(base, href)
 		if !ok || hostOf(c) != host {
 			continue
 		}
@@ -242,4 +247,30 @@ func skipExtension(p string) bool {
 		return true
 	}
 	return false
+}
+
+// linkCache memoises Canonical for root-relative links ("/a/b?q"), whose canonical form depends only on the
+// scheme and host of the page they are on. It is safe for concurrent use; a nil *linkCache caches nothing.
+type linkCache struct {
+	m sync.Map // origin + " " + href -> canonResult
+}
+
+type canonResult struct {
+	url string
+	ok  bool
+}
+
+func (lc *linkCache) canonical(base *url.URL, href string) (string, bool) {
+	h := strings.TrimSpace(href)
+	if lc == nil || base == nil || len(h) == 0 || h[0] != '/' || len(h) > 1 && h[1] == '/' {
+		return Canonical(base, href)
+	}
+	key := base.Scheme + "://" + base.User.String() + "@" + base.Host + " " + h
+	if r, ok := lc.m.Load(key); ok {
+		cr := r.(canonResult)
+		return cr.url, cr.ok
+	}
+	c, ok := Canonical(base, href)
+	lc.m.Store(key, canonResult{c, ok})
+	return c, ok
 }

@@ -34,7 +34,7 @@ func TestExtractLinks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := extractLinks([]byte(tt.html), page, "example.org")
+			got := extractLinks([]byte(tt.html), page, "example.org", nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -50,6 +50,7 @@ func TestExtractLinks(t *testing.T) {
 func TestExtractLinksMatchesTokenizer(t *testing.T) {
 	dir := corpustest.Dir(t)
 	page, _ := url.Parse(berkeleyBase + "2016-17/x/")
+	cache := &linkCache{} // shared by all pages, as ReadMirror shares it
 	n := 0
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
@@ -60,7 +61,7 @@ func TestExtractLinksMatchesTokenizer(t *testing.T) {
 			return err
 		}
 		n++
-		if diff := cmp.Diff(tokenizerLinks(body, page, "guide.berkeley.edu"), extractLinks(body, page, "guide.berkeley.edu")); diff != "" {
+		if diff := cmp.Diff(tokenizerLinks(body, page, "guide.berkeley.edu"), extractLinks(body, page, "guide.berkeley.edu", cache)); diff != "" {
 			t.Errorf("%s (-tokenizer +scanner):\n%s", p, diff)
 		}
 		return nil
@@ -76,7 +77,7 @@ func FuzzExtractLinks(f *testing.F) {
 	}
 	page, _ := url.Parse("http://example.org/p/")
 	f.Fuzz(func(t *testing.T, doc string) {
-		links := extractLinks([]byte(doc), page, "example.org")
+		links := extractLinks([]byte(doc), page, "example.org", nil)
 		seen := map[string]bool{}
 		for _, l := range links {
 			if seen[l] || !strings.HasPrefix(l, "http://example.org/") && !strings.HasPrefix(l, "https://example.org/") {
@@ -144,5 +145,24 @@ func tokenizerLinks(body []byte, page *url.URL, host string) []string {
 		}
 		seen[c] = struct{}{}
 		out = append(out, c)
+	}
+}
+
+func TestLinkCacheMatchesCanonical(t *testing.T) {
+	cache := &linkCache{}
+	for _, base := range []string{"http://example.org/a/b", "https://example.org/c/", "http://other.org:8080/x", "http://u@example.org/"} {
+		b, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, href := range []string{"/search/?P=ECON%201", "/a/../b/", " /x?b=2&a=1 ", "//cdn.example.org/y", "rel/z", "/", "/%zz", "#frag"} {
+			for range 2 { // a miss, then a hit
+				gotURL, gotOK := cache.canonical(b, href)
+				wantURL, wantOK := Canonical(b, href)
+				if gotURL != wantURL || gotOK != wantOK {
+					t.Errorf("canonical(%s, %q) = %q, %v; Canonical gives %q, %v", base, href, gotURL, gotOK, wantURL, wantOK)
+				}
+			}
+		}
 	}
 }

@@ -68,6 +68,7 @@ func ReadMirror(ctx context.Context, dir, baseURL string, emit func(Page)) (Stat
 		err  error
 	}
 	workers := max(runtime.GOMAXPROCS(0), 1)
+	links := &linkCache{}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// order carries one result channel per file, in file order, so pages are
@@ -98,7 +99,7 @@ func ReadMirror(ctx context.Context, dir, baseURL string, emit func(Page)) (Stat
 	for range workers {
 		go func() {
 			for j := range jobs {
-				p, err := readMirrorFile(dir, j.path, base, host)
+				p, err := readMirrorFile(dir, j.path, base, host, links)
 				j.out <- result{p, err}
 			}
 		}()
@@ -124,7 +125,7 @@ func ReadMirror(ctx context.Context, dir, baseURL string, emit func(Page)) (Stat
 }
 
 // readMirrorFile reads one file and builds its Page.
-func readMirrorFile(dir, p string, base *url.URL, host string) (Page, error) {
+func readMirrorFile(dir, p string, base *url.URL, host string, links *linkCache) (Page, error) {
 	rel, err := filepath.Rel(dir, p)
 	if err != nil {
 		return Page{}, err
@@ -148,7 +149,7 @@ func readMirrorFile(dir, p string, base *url.URL, host string) (Page, error) {
 		if err != nil {
 			return Page{}, err
 		}
-		page.Links = extractLinks(body, cu, host)
+		page.Links = extractLinks(body, cu, host, links)
 	}
 	return page, nil
 }
