@@ -108,22 +108,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		tok, err := tokenizer.New()
 		tokDone <- loaded{tok, err}
 	}()
-	var prev *index.Index
-	var err error
-	if !cfg.Full {
-		prev, err = index.Load(cfg.IndexDir)
+	r := &Report{}
+	run := &run{cfg: cfg, report: r, progress: newProgress(cfg.Progress), prevReady: make(chan struct{})}
+	// Decoding the previous index takes about as long as reading the site again; pages are read and hashed
+	// meanwhile (see fetchAndClean). The goroutine ends once the load does.
+	go func() {
+		defer close(run.prevReady)
+		if cfg.Full {
+			return
+		}
+		prev, err := index.Load(cfg.IndexDir)
 		if err != nil && !errors.Is(err, index.ErrNoIndex) {
 			cfg.Logger.Warn("previous index unreadable; rebuilding everything", "err", err)
 		}
-	}
-	r := &Report{}
-	run := &run{cfg: cfg, report: r, progress: newProgress(cfg.Progress)}
-	run.prev = newReuse(prev, run.settings(), tokenizer.EncodingName)
+		run.prev = newReuse(prev, run.settings(), tokenizer.EncodingName)
+	}()
 
 	docs, err := run.fetchAndClean(ctx)
 	if err != nil {
 		return nil, err
 	}
+	<-run.prevReady
 	t := <-tokDone
 	if t.err != nil {
 		return nil, fmt.Errorf("ingest: %w", t.err)
@@ -145,8 +150,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	run.finishManifest(ix)
 	r.Version = ix.Manifest.Version
-	r.Changed = prev == nil || prev.Manifest.Version != ix.Manifest.Version
-	if prev != nil {
+	r.Changed = run.prev == nil || run.prev.ix.Manifest.Version != ix.Manifest.Version
+	if run.prev != nil {
 		r.Removed = run.prev.removed(ix)
 	}
 	// An unchanged version is the live index already: writing it again would cost as much as a first build
@@ -165,13 +170,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // run holds the state of one Run.
 type run struct {
-	cfg      Config
-	tok      *tokenizer.Tokenizer
-	prev     *reuse
-	report   *Report
-	progress *progress
-	embedder embed.Embedder
-	embState []byte
+	cfg       Config
+	tok       *tokenizer.Tokenizer
+	prev      *reuse        // set before prevReady is closed
+	prevReady chan struct{} // closed once the previous index is loaded (or known absent)
+	report    *Report
+	progress  *progress
+	embedder  embed.Embedder
+	embState  []byte
 	// fromChunk[i] is the previous index's chunk that new chunk i repeats with the same search text, or -1.
 	fromChunk []int
 }

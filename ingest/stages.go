@@ -46,17 +46,61 @@ func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 	pages := make(chan crawl.Page, 4*runtime.GOMAXPROCS(0))
 	var mu sync.Mutex
 	var results []result
+	// While the previous index is still loading, hashed pages wait in a backlog (up to maxBacklog bytes of
+	// bodies) so that reading the site overlaps the load instead of following it.
+	var backlog []hashedPage
+	backlogBytes := 0
+	park := func(h hashedPage) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if backlogBytes+len(h.page.Body) > maxBacklog {
+			return false
+		}
+		backlog = append(backlog, h)
+		backlogBytes += len(h.page.Body)
+		return true
+	}
+	unpark := func() (hashedPage, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(backlog) == 0 {
+			return hashedPage{}, false
+		}
+		h := backlog[len(backlog)-1]
+		backlog = backlog[:len(backlog)-1]
+		backlogBytes -= len(h.page.Body)
+		return h, true
+	}
+	clean := func(h hashedPage) {
+		d := r.cleanPage(ctx, cleaner, h)
+		mu.Lock()
+		results = append(results, result{h.page.URL, d})
+		mu.Unlock()
+		cleaned.add(1)
+	}
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range pages {
-				d := r.cleanPage(ctx, cleaner, p)
-				mu.Lock()
-				results = append(results, result{p.URL, d})
-				mu.Unlock()
-				cleaned.add(1)
+				h := hashedPage{p, sha(p.Body)}
+				select {
+				case <-r.prevReady:
+				default:
+					if park(h) {
+						continue
+					}
+					<-r.prevReady
+				}
+				for q, ok := unpark(); ok; q, ok = unpark() {
+					clean(q)
+				}
+				clean(h)
+			}
+			<-r.prevReady
+			for q, ok := unpark(); ok; q, ok = unpark() {
+				clean(q)
 			}
 		}()
 	}
@@ -120,12 +164,23 @@ func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 	return out, nil
 }
 
-// cleanPage turns one raw page into a doc, or nil when it has no readable content.
-func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, p crawl.Page) *doc {
+// maxBacklog bounds the bodies fetchAndClean holds while the previous index loads.
+const maxBacklog = 256 << 20
+
+// hashedPage is a fetched page with the SHA-256 of its body.
+type hashedPage struct {
+	page    crawl.Page
+	rawHash string
+}
+
+// cleanPage turns one raw page into a doc, or nil when it has no readable content. It needs the previous index
+// (r.prevReady closed).
+func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPage) *doc {
 	if ctx.Err() != nil {
 		return nil
 	}
-	d := &doc{url: p.URL, rawHash: sha(p.Body), links: p.Links}
+	p := h.page
+	d := &doc{url: p.URL, rawHash: h.rawHash, links: p.Links}
 	if old := r.prev.page(p.URL); old != nil && old.RawHash == d.rawHash {
 		d.title, d.markdown, d.hash, d.reused = old.Title, old.Markdown, old.Hash, old
 		return d
