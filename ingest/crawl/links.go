@@ -249,8 +249,10 @@ func skipExtension(p string) bool {
 	return false
 }
 
-// linkCache memoises Canonical for root-relative links ("/a/b?q"), whose canonical form depends only on the
-// scheme and host of the page they are on. It is safe for concurrent use; a nil *linkCache caches nothing.
+// linkCache memoises Canonical for the links whose canonical form does not depend on the page path: absolute
+// http(s) links, and root-relative ones ("/a/b?q"), which depend only on the page's scheme and host. Every page
+// of a site repeats most of them (its navigation, links to other departments, a catalogue's course search
+// links). It is safe for concurrent use; a nil *linkCache caches nothing.
 type linkCache struct {
 	m sync.Map // origin + " " + href -> canonResult
 }
@@ -262,10 +264,21 @@ type canonResult struct {
 
 func (lc *linkCache) canonical(base *url.URL, href string) (string, bool) {
 	h := strings.TrimSpace(href)
-	if lc == nil || base == nil || len(h) == 0 || h[0] != '/' || len(h) > 1 && h[1] == '/' {
+	if lc == nil || base == nil || h == "" {
 		return Canonical(base, href)
 	}
-	key := base.Scheme + "://" + base.User.String() + "@" + base.Host + " " + h
+	if c, ok := canonicalFast(base, h); ok {
+		return c, true
+	}
+	var key string
+	switch lower := strings.ToLower(h[:min(len(h), 8)]); {
+	case strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://"):
+		key = " " + h
+	case h[0] == '/' && (len(h) == 1 || h[1] != '/'):
+		key = base.Scheme + "://" + base.User.String() + "@" + base.Host + " " + h
+	default:
+		return Canonical(base, href)
+	}
 	if r, ok := lc.m.Load(key); ok {
 		cr := r.(canonResult)
 		return cr.url, cr.ok

@@ -155,7 +155,7 @@ func TestLinkCacheMatchesCanonical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, href := range []string{"/search/?P=ECON%201", "/a/../b/", " /x?b=2&a=1 ", "//cdn.example.org/y", "rel/z", "/", "/%zz", "#frag"} {
+		for _, href := range []string{"/search/?P=ECON%201", "/a/../b/", " /x?b=2&a=1 ", "//cdn.example.org/y", "rel/z", "/", "/%zz", "#frag", "HTTP://Example.ORG/a/./b?x=1#f", "https://other.org", "http://"} {
 			for range 2 { // a miss, then a hit
 				gotURL, gotOK := cache.canonical(b, href)
 				wantURL, wantOK := Canonical(b, href)
