@@ -19,6 +19,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ragproxy/ragproxy/embed"
@@ -97,24 +98,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	// Loading the BPE ranks takes a fifth of a second; it overlaps with reading and cleaning, which do not need
-	// them. The goroutine ends once the load does.
-	type loaded struct {
-		tok *tokenizer.Tokenizer
-		err error
-	}
-	tokDone := make(chan loaded, 1)
-	go func() {
-		tok, err := tokenizer.New()
-		tokDone <- loaded{tok, err}
-	}()
 	r := &Report{}
-	run := &run{cfg: cfg, report: r, progress: newProgress(cfg.Progress), prevReady: make(chan struct{})}
+	run := &run{cfg: cfg, report: r, progress: newProgress(cfg.Progress), prevReady: make(chan struct{}),
+		tokLoad: newTokenizerLoad()}
 	// Decoding the previous index takes about as long as reading the site again; pages are read and hashed
 	// meanwhile (see fetchAndClean). The goroutine ends once the load does.
 	go func() {
 		defer close(run.prevReady)
 		if cfg.Full {
+			run.tokLoad.start()
 			return
 		}
 		prev, err := index.Load(cfg.IndexDir)
@@ -122,6 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			cfg.Logger.Warn("previous index unreadable; rebuilding everything", "err", err)
 		}
 		run.prev = newReuse(prev, run.settings(), tokenizer.EncodingName)
+		if run.prev == nil {
+			run.tokLoad.start() // a first build chunks every page
+		}
 	}()
 
 	docs, err := run.fetchAndClean(ctx)
@@ -129,16 +124,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	<-run.prevReady
-	t := <-tokDone
-	if t.err != nil {
-		return nil, fmt.Errorf("ingest: %w", t.err)
-	}
-	run.tok = t.tok
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("ingest %s: %w (%d fetched, %d unreadable)", cfg.Source, ErrNoPages, r.Fetched, r.Unreadable)
 	}
 	ix := run.graph(docs)
-	run.chunk(ctx, ix, docs)
+	if err := run.chunk(ctx, ix, docs); err != nil {
+		return nil, err
+	}
 	if err := run.summarise(ctx, ix); err != nil {
 		return nil, err
 	}
@@ -171,9 +163,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // run holds the state of one Run.
 type run struct {
 	cfg       Config
-	tok       *tokenizer.Tokenizer
-	prev      *reuse        // set before prevReady is closed
-	prevReady chan struct{} // closed once the previous index is loaded (or known absent)
+	tok       *tokenizer.Tokenizer // set by chunk when some page needs splitting
+	prev      *reuse               // set before prevReady is closed
+	prevReady chan struct{}        // closed once the previous index is loaded (or known absent)
+	tokLoad   *tokenizerLoad
 	report    *Report
 	progress  *progress
 	embedder  embed.Embedder
@@ -206,7 +199,7 @@ func (r *run) settings() json.RawMessage {
 func (r *run) finishManifest(ix *index.Index) {
 	m := &ix.Manifest
 	m.Pages, m.Chunks = len(ix.Pages), len(ix.Chunks)
-	m.Tokenizer = r.tok.Name()
+	m.Tokenizer = tokenizer.EncodingName
 	m.SearchText = index.SearchTextVersion
 	m.Embedder, m.Dimension = r.embedder.Name(), r.embedder.Dimension()
 	m.Summarizer = "extractive"
@@ -268,4 +261,33 @@ func hostPrefix(u string) string {
 		return u
 	}
 	return strings.ToLower(p.Scheme + "://" + p.Host)
+}
+
+// tokenizerLoad loads the BPE ranks (a fifth of a second) in the background once started: as soon as a first
+// build begins, so that it overlaps reading and cleaning; a re-ingest loads them only when a page it keeps has
+// changed, so an unchanged site never pays for them.
+type tokenizerLoad struct {
+	once sync.Once
+	done chan struct{}
+	tok  *tokenizer.Tokenizer
+	err  error
+}
+
+func newTokenizerLoad() *tokenizerLoad { return &tokenizerLoad{done: make(chan struct{})} }
+
+// start begins the load unless it has begun; the goroutine ends with it.
+func (l *tokenizerLoad) start() {
+	l.once.Do(func() {
+		go func() {
+			defer close(l.done)
+			l.tok, l.err = tokenizer.New()
+		}()
+	})
+}
+
+// get starts the load if needed and waits for it.
+func (l *tokenizerLoad) get() (*tokenizer.Tokenizer, error) {
+	l.start()
+	<-l.done
+	return l.tok, l.err
 }

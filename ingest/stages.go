@@ -243,11 +243,21 @@ func (r *run) section(u string) string {
 }
 
 // chunk splits every page, reusing the previous chunks of unchanged pages.
-func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) {
+func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 	bar := r.progress.stage("chunked", len(ix.Pages))
 	defer bar.done()
 	per := make([][]chunk.Chunk, len(ix.Pages))
 	olds := make([]*index.Page, len(ix.Pages))
+	for i := range ix.Pages {
+		if old := r.prev.page(ix.Pages[i].URL); old == nil || old.Hash != ix.Pages[i].Hash {
+			tok, err := r.tokLoad.get()
+			if err != nil {
+				return fmt.Errorf("ingest: %w", err)
+			}
+			r.tok = tok
+			break
+		}
+	}
 	parallel(len(ix.Pages), func(i int) {
 		defer bar.add(1)
 		if ctx.Err() != nil {
@@ -279,6 +289,7 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) {
 			r.fromChunk = append(r.fromChunk, from)
 		}
 	}
+	return nil
 }
 
 // summarise writes one line per page: extractive for all, then LLM summaries where a model is configured
