@@ -27,13 +27,14 @@ import (
 // framed by two marker paragraphs; after conversion, placeholders become the cached markdown and the markdown
 // between markers is cached. A page whose markers do not come back intact is converted again without records.
 type records struct {
-	seeds [2]maphash.Seed
+	seed  maphash.Seed
 	nonce string // makes marker words unlike any page text
 	cache *lru.Cache[recordKey, string]
 }
 
-// recordKey identifies a record's subtree (and, when its links are relative to the page, the page URL) by two
-// independent 64-bit hashes.
+// recordKey identifies a record's subtree (and, when its links are relative to the page, the page URL): a
+// 64-bit seeded hash of it, and its node count and hashed length, which two colliding records would also have to
+// share.
 type recordKey [2]uint64
 
 // record is one record of the page being converted.
@@ -54,9 +55,9 @@ const (
 
 func newRecords() *records {
 	c, _ := lru.New[recordKey, string](maxRecords) // only fails for a size <= 0
-	m := &records{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, cache: c}
+	m := &records{seed: maphash.MakeSeed(), cache: c}
 	var h maphash.Hash
-	h.SetSeed(m.seeds[0])
+	h.SetSeed(m.seed)
 	m.nonce = "zqrec" + strconv.FormatUint(h.Sum64(), 36)
 	return m
 }
@@ -181,16 +182,16 @@ func (m *records) splice(md string, recs []record) (string, bool) {
 // key hashes the subtree of n and counts its nodes, stopping past maxRecordNodes. Links other than absolute and root-relative ones resolve
 // against the page, so their records are keyed by page; the others by site.
 func (m *records) key(n *html.Node, site, pageURL string) (recordKey, int) {
-	var h [2]maphash.Hash
-	h[0].SetSeed(m.seeds[0])
-	h[1].SetSeed(m.seeds[1])
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	size := 0
 	write := func(s string) {
-		h[0].WriteString(s)
-		h[1].WriteString(s)
+		h.WriteString(s)
+		size += len(s)
 	}
 	writeByte := func(c byte) {
-		h[0].WriteByte(c)
-		h[1].WriteByte(c)
+		h.WriteByte(c)
+		size++
 	}
 	nodes, pageLinks := 0, false
 	var walk func(n *html.Node)
@@ -230,7 +231,7 @@ func (m *records) key(n *html.Node, site, pageURL string) (recordKey, int) {
 	} else {
 		write(site)
 	}
-	return recordKey{h[0].Sum64(), h[1].Sum64()}, nodes
+	return recordKey{h.Sum64(), uint64(nodes)<<32 | uint64(uint32(size))}, nodes
 }
 
 // pageRelative reports whether a link resolves against the page URL rather than only its scheme and host.
