@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // ErrNoIndex is returned by Load when the directory holds no complete index version.
@@ -143,21 +145,27 @@ func loadVersion(dir string) (*Index, error) {
 	if err := readJSON(filepath.Join(dir, manifestFile), &ix.Manifest); err != nil {
 		return nil, err
 	}
-	if err := readJSON(filepath.Join(dir, pagesFile), &ix.Pages); err != nil {
-		return nil, err
-	}
-	if err := readJSON(filepath.Join(dir, chunksFile), &ix.Chunks); err != nil {
-		return nil, err
-	}
-	var err error
-	if ix.SummaryVectors, err = readVectors(filepath.Join(dir, summariesFile)); err != nil {
-		return nil, err
-	}
-	if ix.ChunkVectors, err = readVectors(filepath.Join(dir, chunkVecFile)); err != nil {
-		return nil, err
-	}
-	ix.EmbedderState, err = os.ReadFile(filepath.Join(dir, embedderFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	// The two JSON files take most of the time (about 0.5 s each for a site of 800 pages); decode them, and the
+	// rest, side by side.
+	var g errgroup.Group
+	g.Go(func() error { return readJSON(filepath.Join(dir, pagesFile), &ix.Pages) })
+	g.Go(func() error { return readJSON(filepath.Join(dir, chunksFile), &ix.Chunks) })
+	g.Go(func() (err error) {
+		ix.SummaryVectors, err = readVectors(filepath.Join(dir, summariesFile))
+		return err
+	})
+	g.Go(func() (err error) {
+		ix.ChunkVectors, err = readVectors(filepath.Join(dir, chunkVecFile))
+		return err
+	})
+	g.Go(func() (err error) {
+		ix.EmbedderState, err = os.ReadFile(filepath.Join(dir, embedderFile))
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if err := ix.validate(); err != nil {
