@@ -37,6 +37,7 @@ func newLexicon(ix *index.Index) *lexicon {
 			return true
 		})
 	}
+	defs := map[string][]string{} // lowercase acronym -> every expansion the site gives, in page order
 	addHeading := func(s string) {
 		textnorm.Words(s, func(w string) bool { lx.heading[w]++; return true })
 	}
@@ -50,12 +51,12 @@ func newLexicon(ix *index.Index) *lexicon {
 		for _, m := range acronymRE.FindAllStringSubmatchIndex(p.Markdown, -1) {
 			acr := p.Markdown[m[2]:m[3]]
 			if exp := expandAcronym(p.Markdown[max(0, m[0]-120):m[0]], acr); exp != "" {
-				k := strings.ToLower(acr)
-				if _, ok := lx.acronyms[k]; !ok {
-					lx.acronyms[k] = exp
-				}
+				defs[strings.ToLower(acr)] = append(defs[strings.ToLower(acr)], exp)
 			}
 		}
+	}
+	for acr, exps := range defs {
+		lx.acronyms[acr] = mostCommon(exps)
 	}
 	for w := range lx.heading {
 		lx.headings = append(lx.headings, w)
@@ -70,6 +71,26 @@ func newLexicon(ix *index.Index) *lexicon {
 		sort.Strings(ws)
 	}
 	return lx
+}
+
+// mostCommon returns the expansion given most often, ignoring case; the first of equals. Acronyms collide ("CS"
+// is "Computer Science" on most pages of a university site and "Corporate Sustainability" on one), and the most
+// frequent reading is the best guess without context.
+func mostCommon(exps []string) string {
+	n := map[string]int{}
+	first := map[string]string{} // the spelling a reading was first given
+	best := ""
+	for _, e := range exps {
+		k := strings.ToLower(e)
+		n[k]++
+		if _, ok := first[k]; !ok {
+			first[k] = e
+		}
+		if best == "" || n[k] > n[best] {
+			best = k
+		}
+	}
+	return first[best]
 }
 
 // expandAcronym finds the words before an acronym whose initials spell it, skipping short function words:
