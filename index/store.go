@@ -120,22 +120,21 @@ func writeFiles(dir string, ix *Index) error {
 	if err := writeJSON(filepath.Join(dir, manifestFile), ix.Manifest); err != nil {
 		return err
 	}
-	if err := writeJSONArray(filepath.Join(dir, pagesFile), ix.Pages); err != nil {
-		return err
-	}
-	if err := writeJSONArray(filepath.Join(dir, chunksFile), ix.Chunks); err != nil {
-		return err
-	}
-	if err := writeVectors(filepath.Join(dir, summariesFile), ix.SummaryVectors); err != nil {
-		return err
-	}
-	if err := writeVectors(filepath.Join(dir, chunkVecFile), ix.ChunkVectors); err != nil {
-		return err
-	}
-	if ix.EmbedderState != nil {
-		if err := writeFileSynced(filepath.Join(dir, embedderFile), ix.EmbedderState); err != nil {
+	// Encoding the two JSON files is most of the time; write the files side by side.
+	var g errgroup.Group
+	g.Go(func() error { return writeJSONArray(filepath.Join(dir, pagesFile), ix.Pages) })
+	g.Go(func() error { return writeJSONArray(filepath.Join(dir, chunksFile), ix.Chunks) })
+	g.Go(func() error {
+		if err := writeVectors(filepath.Join(dir, summariesFile), ix.SummaryVectors); err != nil {
 			return err
 		}
+		return writeVectors(filepath.Join(dir, chunkVecFile), ix.ChunkVectors)
+	})
+	if ix.EmbedderState != nil {
+		g.Go(func() error { return writeFileSynced(filepath.Join(dir, embedderFile), ix.EmbedderState) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return syncDir(dir)
 }

@@ -21,3 +21,23 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWrite writes the index named by RAGPROXY_BENCH_INDEX again as a new version: the last step of every
+// ingest.
+func BenchmarkWrite(b *testing.B) {
+	src := os.Getenv("RAGPROXY_BENCH_INDEX")
+	if src == "" {
+		b.Skip("RAGPROXY_BENCH_INDEX is not set")
+	}
+	ix, err := index.Load(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := index.Write(dir, ix); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
