@@ -28,6 +28,9 @@ type Page struct {
 	Section string `json:"section,omitempty"`
 	// Summary is one dense line describing the page (LLM or extractive).
 	Summary string `json:"summary"`
+	// SummaryModel is the model that wrote Summary; empty for an extractive summary (also one kept because the
+	// model's call failed, so that a re-ingest asks again).
+	SummaryModel string `json:"summary_model,omitempty"`
 	// Markdown is the cleaned main content.
 	Markdown string `json:"markdown"`
 	// Hash is the hex SHA-256 of Markdown.

@@ -206,7 +206,7 @@ func (r *run) finishManifest(ix *index.Index) {
 	if r.cfg.Summarizer != nil {
 		m.Summarizer = r.cfg.Summarizer.Model
 		if m.Summarizer == "" {
-			m.Summarizer = "gpt-4o-mini"
+			m.Summarizer = summary.DefaultModel
 		}
 	}
 	m.Hashes = make(map[string]string, len(ix.Pages))

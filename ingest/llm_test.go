@@ -93,3 +93,39 @@ func TestLLMSummariesAreReused(t *testing.T) {
 		t.Errorf("re-ingest: %+v, first version %s", second, first.Version)
 	}
 }
+
+// TestFailedLLMSummariesAreAskedAgain checks that an extractive line kept because the model failed is not reused
+// as if the model had written it: the next ingest asks for those pages again.
+func TestFailedLLMSummariesAreAskedAgain(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Config{Reply: summaryReply})
+	defer srv.Close()
+	src := writeSite(t, t.TempDir(), smallSite())
+	dir := filepath.Join(t.TempDir(), "ix")
+	withLLM := func(c *Config) { c.Summarizer = llmSummarizer(srv) }
+
+	srv.Fail(openaitest.Fault{Status: 500}) // the first page's call fails
+	first := ingestSite(t, src, dir, withLLM)
+	failed := 0
+	for _, p := range load(t, dir).Pages {
+		if p.SummaryModel == "" {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d pages without an LLM summary after one failed call, want 1", failed)
+	}
+
+	calls := chatRequests(srv)
+	second := ingestSite(t, src, dir, withLLM)
+	if n := chatRequests(srv) - calls; n != 1 {
+		t.Errorf("re-ingest made %d summary calls, want 1 (the page whose call failed)", n)
+	}
+	for _, p := range load(t, dir).Pages {
+		if want := "LLM summary of the " + p.Title + " page."; p.Summary != want || p.SummaryModel != "gpt-4o-mini" {
+			t.Errorf("page %s summary %q by %q, want %q by gpt-4o-mini", p.URL, p.Summary, p.SummaryModel, want)
+		}
+	}
+	if second.Version == first.Version {
+		t.Errorf("the version did not change although a summary did")
+	}
+}

@@ -52,18 +52,13 @@ func (r *reuse) chunks(p *index.Page) []chunk.Chunk {
 	return out
 }
 
-// llmSummary returns the previous summary of content with this hash when the same model wrote it.
+// llmSummary returns the previous summary of content with this hash when model wrote it (not when it is the
+// extractive line kept after that model's call failed).
 func (r *reuse) llmSummary(hash, model string) (string, bool) {
-	if r == nil || r.ix.Manifest.Summarizer == "extractive" {
+	if r == nil {
 		return "", false
 	}
-	if model == "" {
-		model = "gpt-4o-mini"
-	}
-	if r.ix.Manifest.Summarizer != model {
-		return "", false
-	}
-	if p, ok := r.byHash[hash]; ok {
+	if p, ok := r.byHash[hash]; ok && p.SummaryModel == model {
 		return p.Summary, true
 	}
 	return "", false

@@ -314,11 +314,14 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 		return nil
 	}
 	model := r.cfg.Summarizer.Model
+	if model == "" {
+		model = summary.DefaultModel
+	}
 	var todo []int
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
 		if s, ok := r.prev.llmSummary(p.Hash, model); ok {
-			p.Summary = s
+			p.Summary, p.SummaryModel = s, model
 			bar.add(1)
 			continue
 		}
@@ -355,7 +358,7 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 				r.cfg.Logger.Warn("LLM summary failed; keeping the extractive one", "url", p.URL, "err", err)
 				return nil
 			}
-			p.Summary = s
+			p.Summary, p.SummaryModel = s, model
 			return nil
 		})
 	}

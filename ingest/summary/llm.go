@@ -15,6 +15,9 @@ const LLMPrompt = `You summarise one web page for a search index. Write a single
 	`that names what the page is about and the specific facts, programs, offices, requirements and terms it ` +
 	`contains. Use only facts stated in the page. Leave out dates and deadlines. No preamble, no markdown.`
 
+// DefaultModel is the chat model LLM uses when Model is empty.
+const DefaultModel = "gpt-4o-mini"
+
 // LLM writes summaries with an OpenAI-compatible chat model.
 type LLM struct {
 	// Client is the upstream client.
@@ -29,7 +32,7 @@ type LLM struct {
 func (l *LLM) Summarize(ctx context.Context, d Doc) (string, error) {
 	model := l.Model
 	if model == "" {
-		model = "gpt-4o-mini"
+		model = DefaultModel
 	}
 	limit := l.MaxInputChars
 	if limit == 0 {
