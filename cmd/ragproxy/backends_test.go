@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +154,22 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	}
 	if len(res.Pages) == 0 || res.Pages[0].URL != examples.BaseURL+"tuition/" {
 		t.Errorf("tuition question: pages %+v", res.Pages)
+	}
+
+	// Serve checks at start that Qdrant holds the index it serves.
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	backendFlags{qdrantURL: url}.verify(idx, r.Index(), logger)
+	if !strings.Contains(logs.String(), "qdrant holds the index") {
+		t.Errorf("in-sync check logged %q", logs.String())
+	}
+	stale := *r.Index()
+	stale.Pages = slices.Clone(stale.Pages)
+	stale.Pages[0].Community = 4242
+	logs.Reset()
+	backendFlags{qdrantURL: url}.verify(idx, &stale, logger)
+	if !strings.Contains(logs.String(), "qdrant holds another version") || !strings.Contains(logs.String(), "stale_pages=1") {
+		t.Errorf("stale check logged %q", logs.String())
 	}
 }
 

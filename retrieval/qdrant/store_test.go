@@ -370,3 +370,29 @@ func TestHealth(t *testing.T) {
 		t.Errorf("Health = %q, %v", v, err)
 	}
 }
+
+func TestVerify(t *testing.T) {
+	_, url := qdranttest.NewServer(t)
+	s := newTestStore(t, url, "site")
+	ctx := context.Background()
+	v1 := synthIndex(10, 3, 8, 2)
+	if _, err := s.Upsert(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Verify(ctx, v1); err != nil || !d.InSync() {
+		t.Fatalf("Verify after Upsert = %+v, %v; want in sync", d, err)
+	}
+	// v2 drops page 9, changes page 2's text and moves page 4 to another community; Qdrant still holds v1.
+	v2 := synthIndex(10, 3, 8, 2)
+	v2.Pages[2].Markdown += " Changed."
+	v2.Pages[2].Hash = hashOf(v2.Pages[2].Markdown)
+	v2.Pages[4].Community = 42
+	v2.Pages[9].URL = "https://example.edu/elsewhere"
+	d, err := s.Verify(ctx, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Drift{Missing: 1, Stale: 2, Extra: 1}, d); diff != "" {
+		t.Errorf("drift (-want +got):\n%s", diff)
+	}
+}
