@@ -130,6 +130,16 @@ func isFunctionWord(w string) bool {
 	return false
 }
 
+// splitCode splits a word glued from letters and then digits (a course or product code typed without its space,
+// "cs61b", "math1a") into its letter and number parts, or returns nil.
+func splitCode(w string) []string {
+	i := strings.IndexFunc(w, unicode.IsDigit)
+	if i < 2 || strings.IndexFunc(w[:i], func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+		return nil
+	}
+	return []string{w[:i], w[i:]}
+}
+
 func hasDigit(w string) bool {
 	return strings.IndexFunc(w, unicode.IsDigit) >= 0
 }
@@ -140,7 +150,11 @@ func hasDigit(w string) bool {
 func (lx *lexicon) expand(q string) string {
 	var extra []string
 	textnorm.Words(q, func(w string) bool {
-		if textnorm.IsStopword(w) || hasDigit(w) {
+		if textnorm.IsStopword(w) {
+			return true
+		}
+		if hasDigit(w) {
+			extra = append(extra, splitCode(w)...) // "cs61b" -> "cs 61b", as a catalogue writes it
 			return true
 		}
 		if exp, ok := lx.acronyms[w]; ok {

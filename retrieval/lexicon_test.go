@@ -3,6 +3,7 @@ package retrieval
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ragproxy/ragproxy/index"
 )
 
@@ -32,6 +33,22 @@ func TestMostCommon(t *testing.T) {
 	for _, tt := range tests {
 		if got := mostCommon(tt.in); got != tt.want {
 			t.Errorf("mostCommon(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSplitCode(t *testing.T) {
+	tests := map[string][]string{
+		"cs61b":   {"cs", "61b"},
+		"math1a":  {"math", "1a"},
+		"econ133": {"econ", "133"},
+		"61b":     nil, // no letters before the number
+		"c3":      nil, // one letter is not a code
+		"3.70":    nil,
+	}
+	for in, want := range tests {
+		if diff := cmp.Diff(want, splitCode(in)); diff != "" {
+			t.Errorf("splitCode(%q) (-want +got):\n%s", in, diff)
 		}
 	}
 }
