@@ -12,26 +12,14 @@ import (
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/examples"
-	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
-	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // TestJudgeAnswers runs the answer evaluation against a fake model that answers with the retrieved context's
 // first line of one question's fact and judges by substring, so the figures are known.
 func TestJudgeAnswers(t *testing.T) {
-	site, idx := t.TempDir(), t.TempDir()
-	if err := os.CopyFS(site, mustSub(t)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: site, BaseURL: examples.BaseURL, IndexDir: idx}); err != nil {
-		t.Fatal(err)
-	}
-	tok, _ := tokenizer.New()
-	r, err := retrieval.Open(idx, nil, tok, retrieval.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := indextest.Example(t)
 	path := filepath.Join(t.TempDir(), "q.jsonl")
 	os.WriteFile(path, examples.Questions, 0o644)
 	qs, err := eval.LoadQuestions(path)

@@ -8,10 +8,9 @@ import (
 
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/examples"
-	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
-	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // floor is the least quality a change may leave; CI fails below it, so a change that hurts retrieval cannot land.
@@ -34,10 +33,6 @@ func TestBerkeleyDevQuality(t *testing.T) {
 }
 
 func TestExampleSiteQuality(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, mustSub(t)); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "questions.jsonl")
 	if err := os.WriteFile(path, examples.Questions, 0o644); err != nil {
 		t.Fatal(err)
@@ -46,25 +41,15 @@ func TestExampleSiteQuality(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkQuality(t, dir, examples.BaseURL, qs, exampleFloor)
+	checkQuality(t, indextest.ExampleSite(t), examples.BaseURL, qs, exampleFloor)
 }
 
 func checkQuality(t *testing.T, site, base string, qs []eval.Question, min floor) {
 	t.Helper()
-	ctx := context.Background()
 	idx := t.TempDir()
-	if _, err := ingest.Run(ctx, ingest.Config{Source: site, BaseURL: base, IndexDir: idx}); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := retrieval.Open(idx, nil, tok, retrieval.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := eval.Retrieve(ctx, r, retrieval.Heuristic{}, qs)
+	indextest.Build(t, site, base, idx)
+	r, _ := indextest.Open(t, idx)
+	m, err := eval.Retrieve(context.Background(), r, retrieval.Heuristic{}, qs)
 	if err != nil {
 		t.Fatal(err)
 	}

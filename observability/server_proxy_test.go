@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,7 +20,7 @@ import (
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/examples"
-	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
@@ -75,19 +73,8 @@ func (b *syncBuffer) String() string {
 // named after the assistant and returns that directory.
 func exampleIndex(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
-	site, dir := filepath.Join(root, "site"), filepath.Join(root, assistant)
-	sub, err := fs.Sub(examples.Site, "site")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(site, sub); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: site, BaseURL: examples.BaseURL, IndexDir: dir,
-		Logger: slog.New(slog.DiscardHandler)}); err != nil {
-		t.Fatalf("ingest the example site: %v", err)
-	}
+	dir := filepath.Join(t.TempDir(), assistant)
+	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, dir)
 	return dir
 }
 

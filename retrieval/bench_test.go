@@ -12,8 +12,8 @@ import (
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/index"
-	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -27,14 +27,8 @@ func BenchmarkRetrieveBerkeley(b *testing.B) {
 		b.Skip(err)
 	}
 	dir := b.TempDir()
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: corpus, BaseURL: corpustest.BaseURL, IndexDir: dir}); err != nil {
-		b.Fatal(err)
-	}
-	tok, _ := tokenizer.New()
-	r, err := retrieval.Open(dir, nil, tok, retrieval.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	indextest.Build(b, corpus, corpustest.BaseURL, dir)
+	r, _ := indextest.Open(b, dir)
 	texts := make([]string, len(qs))
 	for i, q := range qs {
 		texts[i] = q.Question

@@ -5,46 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/examples"
-	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
-	"github.com/ragproxy/ragproxy/tokenizer"
 )
-
-// exampleRetriever indexes the bundled example site and opens a retriever over it.
-func exampleRetriever(t *testing.T) (*retrieval.Retriever, *tokenizer.Tokenizer) {
-	t.Helper()
-	site, err := fs.Sub(examples.Site, "site")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, idx := t.TempDir(), t.TempDir()
-	if err := os.CopyFS(src, site); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: src, BaseURL: examples.BaseURL, IndexDir: idx}); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := retrieval.Open(idx, nil, tok, retrieval.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, tok
-}
 
 // TestContextProperties checks, for every example question, that the context fits its budget, reports its size
 // within a few tokens of counting it whole, and holds each passage once.
 func TestContextProperties(t *testing.T) {
-	r, tok := exampleRetriever(t)
+	r, tok := indextest.Example(t)
 	sc := bufio.NewScanner(bytes.NewReader(examples.Questions))
 	n := 0
 	for sc.Scan() {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"net/http"
 	"sort"
 	"strings"
@@ -10,10 +9,8 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat/openaitest"
-	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
-	"github.com/ragproxy/ragproxy/retrieval"
-	"github.com/ragproxy/ragproxy/tokenizer"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 )
 
 // BenchmarkTimeToFirstToken compares the time to the first content chunk of a streamed answer through the plain
@@ -22,14 +19,8 @@ import (
 func BenchmarkTimeToFirstToken(b *testing.B) {
 	corpus := corpustest.Dir(b)
 	dir := b.TempDir()
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: corpus, BaseURL: corpustest.BaseURL, IndexDir: dir}); err != nil {
-		b.Fatal(err)
-	}
-	tok, _ := tokenizer.New()
-	r, err := retrieval.Open(dir, nil, tok, retrieval.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	indextest.Build(b, corpus, corpustest.BaseURL, dir)
+	r, tok := indextest.Open(b, dir)
 	fake := openaitest.Config{NoRecordBodies: true,
 		Reply: func(*openaitest.Request) openaitest.Reply {
 			return openaitest.Reply{Content: "An answer of a few words."}

@@ -3,9 +3,6 @@ package qdrant_test
 import (
 	"context"
 	"errors"
-	"io"
-	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,36 +14,16 @@ import (
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/index"
-	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/qdrant"
 	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
-	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // exampleRetriever ingests the bundled example site and opens an in-process retriever over it.
 func exampleRetriever(t *testing.T) *retrieval.Retriever {
 	t.Helper()
-	site, err := fs.Sub(examples.Site, "site")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, dir := t.TempDir(), t.TempDir()
-	if err := os.CopyFS(src, site); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.Run(context.Background(), ingest.Config{Source: src, BaseURL: examples.BaseURL, IndexDir: dir,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := retrieval.Open(dir, nil, tok, retrieval.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := indextest.Example(t)
 	return r
 }
 
