@@ -199,27 +199,22 @@ func (b backendFlags) names() string {
 	return "in-process"
 }
 
-// verify warns when Qdrant does not hold the index being served: its searches would then fail with a mismatch
-// error (or miss pages) until ingest syncs it.
-func (b backendFlags) verify(dir string, ix *index.Index, logger *slog.Logger) {
-	if b.qdrantURL == "" {
+// verify warns when the Qdrant that bk searches does not hold the index being served: its searches would then
+// fail with a mismatch error (or miss pages) until ingest syncs it.
+func (b backendFlags) verify(bk retrieval.Backends, ix *index.Index, logger *slog.Logger) {
+	s, ok := bk.Vectors.(*qdrant.Searcher)
+	if !ok {
 		return
 	}
-	cfg := b.qdrantConfig(dir)
-	s, err := qdrant.New(cfg)
-	if err != nil {
-		return // open reported it
-	}
-	defer func() { _ = s.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	d, err := s.Verify(ctx, ix)
 	switch {
 	case err != nil:
-		logger.Warn("could not check that qdrant holds the index", "qdrant", cfg.Redacted().URL, "err", err)
+		logger.Warn("could not check that qdrant holds the index", "qdrant", b.qdrantURL, "err", err)
 	case !d.InSync():
 		logger.Warn("qdrant holds another version of the index; searches fail until `ragproxy ingest ... --qdrant-url` syncs it",
-			"qdrant", cfg.Redacted().URL, "index_version", ix.Manifest.Version, "missing_pages", d.Missing,
+			"qdrant", b.qdrantURL, "index_version", ix.Manifest.Version, "missing_pages", d.Missing,
 			"stale_pages", d.Stale, "extra_pages", d.Extra)
 	default:
 		logger.Info("qdrant holds the index", "index_version", ix.Manifest.Version, "pages", len(ix.Pages))

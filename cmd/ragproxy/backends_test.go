@@ -159,7 +159,7 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	// Serve checks at start that Qdrant holds the index it serves.
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	backendFlags{qdrantURL: url}.verify(idx, r.Index(), logger)
+	backendFlags{qdrantURL: url}.verify(bk, r.Index(), logger)
 	if !strings.Contains(logs.String(), "qdrant holds the index") {
 		t.Errorf("in-sync check logged %q", logs.String())
 	}
@@ -167,7 +167,7 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	stale.Pages = slices.Clone(stale.Pages)
 	stale.Pages[0].Community = 4242
 	logs.Reset()
-	backendFlags{qdrantURL: url}.verify(idx, &stale, logger)
+	backendFlags{qdrantURL: url}.verify(bk, &stale, logger)
 	if !strings.Contains(logs.String(), "qdrant holds another version") || !strings.Contains(logs.String(), "stale_pages=1") {
 		t.Errorf("stale check logged %q", logs.String())
 	}

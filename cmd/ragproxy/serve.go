@@ -259,7 +259,7 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 		return fmt.Errorf("serve: %w", err)
 	}
 	r = r.WithBackends(bk)
-	f.backends.verify(f.index, r.Index(), logger)
+	f.backends.verify(bk, r.Index(), logger)
 	name := f.assistantName()
 	g := &server.RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: name, Offline: f.offline(),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.OnRetrieval}

@@ -3,6 +3,7 @@ package qdrant
 import (
 	"context"
 
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 
@@ -52,4 +53,9 @@ func (s *Searcher) SearchChunks(ctx context.Context, q retrieval.VectorQuery, pa
 		out[i] = retrieval.VectorHit{PageID: h.PageID, Ord: h.Ord, URL: h.URL}
 	}
 	return out, nil
+}
+
+// Verify reports how the collections the searcher reads differ from ix (see Store.Verify).
+func (s *Searcher) Verify(ctx context.Context, ix *index.Index) (Drift, error) {
+	return s.store.Verify(ctx, ix)
 }
