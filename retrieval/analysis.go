@@ -79,14 +79,22 @@ func lastUserTurns(msgs []Message) (last, prev string) {
 // keyTerms keeps the words of q that are not stopwords, in order.
 func keyTerms(q string) string {
 	var terms []string
-	for _, f := range strings.Fields(q) {
-		w := strings.ToLower(strings.Trim(f, `.,;:!?"'()[]{}`))
+	for _, w := range questionWords(q) {
 		if w == "" || textnorm.IsStopword(w) {
 			continue
 		}
 		terms = append(terms, w)
 	}
 	return strings.Join(terms, " ")
+}
+
+// questionWords splits q at spaces into lowercase words without their surrounding punctuation (possibly empty).
+func questionWords(q string) []string {
+	words := strings.Fields(strings.ToLower(q))
+	for i, w := range words {
+		words[i] = strings.Trim(w, `.,;:!?"'()[]{}`)
+	}
+	return words
 }
 
 // LLMAnalyzer asks a chat model for the analysis with strict JSON output and falls back to Heuristic when the

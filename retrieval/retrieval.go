@@ -266,13 +266,14 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res.Durations["embed"] = time.Since(t)
 
 	t = time.Now()
+	same := sameQueries(queries, vecs)
 	var fused []scored
 	if r.backends.Vectors != nil {
 		if fused, err = r.rankPagesRemote(ctx, queries, vecs); err != nil {
 			return nil, fmt.Errorf("retrieve: %w", err)
 		}
 	} else {
-		fused = r.rankPages(queries, vecs)
+		fused = r.rankPages(queries, vecs, same)
 	}
 	res.Durations["pages"] = time.Since(t)
 
@@ -291,7 +292,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 			return nil, fmt.Errorf("retrieve: %w", err)
 		}
 	} else {
-		chunks = r.rankChunks(queries, vecs, kept)
+		chunks = r.rankChunks(queries, vecs, same, kept)
 	}
 	res.Durations["chunks"] = time.Since(t)
 

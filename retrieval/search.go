@@ -33,11 +33,10 @@ func (r *Retriever) fuseWeighted(lists [][]int, weights []float64) []scored {
 }
 
 // rankPages fuses, over every query, the configured page lists.
-func (r *Retriever) rankPages(queries []string, vecs [][]float32) []scored {
+func (r *Retriever) rankPages(queries []string, vecs [][]float32, same sameQueryLists) []scored {
 	n := r.cfg.PagesPerList
 	var lists [][]int
 	var weights []float64
-	same := sameQueries(queries, vecs)
 	var denseChunks [][]vector.Hit
 	if slices.Contains(r.cfg.PageLists, ListChunkDense) {
 		denseChunks = r.chunks.SearchMulti(same.uniqueVecs, r.cfg.ChunksPerList)
@@ -175,7 +174,7 @@ func (r *Retriever) selectPages(fused []scored, communities map[int]int) []score
 }
 
 // rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses.
-func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []scored) []scored {
+func (r *Retriever) rankChunks(queries []string, vecs [][]float32, same sameQueryLists, pages []scored) []scored {
 	allowed := make(map[int]bool, len(pages))
 	var ids []int
 	for _, p := range pages {
@@ -186,7 +185,6 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, pages []score
 	n := r.cfg.ChunksPerList
 	var lists [][]int
 	var weights []float64
-	same := sameQueries(queries, vecs)
 	memo := map[listKey][]int{}
 	for qi, q := range queries {
 		dk, lk := same.key(ListChunkDense, qi), same.key(ListChunkBM25, qi)

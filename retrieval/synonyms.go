@@ -1,7 +1,5 @@
 package retrieval
 
-import "strings"
-
 // questionSynonyms maps the words people ask with to the words organisations' pages tend to write, for the
 // common question shapes (dates, costs, contacts, who runs what, where). Query expansion adds an entry's words
 // only when the site uses them, so a site that says "starts" keeps its own word. Keys are lowercase words or
@@ -57,10 +55,7 @@ var questionSynonyms = map[string][]string{
 // synonyms returns the words questionSynonyms adds for q's words and word pairs, in order, without repeats and
 // without words q already has; known reports whether the site uses a word.
 func synonyms(q string, known func(w string) bool) []string {
-	words := strings.Fields(strings.ToLower(q))
-	for i, w := range words {
-		words[i] = strings.Trim(w, `.,;:!?"'()[]{}`)
-	}
+	words := questionWords(q)
 	have := map[string]bool{}
 	for _, w := range words {
 		have[w] = true
