@@ -44,19 +44,26 @@ func removableSpace(n, root *html.Node) bool {
 	if n.PrevSibling == nil && n.Parent.Type == html.ElementNode && dom.NameIsBlockNode(n.Parent.Data) {
 		return true
 	}
+	next := nextContent(n, root)
+	return next == nil || next.Type == html.ElementNode && (next.Data == "br" || dom.NameIsBlockNode(next.Data))
+}
+
+// nextContent returns the first element or non-whitespace text after n in document order, without leaving root
+// (comments and whitespace-only text are skipped), or nil at the end of what is converted.
+func nextContent(n, root *html.Node) *html.Node {
 	for at := n; at != root; at = at.Parent {
 		for s := at.NextSibling; s != nil; s = s.NextSibling {
 			switch s.Type {
 			case html.TextNode:
 				if !collapsibleSpace(s.Data) {
-					return false
+					return s
 				}
 			case html.ElementNode:
-				return s.Data == "br" || dom.NameIsBlockNode(s.Data)
+				return s
 			}
 		}
 	}
-	return true // the end of what is converted
+	return nil
 }
 
 // collapsibleSpace reports whether s is made of the characters the converter collapses as whitespace only.

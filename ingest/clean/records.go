@@ -285,19 +285,8 @@ func plainContainer(tag string) bool {
 // blockFollows reports whether the next thing after n in document order, skipping whitespace-only text, is the
 // start of a block element or the end of root.
 func blockFollows(n, root *html.Node) bool {
-	for at := n; at != root; at = at.Parent {
-		for s := at.NextSibling; s != nil; s = s.NextSibling {
-			switch s.Type {
-			case html.TextNode:
-				if !collapsibleSpace(s.Data) {
-					return false
-				}
-			case html.ElementNode:
-				return dom.NameIsBlockNode(s.Data)
-			}
-		}
-	}
-	return true
+	next := nextContent(n, root)
+	return next == nil || next.Type == html.ElementNode && dom.NameIsBlockNode(next.Data)
 }
 
 // errRecords reports a page whose record markers did not survive conversion.
