@@ -80,51 +80,79 @@ func FitLocal(texts []string, cfg LocalConfig) *Local {
 	l := &Local{cfg: cfg.withDefaults()}
 	nb := l.cfg.IDFBuckets
 	workers := workerCount(len(texts))
+	type worker struct {
+		st   *workerState
+		df   []uint32
+		last []int32 // per bucket, the last text counted in df
+	}
+	ws := make([]worker, workers)
 	dfs := make([][]uint32, workers)
+	for w := range ws {
+		ws[w] = worker{st: newWorkerState(l, true, 4096), df: make([]uint32, nb), last: make([]int32, nb)}
+		for i := range ws[w].last {
+			ws[w].last[i] = -1
+		}
+		dfs[w] = ws[w].df
+	}
+	_ = eachText(context.Background(), len(texts), workers, func(w, i int) {
+		st, df, last := ws[w].st, ws[w].df, ws[w].last
+		st.countWords(texts[i])
+		for _, id := range st.touched {
+			e := st.entries[id]
+			for _, f := range st.fitFeats[e.off : e.off+e.n] {
+				if last[f] != int32(i) {
+					last[f] = int32(i)
+					df[f]++
+				}
+			}
+		}
+		st.resetCounts()
+	})
+	l.setIDF(len(texts), dfs)
+	return l
+}
+
+// setIDF sets the IDF weights from n documents and per-worker document frequencies by bucket.
+func (l *Local) setIDF(n int, dfs [][]uint32) {
+	l.docs = uint64(n)
+	l.idf = make([]float32, l.cfg.IDFBuckets)
+	for b := range l.idf {
+		var df uint32
+		for _, d := range dfs {
+			df += d[b]
+		}
+		l.idf[b] = float32(math.Log((float64(n)+1)/(float64(df)+1)) + 1)
+	}
+}
+
+// eachText calls work(w, i) once for every i in [0, n) on workers goroutines, worker w taking the next text as
+// it finishes one. It stops early when ctx is done (checked every 64 texts) and then returns ctx's error.
+func eachText(ctx context.Context, n, workers int, work func(w, i int)) error {
 	var next atomic.Int64
+	var failed atomic.Bool
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			df := make([]uint32, nb)
-			last := make([]int32, nb)
-			for i := range last {
-				last[i] = -1
-			}
-			st := newWorkerState(l, true, 4096)
-			for {
+			for !failed.Load() {
 				i := int(next.Add(1)) - 1
-				if i >= len(texts) {
-					break
+				if i >= n {
+					return
 				}
-				st.countWords(texts[i])
-				for _, id := range st.touched {
-					e := st.entries[id]
-					for _, f := range st.fitFeats[e.off : e.off+e.n] {
-						if last[f] != int32(i) {
-							last[f] = int32(i)
-							df[f]++
-						}
-					}
+				if i%64 == 0 && ctx.Err() != nil {
+					failed.Store(true)
+					return
 				}
-				st.resetCounts()
+				work(w, i)
 			}
-			dfs[w] = df
 		}()
 	}
 	wg.Wait()
-	n := float64(len(texts))
-	l.docs = uint64(len(texts))
-	l.idf = make([]float32, nb)
-	for b := range nb {
-		var df uint32
-		for _, d := range dfs {
-			df += d[b]
-		}
-		l.idf[b] = float32(math.Log((n+1)/(float64(df)+1)) + 1)
+	if failed.Load() {
+		return ctx.Err()
 	}
-	return l
+	return nil
 }
 
 // Dimension returns the vector length.
@@ -148,36 +176,17 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	for i := range out {
 		out[i] = backing[i*dim : (i+1)*dim : (i+1)*dim]
 	}
-	workers := workerCount(len(texts))
-	var next atomic.Int64
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A query is a handful of words; a batch shares a vocabulary of thousands.
-			hint := 4096
-			if len(texts) == 1 {
-				hint = len(texts[0])/6 + 8
-			}
-			st := newWorkerState(l, false, hint)
-			for !failed.Load() {
-				i := int(next.Add(1)) - 1
-				if i >= len(texts) {
-					return
-				}
-				if i%64 == 0 && ctx.Err() != nil {
-					failed.Store(true)
-					return
-				}
-				st.embed(texts[i], out[i])
-			}
-		}()
+	// A query is a handful of words; a batch shares a vocabulary of thousands.
+	hint := 4096
+	if len(texts) == 1 {
+		hint = len(texts[0])/6 + 8
 	}
-	wg.Wait()
-	if failed.Load() {
-		return nil, fmt.Errorf("embed: local: %w", ctx.Err())
+	sts := make([]*workerState, workerCount(len(texts)))
+	for w := range sts {
+		sts[w] = newWorkerState(l, false, hint)
+	}
+	if err := eachText(ctx, len(texts), len(sts), func(w, i int) { sts[w].embed(texts[i], out[i]) }); err != nil {
+		return nil, fmt.Errorf("embed: local: %w", err)
 	}
 	return out, nil
 }
