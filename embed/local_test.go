@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -233,7 +234,25 @@ func TestFitEmbedEqualsFitThenEmbed(t *testing.T) {
 	for i := 0; len(many) < 500; i++ {
 		many = append(many, fitTexts[i%len(fitTexts)]+" "+background[i%len(background)])
 	}
-	many = append(many, "", "the of")
+	// Texts that share everything after their first line (ingest's "title > headings" over a chunk that pages
+	// repeat), more than a group holds, and repeated texts.
+	for i := range 3 * maxGroup {
+		many = append(many, fmt.Sprintf("Page %d > Courses", i%(2*maxGroup))+"\n"+fitTexts[i%2]+"\n"+background[i%3])
+	}
+	many = append(many, "", "the of", many[3], "", many[3], many[len(many)-1])
+	groups, firstOf := groupTexts(many)
+	shared, copied := 0, 0
+	for _, g := range groups {
+		if len(g.texts) > 1 {
+			shared++
+		}
+		for _, x := range g.texts {
+			copied += int(x.copies) - 1
+		}
+	}
+	if shared < 2 || copied < 4 || firstOf[len(firstOf)-1] == len(firstOf)-1 {
+		t.Fatalf("%d groups share a rest and %d texts are copies: the test needs both", shared, copied)
+	}
 	for _, cfg := range []LocalConfig{{}, {Dimension: 100, Hashes: 3, MinGram: 2, MaxGram: 4}} {
 		l, got, err := FitEmbed(context.Background(), many, cfg)
 		if err != nil {
