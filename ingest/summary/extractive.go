@@ -244,16 +244,20 @@ type terms struct {
 // first occurrence of each distinct word allocates.
 func termCounts(s string) terms {
 	var t terms
-	slot := make(map[string]int, 256)
+	slot := make(map[string]int, 256) // word -> index into t, or -1 for a word that is not a candidate
 	var buf [24]byte
 	w := buf[:0]
 	long := false // the current word is longer than buf
 	flush := func() {
-		if !long && len(w) > 2 && !stopwords[string(w)] && !(len(w) >= 4 && string(w[:4]) == "http") {
+		if !long && len(w) > 2 {
+			// One lookup for a word seen before on the page; the stopword test runs once per distinct word.
 			if k, ok := slot[string(w)]; ok {
-				t.counts[k]++
+				if k >= 0 {
+					t.counts[k]++
+				}
+			} else if word := string(w); stopwords[word] || len(w) >= 4 && word[:4] == "http" {
+				slot[word] = -1
 			} else {
-				word := string(w)
 				slot[word] = len(t.words)
 				t.words = append(t.words, word)
 				t.counts = append(t.counts, 1)
