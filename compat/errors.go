@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,8 +80,12 @@ func (e *APIError) Object() json.RawMessage {
 			return wrapper.Error
 		}
 	}
-	b, _ := json.Marshal(errorObject{Message: e.Message, Type: e.Type, Param: optional(e.Param), Code: optional(e.Code)})
-	return b
+	// Written as OpenAI writes it: "<", ">" and "&" in a message stay as they are.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(errorObject{Message: e.Message, Type: e.Type, Param: optional(e.Param), Code: optional(e.Code)}) // strings only
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // JSON returns the full error body {"error":{...}}.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -21,6 +22,8 @@ type ChatRequest struct {
 	Stream bool
 	// IncludeUsage reports "stream_options": {"include_usage": true}.
 	IncludeUsage bool
+	// N is the number of answers asked for ("n", 1 to 128; default 1).
+	N int
 }
 
 // Message is one chat message. Raw keeps the object as sent so tool calls,
@@ -110,6 +113,22 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 			}
 		}
 	}
+	req.N = 1
+	if raw, ok := fields["n"]; ok && !isNull(raw) {
+		var n float64
+		if err := json.Unmarshal(raw, &n); err != nil || n != math.Trunc(n) {
+			return nil, InvalidRequest("n", "invalid_type", "Invalid type for 'n': expected an integer.")
+		}
+		switch {
+		case n < 1:
+			return nil, InvalidRequest("n", "integer_below_min_value",
+				"Invalid 'n': integer below minimum value. Expected a value >= 1, but got %v instead.", n)
+		case n > maxN:
+			return nil, InvalidRequest("n", "integer_above_max_value",
+				"Invalid 'n': integer above maximum value. Expected a value <= %d, but got %v instead.", maxN, n)
+		}
+		req.N = int(n)
+	}
 	msgs, err := decodeMessages(fields["messages"])
 	if err != nil {
 		return nil, err
@@ -117,6 +136,9 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 	req.Messages = msgs
 	return req, nil
 }
+
+// maxN is OpenAI's limit on "n".
+const maxN = 128
 
 func isNull(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "null"

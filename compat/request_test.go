@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -14,6 +15,7 @@ var decodeTests = []struct {
 	wantRoles []string
 }{
 	{name: "string content", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, wantRoles: []string{"user"}},
+	{name: "n answers", body: `{"n":3,"messages":[{"role":"user","content":"hi"}]}`, wantRoles: []string{"user"}},
 	{name: "parts content", body: `{"messages":[{"role":"system","content":[{"type":"text","text":"a"}]},{"role":"user","content":[{"type":"text","text":"b"},{"type":"image_url","image_url":{"url":"data:"}}]}]}`,
 		wantRoles: []string{"system", "user"}},
 	{name: "tool round trip", body: `{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}`,
@@ -36,6 +38,11 @@ var decodeTests = []struct {
 	{name: "tool without id", body: `{"messages":[{"role":"tool","content":"r"}]}`, wantErr: "messages[0].tool_call_id"},
 	{name: "model not string", body: `{"model":1,"messages":[{"role":"user","content":"x"}]}`, wantErr: "model"},
 	{name: "stream not bool", body: `{"stream":"yes","messages":[{"role":"user","content":"x"}]}`, wantErr: "stream"},
+	{name: "n not a number", body: `{"n":"2","messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
+	{name: "n not an integer", body: `{"n":1.5,"messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
+	{name: "n zero", body: `{"n":0,"messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
+	{name: "n too large", body: `{"n":129,"messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
+	{name: "n null", body: `{"n":null,"messages":[{"role":"user","content":"x"}]}`, wantRoles: []string{"user"}},
 	{name: "include_usage not bool", body: `{"stream":true,"stream_options":{"include_usage":1},"messages":[{"role":"user","content":"x"}]}`, wantErr: "stream_options.include_usage"},
 }
 
@@ -59,6 +66,9 @@ func TestDecodeChatRequest(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := wantN(tt.body); req.N != want {
+				t.Errorf("N = %d, want %d", req.N, want)
 			}
 			var roles []string
 			for _, m := range req.Messages {
@@ -153,4 +163,13 @@ func FuzzDecodeChatRequest(f *testing.F) {
 			t.Fatalf("upstream body does not decode: %v\n%s", err, up)
 		}
 	})
+}
+
+// wantN is the "n" of a valid test body: 1 unless it sets one.
+func wantN(body string) int {
+	var b struct{ N *int }
+	if json.Unmarshal([]byte(body), &b) != nil || b.N == nil {
+		return 1
+	}
+	return *b.N
 }

@@ -3,6 +3,7 @@ package compat
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -48,20 +49,27 @@ type Chunk struct {
 	ID      string
 	Model   string
 	Created int64
-	// Choices is the length of the choices array.
-	Choices int
-	// Role, Content and HasContent describe choices[0].delta.
-	Role       string
-	Content    string
-	HasContent bool
-	// FinishReason is choices[0].finish_reason ("" while null).
-	FinishReason string
+	// Choices are the choices the chunk carries, in array order. OpenAI
+	// sends one per chunk, also when a request asks for n > 1 answers.
+	Choices []ChunkChoice
 	// Usage is set when the chunk carries a non-null usage object.
 	Usage *Usage
 }
 
+// ChunkChoice is one element of a chunk's choices array.
+type ChunkChoice struct {
+	// Index is the choice's "index": which of the n answers it continues.
+	Index int
+	// Role, Content and HasContent describe the delta.
+	Role       string
+	Content    string
+	HasContent bool
+	// FinishReason is "" while null.
+	FinishReason string
+}
+
 // ParseChunk reads the relay's view of a raw chunk in one pass over its
-// top-level keys. It never indexes a choice that is not there.
+// top-level keys.
 func ParseChunk(raw []byte) (Chunk, error) {
 	if !gjson.ValidBytes(raw) {
 		return Chunk{}, fmt.Errorf("parse chunk: invalid JSON")
@@ -77,10 +85,7 @@ func ParseChunk(raw []byte) (Chunk, error) {
 			c.Created = value.Int()
 		case "choices":
 			value.ForEach(func(_, choice gjson.Result) bool {
-				if c.Choices == 0 {
-					readChoice(&c, choice)
-				}
-				c.Choices++
+				c.Choices = append(c.Choices, readChoice(choice))
 				return true
 			})
 		case "usage":
@@ -97,9 +102,12 @@ func ParseChunk(raw []byte) (Chunk, error) {
 	return c, nil
 }
 
-func readChoice(c *Chunk, choice gjson.Result) {
+func readChoice(choice gjson.Result) ChunkChoice {
+	var c ChunkChoice
 	choice.ForEach(func(key, value gjson.Result) bool {
 		switch key.Str {
+		case "index":
+			c.Index = int(value.Int())
 		case "delta":
 			value.ForEach(func(k, v gjson.Result) bool {
 				switch k.Str {
@@ -119,24 +127,25 @@ func readChoice(c *Chunk, choice gjson.Result) {
 		}
 		return true
 	})
+	return c
 }
 
 // SetChunkID returns raw with its "id" set to id.
 func SetChunkID(raw []byte, id string) ([]byte, error) { return sjson.SetBytes(raw, "id", id) }
 
-// SetDeltaRole returns raw with choices[0].delta.role set.
-func SetDeltaRole(raw []byte, role string) ([]byte, error) {
-	return sjson.SetBytes(raw, "choices.0.delta.role", role)
+// SetDeltaRole returns raw with choices[pos].delta.role set.
+func SetDeltaRole(raw []byte, pos int, role string) ([]byte, error) {
+	return sjson.SetBytes(raw, "choices."+strconv.Itoa(pos)+".delta.role", role)
 }
 
-// SetDeltaContent returns raw with choices[0].delta.content set to text.
-func SetDeltaContent(raw []byte, text string) ([]byte, error) {
-	return sjson.SetBytes(raw, "choices.0.delta.content", text)
+// SetDeltaContent returns raw with choices[pos].delta.content set to text.
+func SetDeltaContent(raw []byte, pos int, text string) ([]byte, error) {
+	return sjson.SetBytes(raw, "choices."+strconv.Itoa(pos)+".delta.content", text)
 }
 
-// DeleteDeltaContent returns raw without choices[0].delta.content.
-func DeleteDeltaContent(raw []byte) ([]byte, error) {
-	return sjson.DeleteBytes(raw, "choices.0.delta.content")
+// DeleteDeltaContent returns raw without choices[pos].delta.content.
+func DeleteDeltaContent(raw []byte, pos int) ([]byte, error) {
+	return sjson.DeleteBytes(raw, "choices."+strconv.Itoa(pos)+".delta.content")
 }
 
 // SetSources returns raw (a chunk or a completion) with a "sources" array.
@@ -150,10 +159,16 @@ func SetSources(raw []byte, sources []Source) ([]byte, error) {
 
 // CompletionInfo is what the proxy reads from a non-stream completion.
 type CompletionInfo struct {
-	Choices    int
+	// Choices are the message contents of the choices, in array order.
+	Choices []CompletionChoice
+	Usage   *Usage
+}
+
+// CompletionChoice is the message content of one choice; HasContent is
+// false when it is null or missing (a tool call).
+type CompletionChoice struct {
 	Content    string
 	HasContent bool
-	Usage      *Usage
 }
 
 // ParseCompletion reads a chat.completion body.
@@ -161,24 +176,30 @@ func ParseCompletion(raw []byte) (CompletionInfo, error) {
 	if !gjson.ValidBytes(raw) {
 		return CompletionInfo{}, fmt.Errorf("parse completion: invalid JSON")
 	}
-	r := gjson.GetManyBytes(raw, "choices.#", "choices.0.message.content", "usage")
-	info := CompletionInfo{Choices: int(r[0].Int())}
-	if info.Choices > 0 && r[1].Type == gjson.String {
-		info.Content, info.HasContent = r[1].String(), true
-	}
-	if r[2].IsObject() {
+	r := gjson.GetManyBytes(raw, "choices", "usage")
+	var info CompletionInfo
+	r[0].ForEach(func(_, choice gjson.Result) bool {
+		var c CompletionChoice
+		if content := choice.Get("message.content"); content.Type == gjson.String {
+			c.Content, c.HasContent = content.String(), true
+		}
+		info.Choices = append(info.Choices, c)
+		return true
+	})
+	if r[1].IsObject() {
 		info.Usage = &Usage{
-			PromptTokens:     int(r[2].Get("prompt_tokens").Int()),
-			CompletionTokens: int(r[2].Get("completion_tokens").Int()),
-			TotalTokens:      int(r[2].Get("total_tokens").Int()),
+			PromptTokens:     int(r[1].Get("prompt_tokens").Int()),
+			CompletionTokens: int(r[1].Get("completion_tokens").Int()),
+			TotalTokens:      int(r[1].Get("total_tokens").Int()),
 		}
 	}
 	return info, nil
 }
 
-// SetMessageContent returns a completion with choices[0].message.content set.
-func SetMessageContent(raw []byte, text string) ([]byte, error) {
-	return sjson.SetBytes(raw, "choices.0.message.content", text)
+// SetMessageContent returns a completion with choices[pos].message.content
+// set.
+func SetMessageContent(raw []byte, pos int, text string) ([]byte, error) {
+	return sjson.SetBytes(raw, "choices."+strconv.Itoa(pos)+".message.content", text)
 }
 
 // chunk wire types, in OpenAI's field order.
@@ -212,11 +233,20 @@ type ChunkBuilder struct {
 	ID      string
 	Model   string
 	Created int64
+	// Index is the choice index of the chunks it writes (see ForChoice).
+	Index int
+}
+
+// ForChoice returns a builder for the answer with choice index i (a request
+// with n > 1 gets n answers).
+func (b ChunkBuilder) ForChoice(i int) ChunkBuilder {
+	b.Index = i
+	return b
 }
 
 func (b ChunkBuilder) build(d deltaJSON, finish *string, sources []Source) []byte {
 	c := chunkJSON{ID: b.ID, Object: "chat.completion.chunk", Created: b.Created, Model: b.Model,
-		Choices: []choiceJSON{{Delta: d, FinishReason: finish}}, Sources: sources}
+		Choices: []choiceJSON{{Index: b.Index, Delta: d, FinishReason: finish}}, Sources: sources}
 	out, _ := json.Marshal(c) // plain strings and ints: cannot fail
 	return out
 }
@@ -271,9 +301,17 @@ type messageJSON struct {
 
 // Completion returns a full chat.completion object answering with text.
 func (b ChunkBuilder) Completion(text string, u Usage, sources []Source) []byte {
+	return b.CompletionN(text, 1, u, sources)
+}
+
+// CompletionN is Completion with n identical choices, for a request that
+// asks for n answers; u counts them all.
+func (b ChunkBuilder) CompletionN(text string, n int, u Usage, sources []Source) []byte {
 	c := completionJSON{ID: b.ID, Object: "chat.completion", Created: b.Created, Model: b.Model,
-		Choices: []completionChoiceJSON{{Message: messageJSON{Role: "assistant", Content: text}, FinishReason: "stop"}},
-		Usage:   u, Sources: sources}
+		Usage: u, Sources: sources}
+	for i := range max(n, 1) {
+		c.Choices = append(c.Choices, completionChoiceJSON{Index: i, Message: messageJSON{Role: "assistant", Content: text}, FinishReason: "stop"})
+	}
 	out, _ := json.Marshal(c)
 	return out
 }

@@ -13,9 +13,17 @@ func TestParseChunk(t *testing.T) {
 		want Chunk
 	}{
 		{name: "role", raw: `{"id":"c1","model":"m","created":5,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
-			want: Chunk{ID: "c1", Model: "m", Created: 5, Choices: 1, Role: "assistant", HasContent: true}},
-		{name: "content", raw: `{"id":"c1","choices":[{"delta":{"content":"hi"}}]}`, want: Chunk{ID: "c1", Choices: 1, Content: "hi", HasContent: true}},
-		{name: "finish", raw: `{"id":"c1","choices":[{"delta":{},"finish_reason":"stop"}]}`, want: Chunk{ID: "c1", Choices: 1, FinishReason: "stop"}},
+			want: Chunk{ID: "c1", Model: "m", Created: 5, Choices: []ChunkChoice{{Role: "assistant", HasContent: true}}}},
+		{name: "content", raw: `{"id":"c1","choices":[{"delta":{"content":"hi"}}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{Content: "hi", HasContent: true}}}},
+		{name: "null content", raw: `{"id":"c1","choices":[{"delta":{"content":null,"tool_calls":[]}}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{}}}},
+		{name: "finish", raw: `{"id":"c1","choices":[{"delta":{},"finish_reason":"stop"}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{FinishReason: "stop"}}}},
+		{name: "second of n answers", raw: `{"id":"c1","choices":[{"index":1,"delta":{"content":"b"},"finish_reason":null}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{Index: 1, Content: "b", HasContent: true}}}},
+		{name: "two choices in one chunk", raw: `{"id":"c1","choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{},"finish_reason":"length"}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{Content: "a", HasContent: true}, {Index: 1, FinishReason: "length"}}}},
 		{name: "usage, empty choices", raw: `{"id":"c1","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
 			want: Chunk{ID: "c1", Usage: &Usage{1, 2, 3}}},
 		{name: "no choices key", raw: `{"id":"c1"}`, want: Chunk{ID: "c1"}},
@@ -33,6 +41,29 @@ func TestParseChunk(t *testing.T) {
 		})
 	}
 	if _, err := ParseChunk([]byte(`{"id":`)); err == nil {
+		t.Error("invalid JSON accepted")
+	}
+}
+
+func TestParseCompletion(t *testing.T) {
+	raw := []byte(`{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"a"}},` +
+		`{"index":1,"message":{"role":"assistant","content":null,"tool_calls":[]}}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`)
+	got, err := ParseCompletion(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CompletionInfo{Choices: []CompletionChoice{{Content: "a", HasContent: true}, {}}, Usage: &Usage{1, 2, 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	edited, err := SetMessageContent(raw, 1, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ParseCompletion(edited); got.Choices[1] != (CompletionChoice{Content: "b", HasContent: true}) || got.Choices[0].Content != "a" {
+		t.Errorf("SetMessageContent(1) gave %+v", got.Choices)
+	}
+	if _, err := ParseCompletion([]byte(`{"choices":`)); err == nil {
 		t.Error("invalid JSON accepted")
 	}
 }
@@ -63,12 +94,15 @@ func TestAPIErrorJSON(t *testing.T) {
 
 func TestChunkBuilder(t *testing.T) {
 	b := ChunkBuilder{ID: "chatcmpl-1", Model: "ragproxy", Created: 7}
-	got := []string{string(b.Role()), string(b.Content("hi")), string(b.Finish("stop", []Source{{URL: "u"}})), string(b.Usage(Usage{1, 2, 3}))}
+	got := []string{string(b.Role()), string(b.Content("hi")), string(b.Finish("stop", []Source{{URL: "u"}})), string(b.Usage(Usage{1, 2, 3})),
+		string(b.ForChoice(2).Content("c")), string(b.CompletionN("a", 2, Usage{1, 2, 3}, nil))}
 	want := []string{
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"content":"hi"},"logprobs":null,"finish_reason":null}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"sources":[{"url":"u"}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":2,"delta":{"content":"c"},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion","created":7,"model":"ragproxy","choices":[{"index":0,"message":{"role":"assistant","content":"a","refusal":null},"logprobs":null,"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"a","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -27,7 +27,7 @@ const cacheQuestion = `"messages":[{"role":"user","content":"when is enrolment?"
 // record must keep what the client got, not what the upstream sent.
 func cacheGrounding() *fakeGrounder {
 	return &fakeGrounder{ground: func() *Grounding {
-		return &Grounding{Filter: upperFilter{}, Sources: []compat.Source{{URL: "https://example.edu/guide", Title: "Guide"}}}
+		return &Grounding{NewFilter: newUpperFilter, Sources: []compat.Source{{URL: "https://example.edu/guide", Title: "Guide"}}}
 	}}
 }
 
@@ -273,7 +273,9 @@ func streamedContent(t testing.TB, transcript string) string {
 		if err != nil {
 			t.Fatalf("chunk %q: %v", data, err)
 		}
-		b.WriteString(c.Content)
+		for _, ch := range c.Choices {
+			b.WriteString(ch.Content)
+		}
 	}
 	return b.String()
 }

@@ -144,7 +144,7 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 	ev := Event{Status: http.StatusOK}
 	if g.Answer != nil {
 		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
-		body = b.Completion(g.Answer.Text, g.Answer.Usage, nil)
+		body = b.CompletionN(g.Answer.Text, st.req.N, g.Answer.usage(st.req.N), nil)
 		ev.Grounded = true
 	} else {
 		var served compat.Served
@@ -168,16 +168,32 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 		s.end(st, ev)
 		return err
 	}
-	text := info.Content
-	if g.Filter != nil && info.Choices > 0 {
-		text = g.Filter.Filter(info.Content) + g.Filter.Trailer()
-		if cited := reportedSources(g.Filter); cited != nil {
-			g.Sources = cited
+	var text string // the first answer's
+	if len(info.Choices) > 0 {
+		text = info.Choices[0].Content
+	}
+	if g.NewFilter != nil {
+		// Each answer (n of them when the request asks for n > 1) is filtered on its own; the completion lists
+		// the sources any of them cited. An answer without text (a tool call) is left as it is.
+		var cited []compat.Source
+		for pos, ch := range info.Choices {
+			if !ch.HasContent {
+				continue
+			}
+			f := g.NewFilter()
+			t := f.Filter(ch.Content) + f.Trailer()
+			cited = appendSources(cited, reportedSources(f))
+			if pos == 0 {
+				text = t
+			}
+			if body, err = compat.SetMessageContent(body, pos, t); err != nil {
+				ev.Status, ev.Err = http.StatusInternalServerError, err
+				s.end(st, ev)
+				return err
+			}
 		}
-		if body, err = compat.SetMessageContent(body, text); err != nil {
-			ev.Status, ev.Err = http.StatusInternalServerError, err
-			s.end(st, ev)
-			return err
+		if cited != nil {
+			g.Sources = cited
 		}
 	}
 	if len(g.Sources) > 0 {

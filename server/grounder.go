@@ -44,12 +44,14 @@ type Grounding struct {
 	// Answer, when set, answers the request without any upstream call; the
 	// answer is streamed or returned in OpenAI's format like a model's.
 	Answer *Answer
-	// Filter, when set, rewrites the response's content deltas and appends a
-	// trailer (a "Sources" list) as the last content delta before the finish
-	// chunk. It sees one response only, in order.
-	Filter ContentFilter
+	// NewFilter, when set, returns a fresh filter for each answer of the
+	// response (one, or n when the request asks for n > 1 choices): it
+	// rewrites that answer's content deltas and appends a trailer (a
+	// "Sources" list) as its last content delta before its finish chunk.
+	NewFilter func() ContentFilter
 	// Sources are added as a "sources" array to the non-stream completion
-	// and to the stream's finish chunk.
+	// and to the stream's finish chunk (an answer's filter may replace them
+	// with the sources it cited; see SourceReporter).
 	Sources []compat.Source
 	// Events are extra raw JSON objects sent as "data:" frames after the
 	// last chunk and before [DONE] (Open WebUI's source events).
@@ -63,7 +65,17 @@ type Answer struct {
 	Usage compat.Usage
 }
 
-// ContentFilter rewrites one response's content. Filter is called with each
+// usage is the usage of n copies of the answer (a request for n answers).
+func (a *Answer) usage(n int) compat.Usage {
+	u := a.Usage
+	if n > 1 {
+		u.CompletionTokens *= n
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return u
+}
+
+// ContentFilter rewrites one answer's content. Filter is called with each
 // content delta in order and returns the text to send instead (possibly "",
 // holding text back); Trailer is called once at the end and its text is sent
 // as the last content delta. A ContentFilter is used by one goroutine.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/compat/openaitest"
 )
 
 // fakeGrounder returns a fixed Grounding and records what it saw.
@@ -36,6 +38,8 @@ type upperFilter struct{}
 
 func (upperFilter) Filter(d string) string { return strings.ToUpper(d) }
 func (upperFilter) Trailer() string        { return "\n\nSources:\n- [Guide](https://example.edu/guide)" }
+
+func newUpperFilter() ContentFilter { return upperFilter{} }
 
 // recordingObserver keeps every event kind in order.
 type recordingObserver struct {
@@ -75,11 +79,11 @@ func TestGrounderSeam(t *testing.T) {
 			golden:           "ground_messages.txt",
 			wantUpstreamUser: "rewritten question"},
 		{name: "filter sources events stream", body: `{"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello"}]}`,
-			grounding:        Grounding{Filter: upperFilter{}, Sources: sources, Events: []json.RawMessage{event}},
+			grounding:        Grounding{NewFilter: newUpperFilter, Sources: sources, Events: []json.RawMessage{event}},
 			golden:           "ground_filter_stream.txt",
 			wantUpstreamUser: "hello"},
 		{name: "filter sources non-stream", body: `{"messages":[{"role":"user","content":"hello"}]}`,
-			grounding:        Grounding{Filter: upperFilter{}, Sources: sources},
+			grounding:        Grounding{NewFilter: newUpperFilter, Sources: sources},
 			golden:           "ground_filter_complete.txt",
 			wantUpstreamUser: "hello"},
 		{name: "answer stream", body: `{"model":"ragproxy","stream":true,"messages":[{"role":"user","content":"unknown thing"}]}`,
@@ -123,7 +127,7 @@ func TestGrounderSeam(t *testing.T) {
 			if obs.usage.TotalTokens == 0 {
 				t.Errorf("observer saw no usage")
 			}
-			if tt.grounding.Filter != nil && !strings.HasSuffix(obs.answer, upperFilter{}.Trailer()) {
+			if tt.grounding.NewFilter != nil && !strings.HasSuffix(obs.answer, upperFilter{}.Trailer()) {
 				t.Errorf("observed answer %q lacks the trailer", obs.answer)
 			}
 		})
@@ -140,5 +144,154 @@ func TestGrounderError(t *testing.T) {
 	}
 	if n := len(h.Fake.Requests()); n != 0 {
 		t.Errorf("upstream got %d requests after a grounder error", n)
+	}
+}
+
+// countingFilter marks the start of its answer and ends it with the number of deltas it saw, so an answer
+// filtered by another answer's filter shows.
+type countingFilter struct {
+	deltas int
+}
+
+func (f *countingFilter) Filter(d string) string {
+	f.deltas++
+	if f.deltas == 1 {
+		return ">>" + d
+	}
+	return d
+}
+
+func (f *countingFilter) Trailer() string { return fmt.Sprintf(" (%d deltas)", f.deltas) }
+
+// TestGroundingManyAnswers checks a request for n answers: each is filtered on its own and ends with its own
+// trailer and sources, in the stream and in the completion.
+func TestGroundingManyAnswers(t *testing.T) {
+	sources := []compat.Source{{URL: "https://example.edu/guide", Title: "Guide"}}
+	g := &fakeGrounder{ground: func() *Grounding {
+		return &Grounding{NewFilter: func() ContentFilter { return &countingFilter{} }, Sources: sources}
+	}}
+	fake := openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply {
+		return openaitest.Reply{Content: "alpha beta gamma", Others: []string{"delta epsilon"}}
+	}}
+	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g}, fake: fake})
+	want := map[int]string{0: ">>alpha beta gamma (4 deltas)", 1: ">>delta epsilon (3 deltas)"}
+
+	resp, body := h.post(t, "/chat/completions", `{"stream":true,"n":2,"messages":[{"role":"user","content":"hello"}]}`)
+	golden(t, "ground_many_stream.txt", transcript(resp, body))
+	got := map[int]string{}
+	roles := map[int]int{}
+	var finishes []int
+	for _, f := range strings.Split(body, "\n\n") {
+		data, ok := strings.CutPrefix(f, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		c, err := compat.ParseChunk([]byte(data))
+		if err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		for _, ch := range c.Choices {
+			got[ch.Index] += ch.Content
+			if ch.Role == "assistant" {
+				roles[ch.Index]++
+			}
+			if ch.FinishReason != "" {
+				finishes = append(finishes, ch.Index)
+				if !strings.Contains(data, `"sources":[{"url":"https://example.edu/guide"`) {
+					t.Errorf("finish chunk of answer %d has no sources: %s", ch.Index, data)
+				}
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("streamed answers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[int]int{0: 1, 1: 1}, roles); diff != "" {
+		t.Errorf("role deltas per answer (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{0, 1}, finishes); diff != "" {
+		t.Errorf("finish chunks (-want +got):\n%s", diff)
+	}
+
+	resp, body = h.post(t, "/chat/completions", `{"n":2,"messages":[{"role":"user","content":"hello"}]}`)
+	golden(t, "ground_many_complete.txt", transcript(resp, body))
+	var completion struct {
+		Choices []struct {
+			Index   int `json:"index"`
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Sources []compat.Source `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(body), &completion); err != nil {
+		t.Fatal(err)
+	}
+	got = map[int]string{}
+	for _, c := range completion.Choices {
+		got[c.Index] = c.Message.Content
+	}
+	// Not streamed, each answer is one delta.
+	if diff := cmp.Diff(map[int]string{0: ">>alpha beta gamma (1 deltas)", 1: ">>delta epsilon (1 deltas)"}, got); diff != "" {
+		t.Errorf("completion answers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(sources, completion.Sources); diff != "" {
+		t.Errorf("completion sources (-want +got):\n%s", diff)
+	}
+}
+
+// TestAnswerManyAnswers checks that an answer the proxy writes itself comes n times when n answers are asked
+// for, with the usage of all of them.
+func TestAnswerManyAnswers(t *testing.T) {
+	g := &fakeGrounder{ground: func() *Grounding {
+		return &Grounding{Answer: &Answer{Text: "I don't know.", Usage: compat.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: 9}}}
+	}}
+	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g}})
+	_, body := h.post(t, "/chat/completions", `{"stream":true,"stream_options":{"include_usage":true},"n":3,"messages":[{"role":"user","content":"x"}]}`)
+	got := map[int]string{}
+	var usage *compat.Usage
+	finished := 0
+	for _, f := range strings.Split(body, "\n\n") {
+		data, ok := strings.CutPrefix(f, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		c, err := compat.ParseChunk([]byte(data))
+		if err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		for _, ch := range c.Choices {
+			got[ch.Index] += ch.Content
+			if ch.FinishReason == "stop" {
+				finished++
+			}
+		}
+		if c.Usage != nil {
+			usage = c.Usage
+		}
+	}
+	want := map[int]string{0: "I don't know.", 1: "I don't know.", 2: "I don't know."}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("streamed answers (-want +got):\n%s", diff)
+	}
+	if finished != 3 || usage == nil || *usage != (compat.Usage{PromptTokens: 5, CompletionTokens: 12, TotalTokens: 17}) {
+		t.Errorf("finishes %d, usage %+v; want 3 and 5+12=17", finished, usage)
+	}
+
+	_, body = h.post(t, "/chat/completions", `{"n":2,"messages":[{"role":"user","content":"x"}]}`)
+	info, err := compat.ParseCompletion([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInfo := compat.CompletionInfo{Choices: []compat.CompletionChoice{{Content: "I don't know.", HasContent: true}, {Content: "I don't know.", HasContent: true}},
+		Usage: &compat.Usage{PromptTokens: 5, CompletionTokens: 8, TotalTokens: 13}}
+	if diff := cmp.Diff(wantInfo, info); diff != "" {
+		t.Errorf("completion (-want +got):\n%s", diff)
+	}
+
+	resp, body := h.post(t, "/chat/completions", `{"n":0,"messages":[{"role":"user","content":"x"}]}`)
+	want0 := `{"error":{"message":"Invalid 'n': integer below minimum value. Expected a value >= 1, but got 0 instead.","type":"invalid_request_error","param":"n","code":"integer_below_min_value"}}`
+	if diff := cmp.Diff([]any{http.StatusBadRequest, want0}, []any{resp.StatusCode, body}); diff != "" {
+		t.Errorf("n = 0 (-want +got):\n%s", diff)
 	}
 }

@@ -80,11 +80,14 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 	out := make([]compat.Message, 0, len(req.Messages)+1)
 	out = append(out, compat.TextMessage("system", retrieval.SystemPrompt(g.SiteName, res)))
 	out = append(out, req.Messages...)
+	allowed := retrieval.AllowedURLs(res)
 	return &Grounding{
 		Messages: out,
-		Filter:   &sourcesFilter{links: retrieval.NewLinkFilter(retrieval.AllowedURLs(res)), res: res, max: limit},
-		Sources:  top,
-		Events:   events,
+		NewFilter: func() ContentFilter {
+			return &sourcesFilter{links: retrieval.NewLinkFilter(allowed), res: res, max: limit}
+		},
+		Sources: top,
+		Events:  events,
 	}, nil
 }
 

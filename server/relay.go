@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ragproxy/ragproxy/compat"
@@ -20,29 +21,63 @@ type chunkSource interface {
 var _ chunkSource = (*compat.Stream)(nil)
 
 // relay turns the source's chunks into the frames the client gets: it keeps
-// one id, makes sure the first delta carries the role, runs the content
-// filter, adds the trailer and sources before the finish, and drops the
-// usage chunk the client did not ask for. Chunks pass through byte for byte
-// unless one of those edits applies.
+// one id, makes sure each answer's first delta carries the role, runs a
+// content filter per answer (a request with n > 1 gets several, told apart by
+// their choice index), adds each answer's trailer and sources before its
+// finish, and drops the usage chunk the client did not ask for. Chunks pass
+// through byte for byte unless one of those edits applies.
 type relay struct {
 	includeUsage bool
-	filter       ContentFilter
-	sources      []compat.Source
+	newFilter    func() ContentFilter
+	sources      []compat.Source // Grounding.Sources: an answer's sources unless its filter reports the cited ones
 
 	builder    compat.ChunkBuilder
-	sawChoice  bool
+	choices    map[int]*choiceRelay
 	firstToken bool
-	finished   bool
-	// finishReason is the upstream's finish_reason; special reports a
-	// delta with more than text (tool calls, a refusal), which an answer
-	// kept as text cannot reproduce.
+	// finished reports that every answer seen has finished.
+	finished bool
+	// finishReason is the upstream's finish_reason for the first answer;
+	// special reports a delta with more than text (tool calls, a refusal),
+	// which an answer kept as text cannot reproduce.
 	finishReason string
 	special      bool
 	usage        *compat.Usage
 	collect      bool
-	content      strings.Builder
+	content      strings.Builder // the first answer's text
 
 	onFirstToken func()
+}
+
+// choiceRelay is the state of one answer (one choice index) of the response.
+type choiceRelay struct {
+	filter   ContentFilter // nil without grounding
+	sawRole  bool
+	finished bool
+	sources  []compat.Source
+}
+
+// choice returns the state of the answer with index i, starting it on first sight.
+func (r *relay) choice(i int) *choiceRelay {
+	if r.choices == nil {
+		r.choices = make(map[int]*choiceRelay, 1)
+	}
+	cr, ok := r.choices[i]
+	if !ok {
+		cr = &choiceRelay{sources: r.sources}
+		if r.newFilter != nil {
+			cr.filter = r.newFilter()
+		}
+		r.choices[i] = cr
+	}
+	return cr
+}
+
+// answerSources are the sources of the first answer, as its finish chunk carried them.
+func (r *relay) answerSources() []compat.Source {
+	if cr, ok := r.choices[0]; ok {
+		return cr.sources
+	}
+	return r.sources
 }
 
 // chunk handles one upstream chunk, passing the frames to emit.
@@ -65,7 +100,7 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 	if !r.includeUsage && c.Usage == nil {
 		raw = stripNullUsage(raw)
 	}
-	if c.Choices == 0 {
+	if len(c.Choices) == 0 {
 		if c.Usage != nil && !r.includeUsage {
 			return nil // we asked for it; the client did not
 		}
@@ -74,60 +109,86 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 	if bytes.Contains(raw, toolCallsKey) || bytes.Contains(raw, refusalKey) {
 		r.special = true
 	}
-	if !r.sawChoice {
-		r.sawChoice = true
-		if c.Role == "" {
-			if raw, err = compat.SetDeltaRole(raw, "assistant"); err != nil {
-				return fmt.Errorf("relay: %w", err)
+	// An answer's finish goes out as the filtered rest and trailer, in a delta of their own, then the finish
+	// chunk carrying the sources.
+	var trailers [][]byte
+	var finishSources []compat.Source
+	finishing := false
+	for pos, ch := range c.Choices {
+		cr := r.choice(ch.Index)
+		if !cr.sawRole {
+			cr.sawRole = true
+			if ch.Role == "" {
+				if raw, err = compat.SetDeltaRole(raw, pos, "assistant"); err != nil {
+					return fmt.Errorf("relay: %w", err)
+				}
 			}
 		}
-	}
-	if c.Content != "" && !r.firstToken {
-		r.firstToken = true
-		if r.onFirstToken != nil {
-			r.onFirstToken()
-		}
-	}
-	text := c.Content
-	if r.filter != nil && c.HasContent {
-		text = r.filter.Filter(c.Content)
-	}
-	if c.FinishReason == "" {
-		if r.filter != nil && c.HasContent {
-			if raw, err = compat.SetDeltaContent(raw, text); err != nil {
-				return fmt.Errorf("relay: %w", err)
+		if ch.Content != "" && !r.firstToken {
+			r.firstToken = true
+			if r.onFirstToken != nil {
+				r.onFirstToken()
 			}
 		}
-		r.keep(text)
-		return emit(raw)
-	}
-	// The finish chunk: the filtered rest and the trailer go out first as
-	// their own delta, then the finish chunk carrying the sources.
-	if r.filter != nil {
-		if c.HasContent {
-			if raw, err = compat.DeleteDeltaContent(raw); err != nil {
-				return fmt.Errorf("relay: %w", err)
+		text := ch.Content
+		if cr.filter != nil && ch.HasContent {
+			text = cr.filter.Filter(ch.Content)
+		}
+		if ch.FinishReason == "" {
+			if cr.filter != nil && ch.HasContent {
+				if raw, err = compat.SetDeltaContent(raw, pos, text); err != nil {
+					return fmt.Errorf("relay: %w", err)
+				}
+			}
+			r.keep(ch.Index, text)
+			continue
+		}
+		if cr.filter != nil {
+			if ch.HasContent {
+				if raw, err = compat.DeleteDeltaContent(raw, pos); err != nil {
+					return fmt.Errorf("relay: %w", err)
+				}
+			}
+			text += cr.filter.Trailer()
+			if cited := reportedSources(cr.filter); cited != nil {
+				cr.sources = cited
+			}
+			if text != "" {
+				trailers = append(trailers, r.builder.ForChoice(ch.Index).Content(text))
 			}
 		}
-		text += r.filter.Trailer()
-		if cited := reportedSources(r.filter); cited != nil {
-			r.sources = cited
-		}
-		if text != "" {
-			if err := emit(r.builder.Content(text)); err != nil {
-				return err
-			}
+		r.keep(ch.Index, text)
+		cr.finished, finishing = true, true
+		finishSources = appendSources(finishSources, cr.sources)
+		if ch.Index == 0 {
+			r.finishReason = ch.FinishReason
 		}
 	}
-	r.keep(text)
-	if len(r.sources) > 0 {
-		if raw, err = compat.SetSources(raw, r.sources); err != nil {
+	for _, t := range trailers {
+		if err := emit(t); err != nil {
+			return err
+		}
+	}
+	if finishing && len(finishSources) > 0 {
+		if raw, err = compat.SetSources(raw, finishSources); err != nil {
 			return fmt.Errorf("relay: %w", err)
 		}
 	}
 	r.finished = true
-	r.finishReason = c.FinishReason
+	for _, cr := range r.choices {
+		r.finished = r.finished && cr.finished
+	}
 	return emit(raw)
+}
+
+// appendSources appends the sources of add that dst does not list yet.
+func appendSources(dst, add []compat.Source) []compat.Source {
+	for _, a := range add {
+		if !slices.ContainsFunc(dst, func(d compat.Source) bool { return d.URL == a.URL }) {
+			dst = append(dst, a)
+		}
+	}
+	return dst
 }
 
 var (
@@ -146,26 +207,33 @@ func stripNullUsage(raw []byte) []byte {
 	return append(raw[:i:i], raw[i+len(nullUsage):]...)
 }
 
-func (r *relay) keep(text string) {
-	if r.collect {
+// keep collects the first answer's text for the log and the response cache.
+func (r *relay) keep(index int, text string) {
+	if r.collect && index == 0 {
 		r.content.WriteString(text)
 	}
 }
 
 // answerSource streams a Grounder's answer like a model would: role, content
-// deltas, finish, usage.
+// deltas, finish (once per answer when the request asks for n of them, all
+// the same text), usage.
 type answerSource struct {
 	chunks [][]byte
 	i      int
 }
 
-func newAnswerSource(b compat.ChunkBuilder, a *Answer) *answerSource {
+func newAnswerSource(b compat.ChunkBuilder, a *Answer, n int) *answerSource {
 	src := &answerSource{i: -1}
-	src.chunks = append(src.chunks, b.Role())
-	for _, d := range compat.SplitDeltas(a.Text, 48) {
-		src.chunks = append(src.chunks, b.Content(d))
+	deltas := compat.SplitDeltas(a.Text, 48)
+	for i := range max(n, 1) {
+		c := b.ForChoice(i)
+		src.chunks = append(src.chunks, c.Role())
+		for _, d := range deltas {
+			src.chunks = append(src.chunks, c.Content(d))
+		}
+		src.chunks = append(src.chunks, c.Finish("stop", nil))
 	}
-	src.chunks = append(src.chunks, b.Finish("stop", nil), b.Usage(a.Usage))
+	src.chunks = append(src.chunks, b.Usage(a.usage(n)))
 	return src
 }
 

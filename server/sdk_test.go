@@ -64,6 +64,26 @@ func TestOpenAIGoClient(t *testing.T) {
 		}
 	})
 
+	t.Run("stream n answers", func(t *testing.T) {
+		p := params
+		p.N = openai.Int(2)
+		stream := client.Chat.Completions.NewStreaming(ctx, p)
+		acc := openai.ChatCompletionAccumulator{}
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range acc.Choices {
+			got = append(got, c.Message.Content)
+		}
+		if diff := cmp.Diff([]string{"You said: hello proxy", "You said: hello proxy"}, got); diff != "" {
+			t.Errorf("answers (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("models", func(t *testing.T) {
 		page, err := client.Models.List(ctx)
 		if err != nil {
@@ -89,6 +109,12 @@ func TestOpenAIGoClient(t *testing.T) {
 		{name: "bad messages", status: http.StatusBadRequest, code: "empty_array", param: "messages", call: func() error {
 			p := params
 			p.Messages = []openai.ChatCompletionMessageParamUnion{}
+			_, err := client.Chat.Completions.New(ctx, p)
+			return err
+		}},
+		{name: "n out of range", status: http.StatusBadRequest, code: "integer_above_max_value", param: "n", call: func() error {
+			p := params
+			p.N = openai.Int(129)
 			_, err := client.Chat.Completions.New(ctx, p)
 			return err
 		}},

@@ -26,7 +26,7 @@ func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
 	g := st.ground
 	if g.Answer != nil {
 		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
-		src := newAnswerSource(b, g.Answer)
+		src := newAnswerSource(b, g.Answer, st.req.N)
 		setSSEHeaders(c)
 		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 			sw := newSSEWriter(w, st.cancel)
@@ -100,7 +100,7 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	stop := sw.heartbeat(s.cfg.Heartbeat)
 	defer stop()
 	g := st.ground
-	r := &relay{includeUsage: st.req.IncludeUsage, filter: g.Filter, sources: g.Sources, collect: s.collect || st.cache != nil,
+	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, sources: g.Sources, collect: s.collect || st.cache != nil,
 		onFirstToken: func() { s.obs.Observe(st.ctx, s.event(st, EventFirstToken)) }}
 	var err error
 	for err == nil && src.Next() {
@@ -142,7 +142,7 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	}
 	if err == nil && st.cache != nil && r.finished && !r.special {
 		st.answer = &cachedAnswer{Model: r.builder.Model, Content: r.content.String(), FinishReason: r.finishReason,
-			Sources: r.sources, Usage: r.usage, Events: g.Events}
+			Sources: r.answerSources(), Usage: r.usage, Events: g.Events}
 	}
 	s.end(st, ev)
 }

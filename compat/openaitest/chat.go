@@ -148,23 +148,35 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, rec, id, reply, prompt, f)
 }
 
+// content is the text of answer i.
+func (r Reply) content(i int) string {
+	if i > 0 && i <= len(r.Others) {
+		return r.Others[i-1]
+	}
+	return r.Content
+}
+
 func (s *Server) complete(w http.ResponseWriter, rec *Request, id string, reply Reply, prompt int) {
-	msg := message{Role: "assistant"}
-	finish := "stop"
-	completionTokens := len(Words(reply.Content))
-	if len(reply.ToolCalls) > 0 {
-		finish = "tool_calls"
-		completionTokens = 0
-		for _, tc := range reply.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, fullToolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: tc.Arguments}})
-			completionTokens += len(strings.Fields(tc.Arguments)) + 1
+	var choices []completionChoice
+	completionTokens := 0
+	for i := range rec.N {
+		msg := message{Role: "assistant"}
+		finish := "stop"
+		if len(reply.ToolCalls) > 0 {
+			finish = "tool_calls"
+			for _, tc := range reply.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, fullToolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: tc.Arguments}})
+				completionTokens += len(strings.Fields(tc.Arguments)) + 1
+			}
+		} else {
+			c := reply.content(i)
+			msg.Content = &c
+			completionTokens += len(Words(c))
 		}
-	} else {
-		c := reply.Content
-		msg.Content = &c
+		choices = append(choices, completionChoice{Index: i, Message: msg, FinishReason: finish})
 	}
 	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: s.cfg.Created, Model: rec.Model,
-		Choices:           []completionChoice{{Message: msg, FinishReason: finish}},
+		Choices:           choices,
 		Usage:             usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens},
 		SystemFingerprint: s.cfg.Fingerprint})
 }
@@ -183,26 +195,44 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 		panic(http.ErrAbortHandler)
 	}
 	base := chunk{ID: id, Object: "chat.completion.chunk", Created: s.cfg.Created, Model: rec.Model, SystemFingerprint: s.cfg.Fingerprint}
-	var frames []chunk
+	// Each answer's deltas, after its role chunk; the answers' chunks go out in turn.
+	answers := make([][]chunk, rec.N)
 	empty := ""
-	frames = append(frames, withChoice(base, delta{Role: "assistant", Content: &empty}, nil))
 	finish := "stop"
 	completionTokens := 0
-	if len(reply.ToolCalls) > 0 {
-		finish = "tool_calls"
-		for i, tc := range reply.ToolCalls {
-			frames = append(frames, withChoice(base, delta{ToolCalls: []toolCallDelta{{Index: i, ID: tc.ID, Type: "function",
-				Function: function{Name: tc.Name, Arguments: tc.Arguments}}}}, nil))
-			completionTokens += len(strings.Fields(tc.Arguments)) + 1
+	for i := range answers {
+		a := []chunk{withChoice(base, i, delta{Role: "assistant", Content: &empty}, nil)}
+		if len(reply.ToolCalls) > 0 {
+			finish = "tool_calls"
+			for k, tc := range reply.ToolCalls {
+				a = append(a, withChoice(base, i, delta{ToolCalls: []toolCallDelta{{Index: k, ID: tc.ID, Type: "function",
+					Function: function{Name: tc.Name, Arguments: tc.Arguments}}}}, nil))
+				completionTokens += len(strings.Fields(tc.Arguments)) + 1
+			}
+		} else {
+			for _, word := range Words(reply.content(i)) {
+				word := word
+				a = append(a, withChoice(base, i, delta{Content: &word}, nil))
+				completionTokens++
+			}
 		}
-	} else {
-		for _, word := range Words(reply.Content) {
-			word := word
-			frames = append(frames, withChoice(base, delta{Content: &word}, nil))
-			completionTokens++
+		answers[i] = a
+	}
+	var frames []chunk
+	for k := 0; ; k++ {
+		more := false
+		for _, a := range answers {
+			if k < len(a) {
+				frames, more = append(frames, a[k]), true
+			}
+		}
+		if !more {
+			break
 		}
 	}
-	frames = append(frames, withChoice(base, delta{}, &finish))
+	for i := range answers {
+		frames = append(frames, withChoice(base, i, delta{}, &finish))
+	}
 	if rec.IncludeUsage {
 		u := base
 		u.Choices = []chunkChoice{}
@@ -244,7 +274,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 	}
 }
 
-func withChoice(base chunk, d delta, finish *string) chunk {
-	base.Choices = []chunkChoice{{Delta: d, FinishReason: finish}}
+func withChoice(base chunk, index int, d delta, finish *string) chunk {
+	base.Choices = []chunkChoice{{Index: index, Delta: d, FinishReason: finish}}
 	return base
 }

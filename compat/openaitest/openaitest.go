@@ -51,6 +51,10 @@ type Config struct {
 type Reply struct {
 	// Content is streamed one word per chunk.
 	Content string
+	// Others are the contents of answers 1, 2, ... when the request asks for
+	// n > 1 (answers past them repeat Content). Like OpenAI, a stream sends
+	// each answer's chunks with its choice index, interleaved.
+	Others []string
 	// ToolCalls, when set, are sent instead of content, finish_reason
 	// "tool_calls".
 	ToolCalls []ToolCall
@@ -91,10 +95,12 @@ type Request struct {
 	Path   string
 	Header http.Header
 	Body   []byte
-	// Model, Stream and IncludeUsage are read from a chat or embeddings body.
+	// Model, Stream, IncludeUsage and N (the number of answers, default 1)
+	// are read from a chat or embeddings body.
 	Model        string
 	Stream       bool
 	IncludeUsage bool
+	N            int
 	// Messages are the chat messages, decoded loosely.
 	Messages []Message
 	// Fault is the failure injected into this request, if any.
@@ -265,6 +271,9 @@ func (s *Server) record(next http.Handler) http.Handler {
 		_ = json.Unmarshal(fields["model"], &rec.Model)
 		_ = json.Unmarshal(fields["stream"], &rec.Stream)
 		_ = json.Unmarshal(fields["messages"], &rec.Messages)
+		if json.Unmarshal(fields["n"], &rec.N) != nil || rec.N < 1 {
+			rec.N = 1
+		}
 		var so map[string]json.RawMessage
 		if json.Unmarshal(fields["stream_options"], &so) == nil {
 			_ = json.Unmarshal(so["include_usage"], &rec.IncludeUsage)
