@@ -169,4 +169,5 @@ func groupTexts(texts []string) (groups []textGroup, firstOf []int) {
 	return groups, firstOf
 }
 
+// maxGroup bounds the texts of a group: a worker takes a whole group, and the rest is counted once per group.
 const maxGroup = 64
