@@ -264,6 +264,24 @@ func boolJSON(b bool) string {
 func streamedContent(t testing.TB, transcript string) string {
 	t.Helper()
 	var b strings.Builder
+	for _, f := range streamFrames(t, transcript) {
+		for _, ch := range f.chunk.Choices {
+			b.WriteString(ch.Content)
+		}
+	}
+	return b.String()
+}
+
+// streamFrame is one data frame of an SSE transcript: its JSON and the chunk read from it.
+type streamFrame struct {
+	data  string
+	chunk compat.Chunk
+}
+
+// streamFrames reads the data frames of an SSE transcript, [DONE] left out.
+func streamFrames(t testing.TB, transcript string) []streamFrame {
+	t.Helper()
+	var out []streamFrame
 	for _, f := range strings.Split(transcript, "\n\n") {
 		data, ok := strings.CutPrefix(f, "data: ")
 		if !ok || data == "[DONE]" {
@@ -273,11 +291,9 @@ func streamedContent(t testing.TB, transcript string) string {
 		if err != nil {
 			t.Fatalf("chunk %q: %v", data, err)
 		}
-		for _, ch := range c.Choices {
-			b.WriteString(ch.Content)
-		}
+		out = append(out, streamFrame{data, c})
 	}
-	return b.String()
+	return out
 }
 
 // TestCacheRedisDown checks a cache that fails never fails a request: every

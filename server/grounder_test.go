@@ -181,24 +181,16 @@ func TestGroundingManyAnswers(t *testing.T) {
 	got := map[int]string{}
 	roles := map[int]int{}
 	var finishes []int
-	for _, f := range strings.Split(body, "\n\n") {
-		data, ok := strings.CutPrefix(f, "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		c, err := compat.ParseChunk([]byte(data))
-		if err != nil {
-			t.Fatalf("chunk %q: %v", data, err)
-		}
-		for _, ch := range c.Choices {
+	for _, f := range streamFrames(t, body) {
+		for _, ch := range f.chunk.Choices {
 			got[ch.Index] += ch.Content
 			if ch.Role == "assistant" {
 				roles[ch.Index]++
 			}
 			if ch.FinishReason != "" {
 				finishes = append(finishes, ch.Index)
-				if !strings.Contains(data, `"sources":[{"url":"https://example.edu/guide"`) {
-					t.Errorf("finish chunk of answer %d has no sources: %s", ch.Index, data)
+				if !strings.Contains(f.data, `"sources":[{"url":"https://example.edu/guide"`) {
+					t.Errorf("finish chunk of answer %d has no sources: %s", ch.Index, f.data)
 				}
 			}
 		}
@@ -251,23 +243,15 @@ func TestAnswerManyAnswers(t *testing.T) {
 	got := map[int]string{}
 	var usage *compat.Usage
 	finished := 0
-	for _, f := range strings.Split(body, "\n\n") {
-		data, ok := strings.CutPrefix(f, "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		c, err := compat.ParseChunk([]byte(data))
-		if err != nil {
-			t.Fatalf("chunk %q: %v", data, err)
-		}
-		for _, ch := range c.Choices {
+	for _, f := range streamFrames(t, body) {
+		for _, ch := range f.chunk.Choices {
 			got[ch.Index] += ch.Content
 			if ch.FinishReason == "stop" {
 				finished++
 			}
 		}
-		if c.Usage != nil {
-			usage = c.Usage
+		if f.chunk.Usage != nil {
+			usage = f.chunk.Usage
 		}
 	}
 	want := map[int]string{0: "I don't know.", 1: "I don't know.", 2: "I don't know."}
