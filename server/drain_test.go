@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +87,34 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// TestDrainDoesNotWaitForIdleConnections opens a connection that never sends a request (browsers and HTTP
+// clients open such connections ahead of need) next to a kept-alive one: the drain must close both and Serve
+// return at once, not wait out the drain timeout as if a request were in flight.
+func TestDrainDoesNotWaitForIdleConnections(t *testing.T) {
+	h := newHarness(t, harnessOpts{cfg: Config{DrainTimeout: time.Minute}})
+	if resp, _ := h.get(t, "/models"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /models: %d", resp.StatusCode)
+	}
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	time.Sleep(50 * time.Millisecond) // let the server accept it
+	h.stop()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			t.Errorf("Serve returned %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve still draining a connection that never sent a request")
+	}
+	h.done <- nil // for the cleanup
 }
