@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -122,10 +123,10 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 		switch {
 		case n < 1:
 			return nil, InvalidRequest("n", "integer_below_min_value",
-				"Invalid 'n': integer below minimum value. Expected a value >= 1, but got %v instead.", n)
+				"Invalid 'n': integer below minimum value. Expected a value >= 1, but got %s instead.", strconv.FormatFloat(n, 'f', -1, 64))
 		case n > maxN:
 			return nil, InvalidRequest("n", "integer_above_max_value",
-				"Invalid 'n': integer above maximum value. Expected a value <= %d, but got %v instead.", maxN, n)
+				"Invalid 'n': integer above maximum value. Expected a value <= %d, but got %s instead.", maxN, strconv.FormatFloat(n, 'f', -1, 64))
 		}
 		req.N = int(n)
 	}

@@ -42,6 +42,7 @@ var decodeTests = []struct {
 	{name: "n not an integer", body: `{"n":1.5,"messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
 	{name: "n zero", body: `{"n":0,"messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
 	{name: "n too large", body: `{"n":129,"messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
+	{name: "n far too large", body: `{"n":1e6,"messages":[{"role":"user","content":"x"}]}`, wantErr: "n"},
 	{name: "n null", body: `{"n":null,"messages":[{"role":"user","content":"x"}]}`, wantRoles: []string{"user"}},
 	{name: "include_usage not bool", body: `{"stream":true,"stream_options":{"include_usage":1},"messages":[{"role":"user","content":"x"}]}`, wantErr: "stream_options.include_usage"},
 }
