@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,12 +79,8 @@ func (e *APIError) Object() json.RawMessage {
 			return wrapper.Error
 		}
 	}
-	// Written as OpenAI writes it: "<", ">" and "&" in a message stay as they are.
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(errorObject{Message: e.Message, Type: e.Type, Param: optional(e.Param), Code: optional(e.Code)}) // strings only
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	b, _ := marshal(errorObject{Message: e.Message, Type: e.Type, Param: optional(e.Param), Code: optional(e.Code)}) // strings only
+	return b
 }
 
 // JSON returns the full error body {"error":{...}}.

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -148,9 +149,21 @@ func DeleteDeltaContent(raw []byte, pos int) ([]byte, error) {
 	return sjson.DeleteBytes(raw, "choices."+strconv.Itoa(pos)+".delta.content")
 }
 
+// marshal is json.Marshal as OpenAI writes JSON: "<", ">" and "&" in strings stay as they are instead of
+// becoming \u003c, \u003e and \u0026.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // SetSources returns raw (a chunk or a completion) with a "sources" array.
 func SetSources(raw []byte, sources []Source) ([]byte, error) {
-	b, err := json.Marshal(sources)
+	b, err := marshal(sources)
 	if err != nil {
 		return nil, fmt.Errorf("set sources: %w", err)
 	}
@@ -247,7 +260,7 @@ func (b ChunkBuilder) ForChoice(i int) ChunkBuilder {
 func (b ChunkBuilder) build(d deltaJSON, finish *string, sources []Source) []byte {
 	c := chunkJSON{ID: b.ID, Object: "chat.completion.chunk", Created: b.Created, Model: b.Model,
 		Choices: []choiceJSON{{Index: b.Index, Delta: d, FinishReason: finish}}, Sources: sources}
-	out, _ := json.Marshal(c) // plain strings and ints: cannot fail
+	out, _ := marshal(c) // plain strings and ints: cannot fail
 	return out
 }
 
@@ -272,7 +285,7 @@ func (b ChunkBuilder) Finish(reason string, sources []Source) []byte {
 func (b ChunkBuilder) Usage(u Usage) []byte {
 	c := chunkJSON{ID: b.ID, Object: "chat.completion.chunk", Created: b.Created, Model: b.Model,
 		Choices: []choiceJSON{}, Usage: &u}
-	out, _ := json.Marshal(c)
+	out, _ := marshal(c)
 	return out
 }
 
@@ -312,7 +325,7 @@ func (b ChunkBuilder) CompletionN(text string, n int, u Usage, sources []Source)
 	for i := range max(n, 1) {
 		c.Choices = append(c.Choices, completionChoiceJSON{Index: i, Message: messageJSON{Role: "assistant", Content: text}, FinishReason: "stop"})
 	}
-	out, _ := json.Marshal(c)
+	out, _ := marshal(c)
 	return out
 }
 

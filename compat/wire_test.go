@@ -94,11 +94,11 @@ func TestAPIErrorJSON(t *testing.T) {
 
 func TestChunkBuilder(t *testing.T) {
 	b := ChunkBuilder{ID: "chatcmpl-1", Model: "ragproxy", Created: 7}
-	got := []string{string(b.Role()), string(b.Content("hi")), string(b.Finish("stop", []Source{{URL: "u"}})), string(b.Usage(Usage{1, 2, 3})),
+	got := []string{string(b.Role()), string(b.Content("a > b & <c>")), string(b.Finish("stop", []Source{{URL: "u"}})), string(b.Usage(Usage{1, 2, 3})),
 		string(b.ForChoice(2).Content("c")), string(b.CompletionN("a", 2, Usage{1, 2, 3}, nil))}
 	want := []string{
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
-		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"content":"hi"},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"content":"a > b & <c>"},"logprobs":null,"finish_reason":null}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"sources":[{"url":"u"}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":2,"delta":{"content":"c"},"logprobs":null,"finish_reason":null}]}`,
