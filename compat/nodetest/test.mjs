@@ -48,6 +48,11 @@ const runner = client.chat.completions.stream({ model: 'ragproxy', messages });
 const final = await runner.finalChatCompletion();
 assert.equal(final.choices[0].message.content, 'You said: hello from node');
 
+// n answers: the SDK's stream helper keeps them apart by choice index.
+const many = await client.chat.completions.stream({ model: 'ragproxy', messages, n: 2 }).finalChatCompletion();
+assert.deepEqual(many.choices.map((c) => [c.index, c.message.content]),
+  [[0, 'You said: hello from node'], [1, 'You said: hello from node']]);
+
 // Typed errors: a wrong key and an invalid request.
 const bad = new OpenAI({ baseURL, apiKey: 'sk-wrong-key', maxRetries: 0 });
 await assert.rejects(bad.chat.completions.create({ model: 'ragproxy', messages }), (err) => {
