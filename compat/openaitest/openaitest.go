@@ -1,8 +1,8 @@
 // Package openaitest is a fake OpenAI-compatible upstream for tests and
 // benchmarks: an httptest server that speaks OpenAI's wire format for
-// /v1/chat/completions (streaming and not, n answers, with the usage chunk and error
-// bodies), /v1/embeddings (deterministic vectors, float or base64) and
-// /v1/models. Latency and per-request failures (status codes, dropped
+// /v1/chat/completions (streaming and not, n answers, with the usage chunk
+// and error bodies), /v1/embeddings (deterministic vectors, float or base64)
+// and /v1/models. Latency and per-request failures (status codes, dropped
 // connections, hangs, drops mid-stream) can be injected, and every request it
 // received is recorded, including whether the caller cancelled it.
 //
