@@ -17,8 +17,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -244,23 +242,6 @@ func contentVersion(ix *index.Index) string {
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func hostPrefix(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	return strings.ToLower(p.Scheme + "://" + p.Host)
 }
 
 // tokenizerLoad loads the BPE ranks (a fifth of a second) in the background once started: as soon as a first

@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestHeuristicAnalysis(t *testing.T) {
 		{Role: "assistant", Content: "It is ..."},
 		{Role: "user", Content: "who is the chair?"},
 	}
-	a, err := Heuristic{}.Analyze(nil, msgs)
+	a, err := Heuristic{}.Analyze(context.Background(), msgs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,9 +131,9 @@ func retrievalMessages(msgs []compat.Message) []retrieval.Message {
 
 func requestHeader(c *fiber.Ctx) http.Header {
 	h := http.Header{}
-	c.Request().Header.VisitAll(func(k, v []byte) {
+	for k, v := range c.Request().Header.All() {
 		h.Add(string(k), string(v))
-	})
+	}
 	return h
 }
 

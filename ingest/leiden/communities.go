@@ -53,8 +53,7 @@ func Communities(n int, links [][]int, cfg CommunityConfig) Assignment {
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(x int) int {
+	find := func(x int) int {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]

@@ -76,10 +76,8 @@ func worse(a, b Hit) bool {
 	return a.ID > b.ID
 }
 
-// full reports whether k hits are kept; then only a hit better than min() enters.
+// full reports whether k hits are kept; then only a hit better than the worst kept one (t.h[0]) enters.
 func (t *topK) full() bool { return len(t.h) == t.k }
-
-func (t *topK) min() Hit { return t.h[0] }
 
 func (t *topK) push(x Hit) {
 	if len(t.h) < t.k {
