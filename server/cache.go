@@ -73,8 +73,10 @@ type cacheState struct {
 	result string
 	// handoff, when set, makes this request the one computing the answer
 	// for concurrent identical requests: end sends the answer (or nil) there
-	// exactly once.
+	// exactly once. settled is closed once the Group is done with it (the
+	// answer stored if it can be, waiting requests answered).
 	handoff chan *cachedAnswer
+	settled chan struct{}
 	// served reports an answer replayed from the cache.
 	served bool
 }
@@ -145,7 +147,9 @@ func (rc *responseCache) flight(c *fiber.Ctx, s *Server, st *chatState) (bool, e
 	// Buffered, so the goroutine ends once the Group returns even when this
 	// request no longer listens (it became the leader).
 	resc := make(chan done, 1)
+	settled := make(chan struct{})
 	go func() {
+		defer close(settled)
 		val, outcome, err := rc.group.Do(st.ctx, cs.key, func(context.Context) ([]byte, bool, error) {
 			close(led)
 			a := <-handoff // end sends exactly once
@@ -162,7 +166,7 @@ func (rc *responseCache) flight(c *fiber.Ctx, s *Server, st *chatState) (bool, e
 	}()
 	select {
 	case <-led:
-		cs.handoff, cs.result = handoff, "miss"
+		cs.handoff, cs.settled, cs.result = handoff, settled, "miss"
 		c.Set(headerXCache, "MISS")
 		return false, nil
 	case r := <-resc:
@@ -201,6 +205,9 @@ func (rc *responseCache) finish(st *chatState, ev Event) {
 	if cs.handoff != nil {
 		cs.handoff <- a // buffered; the Group stores a storable answer
 		cs.handoff = nil
+		// The response goes out once the flight is over, as it does after a plain store below: a request that
+		// follows it finds the answer stored, or no flight to join.
+		<-cs.settled
 		return
 	}
 	if cs.write && a.storable() {
