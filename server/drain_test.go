@@ -39,15 +39,7 @@ func TestDrain(t *testing.T) {
 	if !strings.HasSuffix(string(rest), "data: [DONE]\n\n") {
 		t.Errorf("stream did not finish during drain:\n%s", rest)
 	}
-	select {
-	case err := <-h.done:
-		if err != nil {
-			t.Errorf("Serve returned %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after the drain")
-	}
-	h.done <- nil // for the cleanup
+	waitServe(t, h, 5*time.Second, "Serve did not return after the drain")
 }
 
 // TestDrainTimeoutCutsOff checks a stream that outlives the drain timeout
@@ -108,13 +100,19 @@ func TestDrainDoesNotWaitForIdleConnections(t *testing.T) {
 	defer idle.Close()
 	time.Sleep(50 * time.Millisecond) // let the server accept it
 	h.stop()
+	waitServe(t, h, 15*time.Second, "Serve still draining a connection that never sent a request")
+}
+
+// waitServe waits for the harness's Serve to return nil, failing with stuck after limit.
+func waitServe(t *testing.T, h *harness, limit time.Duration, stuck string) {
+	t.Helper()
 	select {
 	case err := <-h.done:
 		if err != nil {
 			t.Errorf("Serve returned %v", err)
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Serve still draining a connection that never sent a request")
+	case <-time.After(limit):
+		t.Fatal(stuck)
 	}
 	h.done <- nil // for the cleanup
 }
