@@ -19,10 +19,9 @@ import (
 
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/index"
-	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval/neo4j"
 	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
-	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // exampleSite copies the bundled example site into a directory and returns it with an index path whose
@@ -136,14 +135,7 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	if bk.Vectors == nil || bk.Communities != nil {
 		t.Fatalf("backends = %+v, want vectors only", bk)
 	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := retrieval.Open(idx, nil, tok, retrieval.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := indextest.Open(t, idx)
 	queries := srv.Count("Query")
 	res, err := r.WithBackends(bk).Retrieve(ctx, "how much is out of state tuition per semester full time", nil)
 	if err != nil {
