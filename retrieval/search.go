@@ -105,10 +105,7 @@ func (r *Retriever) pageList(name, q string, vec []float32, n int) []int {
 // words, such as catalogue listings nobody links to.
 func (r *Retriever) topPages(fused []scored) []scored {
 	if g := r.cfg.LinkPrior; g > 0 {
-		for i := range fused {
-			fused[i].score *= 1 + g*math.Log1p(float64(r.inLinks[fused[i].id]))
-		}
-		sort.SliceStable(fused, func(a, b int) bool { return fused[a].score > fused[b].score })
+		rescale(fused, func(page int) float64 { return 1 + g*math.Log1p(float64(r.inLinks[page])) })
 	}
 	if len(fused) > r.cfg.FusedPages {
 		fused = fused[:r.cfg.FusedPages]
@@ -223,10 +220,7 @@ func (r *Retriever) topChunks(fused []scored, pages []scored) []scored {
 		pageRank[p.id] = i
 	}
 	if b := r.cfg.PageBoost; b > 0 {
-		for i := range fused {
-			fused[i].score *= 1 + b/float64(1+pageRank[r.ix.Chunks[fused[i].id].PageID])
-		}
-		sort.SliceStable(fused, func(a, b int) bool { return fused[a].score > fused[b].score })
+		rescale(fused, func(chunk int) float64 { return 1 + b/float64(1+pageRank[r.ix.Chunks[chunk].PageID]) })
 	}
 	first := map[string]int{} // text -> index in out
 	out := fused[:0:0]
@@ -246,6 +240,14 @@ func (r *Retriever) topChunks(fused []scored, pages []scored) []scored {
 		out = append(out, c)
 	}
 	return out
+}
+
+// rescale multiplies each fused score by factor(id) and sorts again, best first, ties keeping their order.
+func rescale(fused []scored, factor func(id int) float64) {
+	for i := range fused {
+		fused[i].score *= factor(fused[i].id)
+	}
+	sort.SliceStable(fused, func(a, b int) bool { return fused[a].score > fused[b].score })
 }
 
 // assemble builds the context: per kept page (in rank order) its URL, title, summary and selected chunks in page
