@@ -102,7 +102,7 @@ func extract(d Doc, tf terms, df map[string]int, n float64, cfg ExtractiveConfig
 				continue
 			}
 			h := plain(strings.TrimLeft(line, "# "))
-			if h != "" && !seen[strings.ToLower(h)] && len(headings) < cfg.MaxHeadings {
+			if h != "" && !seen[strings.ToLower(h)] {
 				seen[strings.ToLower(h)] = true
 				headings = append(headings, h)
 			}
