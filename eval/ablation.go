@@ -15,7 +15,7 @@ type Variant struct {
 	// Heuristic rewrites are off when NoRewrites is set in Config.
 }
 
-// Ablations are seed 000's system versions, generalised, plus the fusion constants DESIGN.md asks to compare.
+// Ablations are the FHNW prototype's system versions, generalised, plus the fusion constants worth comparing.
 // base supplies the constants the variants do not change.
 func Ablations(base retrieval.Config) []Variant {
 	with := func(f func(c *retrieval.Config)) retrieval.Config {
@@ -57,7 +57,7 @@ func Ablations(base retrieval.Config) []Variant {
 		{"default, equal list weights", with(func(c *retrieval.Config) {
 			c.ListWeights = map[string]float64{}
 		})},
-		{"default, seed 000 community rule (no protected pages)", with(func(c *retrieval.Config) { c.ProtectPages = -1 })},
+		{"default, FHNW prototype community rule (no protected pages)", with(func(c *retrieval.Config) { c.ProtectPages = -1 })},
 		{"default, usual RRF (K = 60, ranks from 1)", with(func(c *retrieval.Config) {
 			c.RRFK, c.RRFRankBase = 60, 1
 		})},

@@ -8,10 +8,11 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 
-// Judge answers questions with the grounded model and judges each answer with seed 000's rule: an answer is
+// Judge answers questions with the grounded model and judges each answer with the FHNW prototype's rule: an answer is
 // correct if it contains the reference fact.
 type Judge struct {
 	Client openai.Client
@@ -39,7 +40,7 @@ type WrongAnswer struct {
 	Example  string `json:"example"`
 }
 
-// JudgePrompt is the judging instruction (seed 000: correct if the answer contains the reference fact).
+// JudgePrompt is the judging instruction (the FHNW prototype: correct if the answer contains the reference fact).
 const JudgePrompt = `You grade answers. Reply with JSON {"correct": true} if the answer contains the reference ` +
 	`fact (the same information; wording and formatting may differ), otherwise {"correct": false}.`
 
@@ -64,7 +65,7 @@ func (j *Judge) Answers(ctx context.Context, r *retrieval.Retriever, an retrieva
 		}
 		correct, example := 0, ""
 		for i := 0; i < repeats; i++ {
-			ans, err := j.complete(ctx, model, retrieval.SystemPrompt(j.SiteName, res), q.Question, nil)
+			ans, err := j.complete(ctx, model, grounding.SystemPrompt(j.SiteName, res), q.Question, nil)
 			if err != nil {
 				return nil, fmt.Errorf("answers %s: %w", q.ID, err)
 			}

@@ -1,6 +1,6 @@
 // Package eval measures retrieval and answer quality on question sets: page Hit@k and MRR against the pages that
 // answer each question, whether the question's fact reaches the context, ablations of the retrieval pipeline
-// (seed 000's table), and, with a model, answer correctness judged by seed 000's rule. Functions are safe for
+// (the FHNW prototype's table), and, with a model, answer correctness judged by the FHNW prototype's rule. Functions are safe for
 // concurrent use; a Retriever is shared read-only.
 package eval
 

@@ -14,7 +14,7 @@ import (
 )
 
 // SmallComponentCommunity is the community id given to pages in weakly connected components under the
-// small-component size (seed 000: "a default community_id of 9999").
+// small-component size (the FHNW prototype: "a default community_id of 9999").
 const SmallComponentCommunity = 9999
 
 // Page is one cleaned page of the site.

@@ -16,7 +16,7 @@ const errOther = "_OTHER"
 // besides Other; keeping them closed keeps the series count bounded whatever a
 // client sends. They are functions so no package-level slice can be mutated.
 
-// defaultRoutes lists the routes ragproxy serves (DESIGN.md, "HTTP API").
+// defaultRoutes lists the routes ragproxy serves.
 func defaultRoutes() []string {
 	return []string{
 		"/v1/chat/completions", "/v1/models", "/v1/retrieve",
@@ -34,7 +34,7 @@ func knownTasks() []string {
 	}
 }
 
-// knownStages lists the retrieval stages of DESIGN.md "Retrieval", plus the guardrail check.
+// knownStages lists the retrieval stages of the pipeline, plus the guardrail check.
 func knownStages() []string {
 	return []string{"analysis", "embed", "pages", "communities", "chunks", "context", "guardrails"}
 }

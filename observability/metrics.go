@@ -64,7 +64,7 @@ type Config struct {
 	// ragproxy_upstream_requests_total. Default: "primary" and "secondary".
 	Upstreams []string
 	// Routes is added to the built-in route allow-list (the routes of
-	// DESIGN.md's HTTP API). Default: none.
+	// the HTTP API). Default: none.
 	Routes []string
 	// Caches is added to the built-in cache names ("response", "retrieval",
 	// "analysis", "embedding"). Default: none.

@@ -20,6 +20,7 @@ import (
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -154,14 +155,14 @@ func startProxy(t *testing.T) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &server.RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: assistant, OnRetrieval: obs.OnRetrieval}
+	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: assistant, OnRetrieval: obs.ObserveRetrieval}
 	analysisClient := openai.NewClient(option.WithBaseURL(primary.URL()), option.WithAPIKey(upstreamKey), option.WithMaxRetries(2))
 	g.Analyzer = &retrieval.LLMAnalyzer{Client: analysisClient, Model: upstreamModel, SiteName: assistant,
 		OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
-	ca := server.NewCachedAnalyzer(g.Analyzer, tolerant("analysis"), upstreamModel+"\x00"+assistant, cacheTTL)
+	ca := grounding.NewCachedAnalyzer(g.Analyzer, tolerant("analysis"), upstreamModel+"\x00"+assistant, cacheTTL)
 	ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }
 	g.Analyzer = ca
-	scfg.Grounder, scfg.Retriever = g, g
+	scfg.Grounder = g
 	scfg.Models = []server.ModelAlias{{ID: assistant, Upstream: upstreamModel}}
 	m := r.Index().Manifest
 	obs.Metrics.SetIndexInfo(assistant, m.Version, m.Embedder, m.Pages, m.Chunks)
@@ -174,7 +175,7 @@ func startProxy(t *testing.T) *proxy {
 		t.Fatal(err)
 	}
 	scfg.IndexVersion, scfg.RetrievalSettings = m.Version, string(settings)
-	scfg.PromptVersion = cache.Key(retrieval.GroundingPrompt, assistant, "test")[:16]
+	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, assistant, "test")[:16]
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

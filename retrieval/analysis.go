@@ -35,7 +35,7 @@ type Analyzer interface {
 	Analyze(ctx context.Context, msgs []Message) (Analysis, error)
 }
 
-// AnalysisWindow is how many of the latest messages analysis reads (seed 000).
+// AnalysisWindow is how many of the latest messages analysis reads (as in the FHNW prototype).
 const AnalysisWindow = 12
 
 // Heuristic rewrites without a model: the question, the question with the previous user turn (follow-ups such as

@@ -92,3 +92,20 @@ func TestLLMAnalyzerUpstreamDown(t *testing.T) {
 		t.Errorf("fallback error = %v, want the upstream's 503", fellBack)
 	}
 }
+
+func TestHeuristicAnalysis(t *testing.T) {
+	msgs := []Message{
+		{Role: "user", Content: "tell me about the economics major"},
+		{Role: "assistant", Content: "It is ..."},
+		{Role: "user", Content: "who is the chair?"},
+	}
+	a, err := Heuristic{}.Analyze(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Analysis{Question: "who is the chair?", NeedsRetrieval: true, Source: "heuristic",
+		Rewrites: []string{"who is the chair?", "tell me about the economics major who is the chair?", "chair"}}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("analysis (-want +got):\n%s", diff)
+	}
+}

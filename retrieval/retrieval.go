@@ -1,4 +1,4 @@
-// Package retrieval finds the pages and passages of an index that answer a conversation, following seed 000's
+// Package retrieval finds the pages and passages of an index that answer a conversation, following the FHNW prototype's
 // complete system: query rewrites, page search over summaries (dense) and page text (BM25) fused by reciprocal
 // rank, community-based selection of pages, chunk search inside those pages, and a context assembled per page
 // within a token budget. It also holds the query analysis and the grounding of answers (prompt, sources,
@@ -23,7 +23,7 @@ import (
 
 // Page lists the retrieval can draw on to rank pages; Config.PageLists picks a subset (the eval ablations do).
 const (
-	// ListSummaryDense is dense search over page summaries (seed 000's main signal).
+	// ListSummaryDense is dense search over page summaries (the FHNW prototype's main signal).
 	ListSummaryDense = "summary-dense"
 	// ListPageBM25 is BM25 over each page's title and text.
 	ListPageBM25 = "page-bm25"
@@ -37,7 +37,7 @@ const (
 	ListTitleMatch = "title-match"
 )
 
-// Config holds retrieval's constants; the zero value of each field selects seed 000's value.
+// Config holds retrieval's constants; the zero value of each field selects the FHNW prototype's value.
 type Config struct {
 	// PageLists are the ranked lists fused to rank pages; default all four lists.
 	PageLists []string
@@ -53,7 +53,7 @@ type Config struct {
 	// NoCommunities skips community selection and keeps the top KeepPages fused pages.
 	NoCommunities bool
 	// ProtectPages is how many of the best fused pages community selection always keeps; default 6. Negative
-	// means 0, seed 000's rule where community frequency alone decides (it loses pages on the Berkeley
+	// means 0, the FHNW prototype's rule where community frequency alone decides (it loses pages on the Berkeley
 	// questions: see eval's ablations).
 	ProtectPages int
 	// ChunksPerList is how many chunks dense and BM25 chunk search return per query; default 128.
@@ -66,15 +66,15 @@ type Config struct {
 	PageBoost float64
 	// KeepChunks is how many fused chunks the context may use; default 40.
 	KeepChunks int
-	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, seed 000's choice, which
+	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, the FHNW prototype's choice, which
 	// beats the usual 60 on the Berkeley questions (eval ablations). RRFRankBase is the rank of a list's first
-	// item: 0 (the seed's) or 1 (the usual).
+	// item: 0 (the FHNW prototype's) or 1 (the usual).
 	RRFK        float64
 	RRFRankBase int
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
-	// with large tables on the Berkeley questions; seed 000 sent its 40 chunks whole, about 16000).
+	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).
 	ContextTokens int
 	// LinkPrior scales each fused page score by 1 + LinkPrior·ln(1 + inbound links), a prior for pages the
 	// site itself points to; default 0.2, negative means none (eval ablations).
@@ -91,6 +91,10 @@ var DefaultPageLists = []string{ListSummaryDense, ListPageBM25, ListChunkBM25, L
 // DefaultListWeights weigh the chunk BM25 and title BM25 lists, the strongest alone, twice the others (eval on
 // the Berkeley questions, local embedder, extractive summaries; the ablations compare equal weights).
 var DefaultListWeights = map[string]float64{ListSummaryDense: 0.5, ListPageBM25: 0.5, ListChunkDense: 0.5, ListTitleMatch: 0.5}
+
+// DefaultConfig is the configuration the zero Config selects, every field filled in: the one place retrieval's
+// defaults are written, which the command-line flags show as theirs.
+func DefaultConfig() Config { return Config{}.withDefaults() }
 
 func (c Config) withDefaults() Config {
 	if len(c.PageLists) == 0 {

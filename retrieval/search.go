@@ -130,7 +130,7 @@ func (r *Retriever) pagesOf(chunks []int, n int) []int {
 	return pages
 }
 
-// selectPages keeps KeepPages of the fused pages by seed 000's community rule: pages whose community is common
+// selectPages keeps KeepPages of the fused pages by the FHNW prototype's community rule: pages whose community is common
 // among the fused pages first, then by fused rank. Pages of small components (community 9999) count as
 // singletons. The kept pages stay in fused order: the community rule decides which pages stay, not how they rank.
 // communities gives each fused page's community.
@@ -252,7 +252,7 @@ func rescale(fused []scored, factor func(id int) float64) {
 
 // assemble builds the context: per kept page (in rank order) its URL, title, summary and selected chunks in page
 // order, dropping the lowest-ranked chunks until it fits the token budget. A page without selected chunks is left
-// out (seed 000).
+// out (as in the FHNW prototype).
 func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []ChunkHit, string, int) {
 	budget := r.cfg.ContextTokens
 	header := func(p int) string {

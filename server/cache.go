@@ -24,8 +24,8 @@ import (
 // temperature 0 (or the X-Ragproxy-Cache: on opt-in), a single choice, text
 // inputs only, and answers that finished with "stop" and carry only text.
 // The key covers everything that shapes the answer: the model, every body
-// field but the transport ones, the task and Open WebUI headers the
-// Grounder looks at, the retrieval settings, the index version and the
+// field but the transport ones, the task and the headers the Grounder looks
+// at (Varier), the retrieval settings, the index version and the
 // prompt version. One stored record is replayed as a stream or as JSON,
 // whichever the client asked for, with x-cache: HIT.
 //
@@ -367,8 +367,11 @@ func (rc *responseCache) key(s *Server, st *chatState, h http.Header) string {
 		}
 	}
 	// What the Grounder decides from headers: the task (which folds in
-	// X-Ragproxy-Retrieval: off) and whether Open WebUI source events go out.
-	grounding := map[string]any{"task": st.task, "openwebui": hasOpenWebUIHeaders(h)}
+	// X-Ragproxy-Retrieval: off) and whatever else it reads of them.
+	grounding := map[string]any{"task": st.task}
+	if v, ok := s.cfg.Grounder.(Varier); ok {
+		grounding["vary"] = v.Vary(h)
+	}
 	return cache.Key(cacheKeyVersion, s.upstreamModel(st.req.Model), st.req.Model, body, grounding,
 		rc.settings, rc.index, rc.prompt)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ragproxy/ragproxy/compat"
-	"github.com/ragproxy/ragproxy/retrieval"
 )
 
 // chatState is one chat request on its way through the proxy.
@@ -63,7 +62,7 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	// done, or when a drain runs out of time.
 	id := requestID(c)
 	header := requestHeader(c)
-	locals := &chatLocals{stream: req.Stream, task: TaskKind(header, retrievalMessages(req.Messages))}
+	locals := &chatLocals{stream: req.Stream, task: TaskKind(header, req.Messages)}
 	c.Locals(localChat, locals)
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), requestIDKey{}, id))
 	st := &chatState{id: id, start: requestStart(c), req: req, ctx: ctx, cancel: cancel, untrack: s.track(cancel),
@@ -78,7 +77,7 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	}
 	if s.cfg.Grounder != nil {
 		g, err := s.cfg.Grounder.Ground(ctx, &GroundRequest{Model: req.Model, Stream: req.Stream,
-			Messages: req.Messages, Request: req, Header: header})
+			Messages: req.Messages, Request: req, Header: header, Task: st.task})
 		if err != nil {
 			s.end(st, Event{Status: compat.AsAPIError(err).Status, Err: err})
 			return err
@@ -119,14 +118,6 @@ func (s *Server) responseModel(model string) string {
 		return model
 	}
 	return s.cfg.Models[0].ID
-}
-
-func retrievalMessages(msgs []compat.Message) []retrieval.Message {
-	out := make([]retrieval.Message, 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, retrieval.Message{Role: m.Role, Content: m.Text()})
-	}
-	return out
 }
 
 func requestHeader(c *fiber.Ctx) http.Header {

@@ -33,6 +33,31 @@ type GroundRequest struct {
 	// Header holds the request headers, e.g. Open WebUI's X-OpenWebUI-Chat-Id
 	// and X-OpenWebUI-User-Id, or X-Ragproxy-Retrieval.
 	Header http.Header
+	// Task is the request's kind as the gateway classified it (TaskKind): ""
+	// for a user's question, else a client's background task or a request
+	// that bypasses retrieval.
+	Task string
+}
+
+// Varier is a Grounder whose decision depends on request headers besides
+// the task. Vary returns what it reads of them; the response cache keys
+// answers by it, so an answer is only replayed to requests the Grounder
+// would have treated alike.
+type Varier interface {
+	Vary(h http.Header) string
+}
+
+// Route is an extra route under /v1 that a Grounder serves (a Router). The
+// gateway authenticates the request, hands Handle the body, and writes the
+// result as JSON or the error as OpenAI's error body.
+type Route struct {
+	Method, Path string
+	Handle       func(ctx context.Context, body []byte) (any, error)
+}
+
+// Router is a Grounder that serves extra routes under /v1.
+type Router interface {
+	Routes() []Route
 }
 
 // Grounding is a Grounder's decision for one request. Every field is

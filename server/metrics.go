@@ -10,13 +10,12 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/observability"
-	"github.com/ragproxy/ragproxy/retrieval"
 )
 
 // MetricsObserver turns the server's events into observability.Metrics and
-// writes the one log line per request. Set it as Config.Observer, and its
-// OnRetrieval as RetrievalGrounder.OnRetrieval so retrieval stages are
-// measured and joined to their request's log line. It is safe for concurrent
+// writes the one log line per request. Set it as Config.Observer, and have
+// the Grounder report each retrieval to ObserveRetrieval so retrieval stages
+// are measured and joined to their request's log line. It is safe for concurrent
 // use; the zero value with Metrics set works.
 //
 // Every attempt sent upstream counts once in ragproxy_upstream_requests_total,
@@ -172,10 +171,21 @@ func (o *MetricsObserver) ObserveRequest(ctx context.Context, info RequestInfo) 
 		Route: info.Route, Stream: info.Stream, Task: info.Task, Status: info.Status, Duration: info.Elapsed})
 }
 
-// OnRetrieval records a retrieval's stage durations, confidence and
-// emptiness, and keeps the stage timings for the request's log line. Its
-// signature is RetrievalGrounder.OnRetrieval's.
-func (o *MetricsObserver) OnRetrieval(ctx context.Context, _ retrieval.Analysis, res *retrieval.Result, _ time.Duration) {
+// Retrieval is what a Grounder reports of one retrieval.
+type Retrieval struct {
+	// Durations are the stages' times by name ("analysis", "embed", "pages",
+	// "communities", "chunks", "context").
+	Durations map[string]time.Duration
+	// Confidence is the best similarity found; Empty reports that nothing
+	// was above the confidence floor.
+	Confidence float64
+	Empty      bool
+}
+
+// ObserveRetrieval records a retrieval's stage durations, confidence and
+// emptiness, and keeps the stage timings for the log line of the request ctx
+// belongs to.
+func (o *MetricsObserver) ObserveRetrieval(ctx context.Context, res Retrieval) {
 	m := o.Metrics
 	var stages []observability.StageTiming
 	for _, name := range stageOrder() {

@@ -22,11 +22,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
-	"github.com/ragproxy/ragproxy/embed"
-	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/observability"
-	"github.com/ragproxy/ragproxy/retrieval"
-	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // lockedBuffer is a log sink safe for the server's goroutines.
@@ -267,57 +263,23 @@ func waitFor(ctx context.Context, cond func() bool) bool {
 	return true
 }
 
-// testIndex builds a three-page index by hand, embedded with an unfitted
-// local embedder.
-func testIndex(t testing.TB) (*index.Index, embed.Embedder) {
-	t.Helper()
-	emb := embed.NewLocal(embed.LocalConfig{Dimension: 256})
-	pages := []struct{ url, title, text string }{
-		{"https://example.edu/enrolment", "Enrolment dates", "Enrolment for the autumn semester opens on 1 August and closes on 15 September."},
-		{"https://example.edu/library", "Library opening hours", "The main library is open from 8am to 10pm on weekdays and 10am to 6pm on weekends."},
-		{"https://example.edu/fees", "Tuition fees", "Tuition fees are 730 francs per semester for students from Switzerland."},
-	}
-	ix := &index.Index{Manifest: index.Manifest{Version: "v-test", Pages: len(pages), Chunks: len(pages),
-		Embedder: emb.Name(), Dimension: emb.Dimension(), Tokenizer: "o200k_base"}}
-	var summaries, chunks []string
-	for i, p := range pages {
-		ix.Pages = append(ix.Pages, index.Page{ID: i, URL: p.url, Title: p.title, Summary: p.title + ": " + p.text,
-			Markdown: "# " + p.title + "\n\n" + p.text, Community: 0, Chunks: []int{i}})
-		ix.Chunks = append(ix.Chunks, index.Chunk{ID: i, PageID: i, Text: p.text, Tokens: len(strings.Fields(p.text))})
-		summaries = append(summaries, p.title+": "+p.text)
-		chunks = append(chunks, p.text)
-	}
-	var err error
-	ctx := context.Background()
-	if ix.SummaryVectors, err = emb.Embed(ctx, summaries); err != nil {
-		t.Fatal(err)
-	}
-	if ix.ChunkVectors, err = emb.Embed(ctx, chunks); err != nil {
-		t.Fatal(err)
-	}
-	return ix, emb
+// reportingGrounder reports one retrieval to the observer, as grounding.Grounder does, and leaves the request as
+// it is.
+type reportingGrounder struct {
+	obs *MetricsObserver
 }
 
-func testGrounder(t testing.TB, onRetrieval func(context.Context, retrieval.Analysis, *retrieval.Result, time.Duration)) *RetrievalGrounder {
-	t.Helper()
-	ix, emb := testIndex(t)
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := retrieval.New(ix, emb, tok, retrieval.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: "Example University", OnRetrieval: onRetrieval}
+func (g reportingGrounder) Ground(ctx context.Context, _ *GroundRequest) (*Grounding, error) {
+	g.obs.ObserveRetrieval(ctx, Retrieval{Confidence: 0.4, Durations: map[string]time.Duration{"analysis": time.Millisecond,
+		"embed": 2 * time.Millisecond, "pages": 3 * time.Millisecond, "chunks": time.Millisecond, "context": time.Millisecond}})
+	return nil, nil
 }
 
 func TestMetricsRetrievalStages(t *testing.T) {
 	m := newMetrics(t)
 	var logs lockedBuffer
 	obs := &MetricsObserver{Metrics: m, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
-	g := testGrounder(t, obs.OnRetrieval)
-	h := newHarness(t, harnessOpts{cfg: Config{Observer: obs, Grounder: g, Retriever: g}})
+	h := newHarness(t, harnessOpts{cfg: Config{Observer: obs, Grounder: reportingGrounder{obs}}})
 
 	resp, body := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":[{"role":"user","content":"When does enrolment for the autumn semester open?"}]}`)
 	if resp.StatusCode != http.StatusOK {

@@ -115,7 +115,7 @@ type requestIDKey struct{}
 
 // RequestID returns the id of the chat request ctx belongs to ("" outside
 // one). The contexts handed to a Grounder and an Observer carry it, so hooks
-// such as RetrievalGrounder.OnRetrieval can attribute their work.
+// such as MetricsObserver.ObserveRetrieval can attribute their work.
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id

@@ -72,10 +72,10 @@ type Config struct {
 	// ListUpstreamModels adds the upstream's own models to /v1/models.
 	// Default false.
 	ListUpstreamModels bool
-	// Grounder, when set, is called for every chat request (retrieval).
+	// Grounder, when set, is called for every chat request (retrieval). When
+	// it is a Router its routes are served under /v1, and when it is a Varier
+	// the response cache keys answers by what it reads of the headers.
 	Grounder Grounder
-	// Retriever, when set, serves POST /v1/retrieve.
-	Retriever Retriever
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
 	// Observer receives request events (metrics, logs). Default no-op.
@@ -260,10 +260,25 @@ func (s *Server) routes() {
 	v1.Post("/chat/completions", s.chat)
 	v1.Get("/models", s.listModels)
 	v1.Get("/models/+", s.getModel)
-	if s.cfg.Retriever != nil {
-		v1.Post("/retrieve", s.retrieve)
+	if r, ok := s.cfg.Grounder.(Router); ok {
+		for _, rt := range r.Routes() {
+			v1.Add(rt.Method, rt.Path, s.extraRoute(rt))
+		}
 	}
 	if s.cfg.Metrics != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.Metrics))
+	}
+}
+
+// extraRoute serves a Grounder's route: the body goes in, the result comes
+// out as JSON, and an error takes the one path to OpenAI's error body.
+func (s *Server) extraRoute(rt Route) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx := context.WithValue(c.UserContext(), requestIDKey{}, requestID(c))
+		out, err := rt.Handle(ctx, c.Body())
+		if err != nil {
+			return err
+		}
+		return c.JSON(out)
 	}
 }

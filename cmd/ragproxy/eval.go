@@ -107,19 +107,20 @@ type retrievalFlags struct {
 }
 
 func (f *retrievalFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.cfg.PagesPerList, "pages-per-list", 36, "pages each search list contributes")
-	fs.IntVar(&f.cfg.FusedPages, "fused-pages", 12, "fused pages that go to community selection")
-	fs.IntVar(&f.cfg.KeepPages, "keep-pages", 8, "pages community selection keeps")
-	fs.BoolVar(&f.noComms, "no-communities", false, "skip community selection")
-	fs.IntVar(&f.cfg.ProtectPages, "protect-pages", 6, "best fused pages community selection always keeps (negative: none)")
-	fs.IntVar(&f.cfg.ChunksPerList, "chunks-per-list", 128, "chunks each chunk search returns per query")
-	fs.Float64Var(&f.cfg.PageBoost, "page-boost", 0.5, "fused chunk scores times 1 + this / (1 + the page's rank) (negative: none)")
-	fs.IntVar(&f.cfg.KeepChunks, "keep-chunks", 40, "fused chunks the context may use")
-	fs.Float64Var(&f.cfg.RRFK, "rrf-k", 0, "reciprocal rank fusion K (0: the number of fused lists)")
-	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", 0, "rank of a list's first item in fusion (0 or 1)")
-	fs.Float64Var(&f.cfg.LinkPrior, "link-prior", 0.2, "fused page scores times 1 + this × ln(1 + inbound links) (negative: none)")
-	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", 12000, "context budget in tokens")
-	fs.Float64Var(&f.cfg.ConfidenceFloor, "confidence-floor", 0.10, "similarity below which the answer is \"I don't know\"")
+	d := retrieval.DefaultConfig()
+	fs.IntVar(&f.cfg.PagesPerList, "pages-per-list", d.PagesPerList, "pages each search list contributes")
+	fs.IntVar(&f.cfg.FusedPages, "fused-pages", d.FusedPages, "fused pages that go to community selection")
+	fs.IntVar(&f.cfg.KeepPages, "keep-pages", d.KeepPages, "pages community selection keeps")
+	fs.BoolVar(&f.noComms, "no-communities", d.NoCommunities, "skip community selection")
+	fs.IntVar(&f.cfg.ProtectPages, "protect-pages", d.ProtectPages, "best fused pages community selection always keeps (negative: none)")
+	fs.IntVar(&f.cfg.ChunksPerList, "chunks-per-list", d.ChunksPerList, "chunks each chunk search returns per query")
+	fs.Float64Var(&f.cfg.PageBoost, "page-boost", d.PageBoost, "fused chunk scores times 1 + this / (1 + the page's rank) (negative: none)")
+	fs.IntVar(&f.cfg.KeepChunks, "keep-chunks", d.KeepChunks, "fused chunks the context may use")
+	fs.Float64Var(&f.cfg.RRFK, "rrf-k", d.RRFK, "reciprocal rank fusion K (0: the number of fused lists)")
+	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", d.RRFRankBase, "rank of a list's first item in fusion (0 or 1)")
+	fs.Float64Var(&f.cfg.LinkPrior, "link-prior", d.LinkPrior, "fused page scores times 1 + this × ln(1 + inbound links) (negative: none)")
+	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", d.ContextTokens, "context budget in tokens")
+	fs.Float64Var(&f.cfg.ConfidenceFloor, "confidence-floor", d.ConfidenceFloor, "similarity below which the answer is \"I don't know\"")
 }
 
 func (f *retrievalFlags) config() retrieval.Config {

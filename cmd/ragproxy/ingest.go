@@ -31,7 +31,7 @@ type upstreamFlags struct {
 }
 
 func (u *upstreamFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&u.url, "upstream-url", envOr("OPENAI_BASE_URL", "https://api.openai.com/v1"), "OpenAI-compatible API base URL (OPENAI_BASE_URL)")
+	fs.StringVar(&u.url, "upstream-url", envOr("OPENAI_BASE_URL", defaultUpstreamURL), "OpenAI-compatible API base URL (OPENAI_BASE_URL)")
 	fs.StringVar(&u.model, "model", envOr("RAGPROXY_MODEL", "gpt-4o-mini"), "chat model for summaries, analysis and answers (RAGPROXY_MODEL)")
 	fs.StringVar(&u.embedder, "embedder", envOr("RAGPROXY_EMBEDDER", "auto"), "auto (openai when OPENAI_API_KEY is set, else local), local or openai (RAGPROXY_EMBEDDER)")
 	fs.StringVar(&u.embeddingModel, "embedding-model", envOr("RAGPROXY_EMBEDDING_MODEL", "text-embedding-3-large"), "embedding model for --embedder openai (RAGPROXY_EMBEDDING_MODEL)")

@@ -15,6 +15,7 @@ import (
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
@@ -24,7 +25,7 @@ import (
 // serveFlags are serve's settings: each flag falls back to an environment
 // variable, then to a default.
 type serveFlags struct {
-	listen, upstreamURL, apiKey, model, apiKeys                    string
+	listen, apiKeys                                                string
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	maxBody                                                        int
@@ -71,8 +72,6 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&f.listen, "listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
-	fs.StringVar(&f.upstreamURL, "upstream-url", envOr("OPENAI_BASE_URL", defaultUpstreamURL), "upstream OpenAI-compatible API base URL (OPENAI_BASE_URL)")
-	fs.StringVar(&f.model, "model", envOr("RAGPROXY_MODEL", "gpt-4o-mini"), "upstream model for the ragproxy alias (RAGPROXY_MODEL)")
 	fs.StringVar(&f.apiKeys, "api-keys", envOr("RAGPROXY_API_KEYS", ""), "comma-separated client API keys; empty disables client auth (RAGPROXY_API_KEYS)")
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
 	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
@@ -87,12 +86,10 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.index, "index", envOr("RAGPROXY_INDEX", ""), "index directory to answer from; empty serves a plain pass-through gateway (RAGPROXY_INDEX)")
 	fs.StringVar(&f.name, "name", envOr("RAGPROXY_NAME", ""), "model id of the assistant in /v1/models; default the index directory's name (RAGPROXY_NAME)")
 	fs.BoolVar(&f.sourceEvents, "source-events", envBool("RAGPROXY_SOURCE_EVENTS", false), "send Open WebUI source events on every stream, not only to Open WebUI (RAGPROXY_SOURCE_EVENTS)")
-	fs.StringVar(&f.up.embedder, "embedder", envOr("RAGPROXY_EMBEDDER", "auto"), "query embedder for indexes built with an upstream embedding model: auto, local or openai (RAGPROXY_EMBEDDER)")
-	fs.StringVar(&f.up.embeddingModel, "embedding-model", envOr("RAGPROXY_EMBEDDING_MODEL", "text-embedding-3-large"), "upstream embedding model (RAGPROXY_EMBEDDING_MODEL)")
-	fs.IntVar(&f.up.embeddingDims, "embedding-dimensions", envInt("RAGPROXY_EMBEDDING_DIMENSIONS", 0), "embedding dimensions asked of the model (RAGPROXY_EMBEDDING_DIMENSIONS)")
 	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis for the response cache, redis://[user:password@]host:port/db; empty keeps it in process (REDIS_URL)")
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", envDuration("RAGPROXY_CACHE_TTL", time.Hour), "how long cached answers are served (RAGPROXY_CACHE_TTL)")
 	fs.BoolVar(&f.noCache, "no-cache", envBool("RAGPROXY_NO_CACHE", false), "disable the response cache (RAGPROXY_NO_CACHE)")
+	f.up.register(fs)
 	f.retrieval.register(fs)
 	f.backends.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -102,10 +99,9 @@ func parseServeFlags(args []string) (serveFlags, error) {
 		return f, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
 	}
 	// Keys come from the environment only, so they stay out of ps listings.
-	f.apiKey = os.Getenv("OPENAI_API_KEY")
+	f.up.key = os.Getenv("OPENAI_API_KEY")
 	f.fallbackKey = os.Getenv("RAGPROXY_FALLBACK_API_KEY")
 	f.backends.readSecrets()
-	f.up.url, f.up.key, f.up.model = f.upstreamURL, f.apiKey, f.model
 	return f, nil
 }
 
@@ -130,7 +126,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: level})
 	metrics, err := observability.New(observability.Config{
-		Models:    []string{"ragproxy", f.assistantName(), f.model, f.fallbackModel},
+		Models:    []string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel},
 		Upstreams: []string{"primary", "fallback"},
 	})
 	if err != nil {
@@ -139,7 +135,7 @@ func runServe(ctx context.Context, args []string) error {
 	obs := &server.MetricsObserver{Metrics: metrics, Logger: logger}
 
 	ccfg := compat.ClientConfig{
-		Primary:          compat.Upstream{Name: "primary", BaseURL: f.upstreamURL, APIKey: f.apiKey, Model: f.model},
+		Primary:          compat.Upstream{Name: "primary", BaseURL: f.up.url, APIKey: f.up.key, Model: f.up.model},
 		Fallback:         compat.Upstream{Name: "fallback", BaseURL: f.fallbackURL, APIKey: f.fallbackKey, Model: f.fallbackModel},
 		Backoff:          f.retryBackoff,
 		MaxRetryAfter:    f.maxRetryAfter,
@@ -190,7 +186,7 @@ func runServe(ctx context.Context, args []string) error {
 // offline reports that no upstream model is configured: no key, and the default OpenAI endpoint (a local
 // OpenAI-compatible server such as Ollama needs no key, so a changed URL counts as configured).
 func (f serveFlags) offline() bool {
-	return f.apiKey == "" && f.upstreamURL == defaultUpstreamURL && f.fallbackURL == ""
+	return f.up.key == "" && f.up.url == defaultUpstreamURL && f.fallbackURL == ""
 }
 
 const defaultUpstreamURL = "https://api.openai.com/v1"
@@ -261,19 +257,19 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 	r = r.WithBackends(bk)
 	f.backends.verify(bk, r.Index(), logger)
 	name := f.assistantName()
-	g := &server.RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: name, Offline: f.offline(),
-		SourceEvents: f.sourceEvents, OnRetrieval: obs.OnRetrieval}
+	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: name, Offline: f.offline(),
+		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval}
 	if !f.offline() {
-		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.model, SiteName: name,
+		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.up.model, SiteName: name,
 			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 		if analysisCache != nil {
-			ca := server.NewCachedAnalyzer(g.Analyzer, analysisCache, f.model+"\x00"+name, f.cacheTTL)
+			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, f.up.model+"\x00"+name, f.cacheTTL)
 			ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }
 			g.Analyzer = ca
 		}
 	}
-	scfg.Grounder, scfg.Retriever = g, g
-	scfg.Models = []server.ModelAlias{{ID: name, Upstream: f.model}}
+	scfg.Grounder = g
+	scfg.Models = []server.ModelAlias{{ID: name, Upstream: f.up.model}}
 	m := r.Index().Manifest
 	obs.Metrics.SetIndexInfo(name, m.Version, m.Embedder, m.Pages, m.Chunks)
 	// Everything besides the request that shapes an answer goes into the
@@ -289,7 +285,7 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 		return fmt.Errorf("serve: %w", err)
 	}
 	scfg.IndexVersion, scfg.RetrievalSettings = m.Version, string(settings)
-	scfg.PromptVersion = cache.Key(retrieval.GroundingPrompt, name, version)[:16]
+	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, name, version)[:16]
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline)
 	return nil

@@ -1,5 +1,5 @@
 // Package chunk splits a page's cleaned markdown into retrieval chunks with the hierarchical token thresholds
-// of seed 000 (Table 1, "Chunk processing thresholds in detail"), counting o200k_base tokens.
+// of the FHNW prototype (Table 1, "Chunk processing thresholds in detail"), counting o200k_base tokens.
 //
 // The markdown is parsed line by line into blocks (headings, blank-line runs, "*"/"-" list items,
 // paragraphs). Blocks are added to the current chunk until it holds at least MinTokens tokens; from then on
@@ -28,7 +28,7 @@ import (
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
-// Config holds the chunking thresholds, in o200k_base tokens. The zero value gives the seed's defaults.
+// Config holds the chunking thresholds, in o200k_base tokens. The zero value gives the FHNW prototype's defaults.
 type Config struct {
 	// MinTokens is the size a chunk grows to before it may end (before an H1-H2 heading), and the size under
 	// which a whole page is one chunk. Default 200.
@@ -70,7 +70,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// rule is one row of the seed's Table 1: once a chunk holds at least minTokens tokens, it ends before any
+// rule is one row of the FHNW prototype's Table 1: once a chunk holds at least minTokens tokens, it ends before any
 // block for which ends is true.
 type rule struct {
 	minTokens int
@@ -98,7 +98,7 @@ func blankRun(n int) func(b *block) bool {
 
 func isItem(b *block) bool { return b.kind == listItem }
 
-// rules encodes Table 1 of seed 000 (threshold; stopping heading levels; stopping newlines; stopping
+// rules encodes Table 1 of the FHNW prototype (threshold; stopping heading levels; stopping newlines; stopping
 // characters): 200: 1-2; 300: 1-3; 400: 1-4, 3 consecutive; 500: 1-4, 2 consecutive; 600: 1-4,
 // 2 consecutive, asterisk; 800: 1-4, 1 consecutive, asterisk.
 func (c Config) rules() []rule {

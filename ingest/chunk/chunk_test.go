@@ -37,7 +37,7 @@ func texts(chunks []Chunk) []string {
 	return out
 }
 
-// TestTableRows checks each row of seed 000's Table 1 end to end: a chunk of `prefix` tokens followed by
+// TestTableRows checks each row of the FHNW prototype's Table 1 end to end: a chunk of `prefix` tokens followed by
 // `boundary` ends there exactly when `prefix` has reached the row's threshold.
 func TestTableRows(t *testing.T) {
 	tok := newTok(t)

@@ -2,7 +2,7 @@ package chunk
 
 import "strings"
 
-// kind is the type of a markdown block, as the seed's parse_markdown distinguishes them.
+// kind is the type of a markdown block, as the FHNW prototype's parse_markdown distinguishes them.
 type kind uint8
 
 const (
@@ -90,7 +90,7 @@ func headingLevel(line string) int {
 	return n
 }
 
-// isListItem reports whether line starts a "*" or "-" bullet item, at any indentation: the seed's Table 1
+// isListItem reports whether line starts a "*" or "-" bullet item, at any indentation: the FHNW prototype's Table 1
 // stops at asterisks, and html-to-markdown writes "-" bullets. Thematic breaks ("* * *", "---") are not items.
 func isListItem(line string) bool {
 	s := strings.TrimLeft(line, " \t")

@@ -9,7 +9,7 @@ import (
 // CommunityConfig tunes Communities.
 type CommunityConfig struct {
 	// MinComponent is the smallest weakly connected component whose pages get Leiden communities; pages of
-	// smaller components get index.SmallComponentCommunity. Default 10 (seed 000: "fewer than ten pages").
+	// smaller components get index.SmallComponentCommunity. Default 10 (the FHNW prototype: "fewer than ten pages").
 	MinComponent int
 	// Leiden configures the community detection on the remaining pages.
 	Leiden Config
@@ -31,7 +31,7 @@ type Assignment struct {
 	SmallComponentPages int
 }
 
-// Communities assigns communities to n pages whose directed out-links are links[i] (seed 000, "graph"): it
+// Communities assigns communities to n pages whose directed out-links are links[i] (the FHNW prototype, "graph"): it
 // finds the weakly connected components of the link graph, gives index.SmallComponentCommunity to pages of
 // components under cfg.MinComponent pages, and runs Leiden on the undirected graph of the rest, where the
 // weight between two pages is the number of distinct directed links between them (1 or 2). Self-links,

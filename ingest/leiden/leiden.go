@@ -1,7 +1,7 @@
 // Package leiden finds communities in graphs with the Leiden algorithm (Traag, Waltman & van Eck, "From
 // Louvain to Leiden: guaranteeing well-connected communities", Scientific Reports 9, 5233, 2019), maximising
 // modularity with a resolution parameter, and assigns the communities of a site's page link graph the way
-// seed 000 does (weakly connected components; small components get index.SmallComponentCommunity).
+// the FHNW prototype does (weakly connected components; small components get index.SmallComponentCommunity).
 //
 // Each iteration of Run has the three phases of the paper: fast local moving of nodes with a queue; a
 // refinement that merges nodes only within their community and only into well-connected subcommunities,

@@ -1,7 +1,7 @@
 // Package links cleans the link graph of a crawled site before it becomes the
 // page graph: it selects a section of the site, drops duplicate, self and
 // dangling links, and drops navigation boilerplate (links that appear on a
-// large share of pages), following the prototype in seed 000 ("Cleaning the
+// large share of pages), following the FHNW prototype ("Cleaning the
 // links in the JSON files").
 //
 // Clean is a pure function and safe for concurrent use.
@@ -49,7 +49,7 @@ type Stats struct {
 // links (sorted; an empty, non-nil slice when none survive). pages maps a
 // page URL to its raw outgoing links, as crawled.
 //
-// The steps follow seed 000:
+// The steps follow the FHNW prototype:
 //  1. Keep the pages under cfg.Sections plus the pages they link to.
 //  2. Deduplicate each page's links; drop self-links and links to pages that
 //     are not kept.

@@ -1,4 +1,4 @@
-// Package summary writes the one-line page summaries that page retrieval searches (seed 000: "highly
+// Package summary writes the one-line page summaries that page retrieval searches (the FHNW prototype: "highly
 // information-dense text with consistent length"). Extractive summaries need no model; LLM summaries come from any
 // OpenAI-compatible chat upstream. Both are safe for concurrent use.
 package summary

@@ -9,7 +9,7 @@ import (
 	"github.com/openai/openai-go/v3"
 )
 
-// LLMPrompt is the instruction given to the summarising model (seed 000: one dense line per page; we add that
+// LLMPrompt is the instruction given to the summarising model (the FHNW prototype: one dense line per page; we add that
 // dates and deadlines stay out, because summaries outlive the page's current term).
 const LLMPrompt = `You summarise one web page for a search index. Write a single dense line of at most 80 words ` +
 	`that names what the page is about and the specific facts, programs, offices, requirements and terms it ` +

@@ -17,7 +17,7 @@ const (
 )
 
 // RRF fuses ranked lists (best first) by reciprocal rank fusion: an item's score is the sum over the lists that
-// contain it of 1/(k + rank), where rank counts from rankBase (1 in the SIGIR paper; seed 000's prototype used
+// contain it of 1/(k + rank), where rank counts from rankBase (1 in the SIGIR paper; the FHNW prototype used
 // rankBase 0 and k = the number of lists). Within a list only an item's first occurrence counts. The result is
 // sorted by score, highest first; ties keep the order of first appearance, reading the lists in order and each
 // list from its top, which makes the result deterministic.

@@ -1,4 +1,4 @@
-package server
+package grounding
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
-// RetrievalGrounder grounds chat requests in a site index: it analyses the conversation, retrieves pages and
-// passages, and either asks the model with the context (online) or answers from the passages itself (offline).
-// It is safe for concurrent use.
-type RetrievalGrounder struct {
+// Grounder grounds chat requests in a site index: it analyses the conversation, retrieves pages and passages,
+// and either asks the model with the context (online) or answers from the passages itself (offline). It is safe
+// for concurrent use.
+type Grounder struct {
 	// Retriever searches the index. Required.
 	Retriever *retrieval.Retriever
 	// Analyzer writes the rewrites; default retrieval.Heuristic.
@@ -32,21 +33,23 @@ type RetrievalGrounder struct {
 	SourceEvents bool
 	// MaxSources bounds the fallback sources list and the "I don't know" links; default 3.
 	MaxSources int
-	// OnRetrieval, if set, sees every retrieval result (metrics and logs).
-	OnRetrieval func(ctx context.Context, a retrieval.Analysis, res *retrieval.Result, analysis time.Duration)
+	// OnRetrieval, if set, sees every retrieval's stage times and confidence (server.MetricsObserver's
+	// ObserveRetrieval records them).
+	OnRetrieval func(ctx context.Context, r server.Retrieval)
 }
 
 var (
-	_ Grounder  = (*RetrievalGrounder)(nil)
-	_ Retriever = (*RetrievalGrounder)(nil)
+	_ server.Grounder = (*Grounder)(nil)
+	_ server.Router   = (*Grounder)(nil)
+	_ server.Varier   = (*Grounder)(nil)
 )
 
 // Ground implements Grounder.
-func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Grounding, error) {
-	msgs := retrievalMessages(req.Messages)
-	if task := TaskKind(req.Header, msgs); task != "" {
+func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
+	msgs := Messages(req.Messages)
+	if req.Task != "" {
 		if g.Offline {
-			return &Grounding{Answer: g.answer(req, offlineTask(task, msgs))}, nil
+			return &server.Grounding{Answer: g.answer(req, offlineTask(req.Task, msgs))}, nil
 		}
 		return nil, nil // tasks go to the model untouched
 	}
@@ -56,7 +59,7 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 	}
 	if res == nil {
 		if g.Offline {
-			return &Grounding{Answer: g.answer(req, "Ask me a question about this site's pages.")}, nil
+			return &server.Grounding{Answer: g.answer(req, "Ask me a question about this site's pages.")}, nil
 		}
 		return nil, nil // no question, or one that needs no site knowledge: the model answers it as is
 	}
@@ -64,7 +67,7 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 	if limit <= 0 {
 		limit = 3
 	}
-	closest := retrieval.Cited("", res, limit) // no answer yet: the top pages of the context
+	closest := Cited("", res, limit) // no answer yet: the top pages of the context
 	top := sources(closest)
 	var events []json.RawMessage
 	if g.SourceEvents || hasOpenWebUIHeaders(req.Header) {
@@ -72,19 +75,19 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 	}
 	switch {
 	case res.Empty:
-		return &Grounding{Answer: g.answer(req, retrieval.DontKnow(res, limit)), Sources: top, Events: events}, nil
+		return &server.Grounding{Answer: g.answer(req, DontKnow(res, limit)), Sources: top, Events: events}, nil
 	case g.Offline:
-		text := retrieval.ExtractiveAnswer(res, 3, 700) + retrieval.SourcesMarkdown(closest)
-		return &Grounding{Answer: g.answer(req, text), Sources: top, Events: events}, nil
+		text := ExtractiveAnswer(res, 3, 700) + SourcesMarkdown(closest)
+		return &server.Grounding{Answer: g.answer(req, text), Sources: top, Events: events}, nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
-	out = append(out, compat.TextMessage("system", retrieval.SystemPrompt(g.SiteName, res)))
+	out = append(out, compat.TextMessage("system", SystemPrompt(g.SiteName, res)))
 	out = append(out, req.Messages...)
-	allowed := retrieval.AllowedURLs(res)
-	return &Grounding{
+	allowed := AllowedURLs(res)
+	return &server.Grounding{
 		Messages: out,
-		NewFilter: func() ContentFilter {
-			return &sourcesFilter{links: retrieval.NewLinkFilter(allowed), res: res, max: limit}
+		NewFilter: func() server.ContentFilter {
+			return &sourcesFilter{links: NewLinkFilter(allowed), res: res, max: limit}
 		},
 		Sources: top,
 		Events:  events,
@@ -93,7 +96,7 @@ func (g *RetrievalGrounder) Ground(ctx context.Context, req *GroundRequest) (*Gr
 
 // Search analyses the conversation and retrieves for it. The result is nil when there is no question, or when
 // analysis finds that no retrieval is needed.
-func (g *RetrievalGrounder) Search(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
+func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
 	analyzer := g.Analyzer
 	if analyzer == nil {
 		analyzer = retrieval.Heuristic{}
@@ -114,26 +117,26 @@ func (g *RetrievalGrounder) Search(ctx context.Context, msgs []retrieval.Message
 	res.Durations["analysis"] = took
 	res.Timings["analysis"] = took.String()
 	if g.OnRetrieval != nil {
-		g.OnRetrieval(ctx, a, res, took)
+		g.OnRetrieval(ctx, server.Retrieval{Durations: res.Durations, Confidence: res.Confidence, Empty: res.Empty})
 	}
 	return a, res, nil
 }
 
 // answer wraps a text written without a model, with usage counted by the tokenizer.
-func (g *RetrievalGrounder) answer(req *GroundRequest, text string) *Answer {
+func (g *Grounder) answer(req *server.GroundRequest, text string) *server.Answer {
 	prompt := 0
 	for _, m := range req.Messages {
 		prompt += g.Tokenizer.Count(m.Text()) + 4 // per-message overhead, as OpenAI counts chat tokens
 	}
 	completion := g.Tokenizer.Count(text)
-	return &Answer{Text: text, Usage: compat.Usage{PromptTokens: prompt, CompletionTokens: completion,
+	return &server.Answer{Text: text, Usage: compat.Usage{PromptTokens: prompt, CompletionTokens: completion,
 		TotalTokens: prompt + completion}}
 }
 
 // sourcesFilter removes invented links as the answer streams and ends it with the Sources list of the pages the
 // answer cited.
 type sourcesFilter struct {
-	links  *retrieval.LinkFilter
+	links  *LinkFilter
 	res    *retrieval.Result
 	max    int
 	answer strings.Builder
@@ -149,15 +152,15 @@ func (f *sourcesFilter) Filter(delta string) string {
 func (f *sourcesFilter) Trailer() string {
 	rest := f.links.Flush()
 	f.answer.WriteString(rest)
-	cited := retrieval.Cited(f.answer.String(), f.res, f.max)
+	cited := Cited(f.answer.String(), f.res, f.max)
 	f.cited = sources(cited)
-	return rest + retrieval.SourcesMarkdown(cited)
+	return rest + SourcesMarkdown(cited)
 }
 
 // Sources returns the sources the answer cited, once Trailer has run.
 func (f *sourcesFilter) Sources() []compat.Source { return f.cited }
 
-func sources(s []retrieval.Source) []compat.Source {
+func sources(s []Source) []compat.Source {
 	out := make([]compat.Source, len(s))
 	for i, x := range s {
 		out[i] = compat.Source{URL: x.URL, Title: x.Title}
@@ -191,6 +194,23 @@ func SourceEvents(res *retrieval.Result) []json.RawMessage {
 	return out
 }
 
+// Vary implements server.Varier: whether Open WebUI source events go out depends on the request's headers.
+func (g *Grounder) Vary(h http.Header) string {
+	if g.SourceEvents || hasOpenWebUIHeaders(h) {
+		return "openwebui"
+	}
+	return ""
+}
+
+// Messages are a chat request's messages as retrieval reads them: role and text.
+func Messages(msgs []compat.Message) []retrieval.Message {
+	out := make([]retrieval.Message, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, retrieval.Message{Role: m.Role, Content: m.Text()})
+	}
+	return out
+}
+
 func hasOpenWebUIHeaders(h http.Header) bool {
 	for k := range h {
 		if strings.HasPrefix(strings.ToLower(k), "x-openwebui-") {
@@ -200,71 +220,10 @@ func hasOpenWebUIHeaders(h http.Header) bool {
 	return false
 }
 
-// Task kinds a client sends besides the user's questions.
-const (
-	TaskTitle        = "title"
-	TaskTags         = "tags"
-	TaskFollowUps    = "follow_ups"
-	TaskQueries      = "queries"
-	TaskAutocomplete = "autocomplete"
-	TaskOther        = "task"
-	TaskBypass       = "bypass"
-)
-
-// TaskKind recognises requests that must bypass retrieval: Open WebUI's background tasks (the X-OpenWebUI-Task
-// header, or a last user message starting with "### Task:", Open WebUI's task prompt template), LibreChat's title
-// request, and X-Ragproxy-Retrieval: off. It returns "" for ordinary questions.
-func TaskKind(h http.Header, msgs []retrieval.Message) string {
-	if strings.EqualFold(h.Get("X-Ragproxy-Retrieval"), "off") {
-		return TaskBypass
-	}
-	if t := strings.ToLower(h.Get("X-OpenWebUI-Task")); t != "" {
-		switch {
-		case strings.Contains(t, "title"):
-			return TaskTitle
-		case strings.Contains(t, "tag"):
-			return TaskTags
-		case strings.Contains(t, "follow"):
-			return TaskFollowUps
-		case strings.Contains(t, "quer"):
-			return TaskQueries
-		case strings.Contains(t, "autocomplete"):
-			return TaskAutocomplete
-		}
-		return TaskOther
-	}
-	last := ""
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" {
-			last = strings.TrimSpace(msgs[i].Content)
-			break
-		}
-	}
-	switch {
-	case strings.HasPrefix(last, "### Task:"):
-		l := strings.ToLower(last)
-		switch {
-		case strings.Contains(l, "title"):
-			return TaskTitle
-		case strings.Contains(l, "tags"):
-			return TaskTags
-		case strings.Contains(l, "follow-up"):
-			return TaskFollowUps
-		case strings.Contains(l, "queries"):
-			return TaskQueries
-		}
-		return TaskOther
-	case strings.Contains(last, "Please generate a concise, 5-word-or-less title for the conversation"):
-		// LibreChat's title prompt (api/app/clients/prompts/titlePrompts.js).
-		return TaskTitle
-	}
-	return ""
-}
-
 // offlineTask answers a client's background task without a model, in the JSON shapes Open WebUI parses.
 func offlineTask(task string, msgs []retrieval.Message) string {
 	switch task {
-	case TaskTitle:
+	case server.TaskTitle:
 		title := "Site question"
 		for _, m := range msgs {
 			if m.Role == "user" && !strings.HasPrefix(m.Content, "### Task:") {
@@ -274,13 +233,13 @@ func offlineTask(task string, msgs []retrieval.Message) string {
 		}
 		b, _ := json.Marshal(map[string]string{"title": title})
 		return string(b)
-	case TaskTags:
+	case server.TaskTags:
 		return `{"tags":[]}`
-	case TaskFollowUps:
+	case server.TaskFollowUps:
 		return `{"follow_ups":[]}`
-	case TaskQueries:
+	case server.TaskQueries:
 		return `{"queries":[]}`
-	case TaskAutocomplete:
+	case server.TaskAutocomplete:
 		return `{"text":""}`
 	}
 	return "Retrieval is off for this request and no language model is configured."

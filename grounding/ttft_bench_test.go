@@ -1,4 +1,4 @@
-package server
+package grounding
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
 	"github.com/ragproxy/ragproxy/internal/indextest"
+	"github.com/ragproxy/ragproxy/server"
 )
 
 // BenchmarkTimeToFirstToken compares the time to the first content chunk of a streamed answer through the plain
@@ -25,8 +26,8 @@ func BenchmarkTimeToFirstToken(b *testing.B) {
 		Reply: func(*openaitest.Request) openaitest.Reply {
 			return openaitest.Reply{Content: "An answer of a few words."}
 		}}
-	plain := newHarness(b, harnessOpts{fake: fake})
-	grounded := newHarness(b, harnessOpts{fake: fake, cfg: Config{Grounder: &RetrievalGrounder{Retriever: r, Tokenizer: tok}}})
+	plain := newHarness(b, server.Config{}, fake)
+	grounded := newHarness(b, server.Config{Grounder: &Grounder{Retriever: r, Tokenizer: tok}}, fake)
 	questions := []string{"who is the chair of the economics department?", "how much are tuition and fees for an undergrad",
 		"what is the american cultures requirement?", "how many units is the master of information and data science?"}
 	var tPlain, tGrounded []time.Duration

@@ -1,7 +1,8 @@
-package retrieval
+package grounding
 
 import (
 	"fmt"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"regexp"
 	"strings"
 )
@@ -26,7 +27,7 @@ const GroundingPrompt = `You are the assistant for %s. Answer the user's latest 
 %s</context>`
 
 // SystemPrompt returns the grounding system message for a retrieval result.
-func SystemPrompt(siteName string, res *Result) string {
+func SystemPrompt(siteName string, res *retrieval.Result) string {
 	if siteName == "" {
 		siteName = "this website"
 	}
@@ -36,7 +37,7 @@ func SystemPrompt(siteName string, res *Result) string {
 var urlRE = regexp.MustCompile(`https?://[^\s)\]>"'<]+`)
 
 // AllowedURLs are the URLs an answer may link to: the context's pages and every URL inside the context.
-func AllowedURLs(res *Result) map[string]bool {
+func AllowedURLs(res *retrieval.Result) map[string]bool {
 	ok := map[string]bool{}
 	for _, p := range res.Pages {
 		ok[normURL(p.URL)] = true
@@ -57,7 +58,7 @@ func normURL(u string) string {
 
 // Cited returns the context pages the answer links to, in context order; when it links to none, the top max
 // pages of the context.
-func Cited(answer string, res *Result, max int) []Source {
+func Cited(answer string, res *retrieval.Result, max int) []Source {
 	linked := map[string]bool{}
 	for _, u := range urlRE.FindAllString(answer, -1) {
 		linked[normURL(u)] = true
@@ -98,7 +99,7 @@ func mdText(s string) string {
 }
 
 // DontKnow is the answer given when retrieval found nothing above the confidence floor: no model is asked.
-func DontKnow(res *Result, max int) string {
+func DontKnow(res *retrieval.Result, max int) string {
 	var b strings.Builder
 	b.WriteString("I don't know: I couldn't find this in the site's pages.")
 	if len(res.Pages) > 0 {
@@ -115,7 +116,7 @@ func DontKnow(res *Result, max int) string {
 
 // ExtractiveAnswer answers without a model by quoting the best passages with their links. It says so: it quotes
 // the site rather than summarising it.
-func ExtractiveAnswer(res *Result, passages, maxChars int) string {
+func ExtractiveAnswer(res *retrieval.Result, passages, maxChars int) string {
 	var b strings.Builder
 	b.WriteString("No language model is configured, so here are the passages of the site that best match your question.\n")
 	for i, c := range res.Chunks {

@@ -1,20 +1,21 @@
-package retrieval
+package grounding
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ragproxy/ragproxy/retrieval"
 )
 
-func testResult() *Result {
-	return &Result{
-		Pages: []PageHit{
+func testResult() *retrieval.Result {
+	return &retrieval.Result{
+		Pages: []retrieval.PageHit{
 			{ID: 0, URL: "https://site.edu/a/", Title: "Page A"},
 			{ID: 1, URL: "https://site.edu/b/", Title: "Page B"},
 		},
-		Chunks: []ChunkHit{{ID: 0, URL: "https://site.edu/a/", Text: "Fees are $80. See [forms](https://site.edu/forms/)."}},
+		Chunks: []retrieval.ChunkHit{{ID: 0, URL: "https://site.edu/a/", Text: "Fees are $80. See [forms](https://site.edu/forms/)."}},
 		Context: "## Page A\nURL: https://site.edu/a/\n\nFees are $80. See [forms](https://site.edu/forms/).\n\n" +
 			"## Page B\nURL: https://site.edu/b/\n",
 	}
@@ -95,22 +96,5 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	dk := DontKnow(res, 1)
 	if !strings.HasPrefix(dk, "I don't know") || !strings.Contains(dk, "[Page A](https://site.edu/a/)") || strings.Contains(dk, "Page B") {
 		t.Errorf("DontKnow = %q", dk)
-	}
-}
-
-func TestHeuristicAnalysis(t *testing.T) {
-	msgs := []Message{
-		{Role: "user", Content: "tell me about the economics major"},
-		{Role: "assistant", Content: "It is ..."},
-		{Role: "user", Content: "who is the chair?"},
-	}
-	a, err := Heuristic{}.Analyze(context.Background(), msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Analysis{Question: "who is the chair?", NeedsRetrieval: true, Source: "heuristic",
-		Rewrites: []string{"who is the chair?", "tell me about the economics major who is the chair?", "chair"}}
-	if diff := cmp.Diff(want, a); diff != "" {
-		t.Errorf("analysis (-want +got):\n%s", diff)
 	}
 }

@@ -1,21 +1,17 @@
-package server
+package grounding
 
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/server"
 )
 
-// Retriever serves POST /v1/retrieve: retrieval for a conversation, without generation.
-type Retriever interface {
-	Search(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error)
-}
-
-// retrieveResponse is the body of POST /v1/retrieve (DESIGN.md, "HTTP API").
+// retrieveResponse is the body of POST /v1/retrieve.
 type retrieveResponse struct {
 	Object   string               `json:"object"`
 	Query    string               `json:"query"`
@@ -31,43 +27,47 @@ type retrieveResponse struct {
 	Timings       map[string]string `json:"timings"`
 }
 
-// retrieve accepts {"query": "..."} or {"messages": [...]} (chat messages, validated like a chat request).
-func (s *Server) retrieve(c *fiber.Ctx) error {
+// Routes implements server.Router: POST /v1/retrieve.
+func (g *Grounder) Routes() []server.Route {
+	return []server.Route{{Method: http.MethodPost, Path: "/retrieve", Handle: g.retrieve}}
+}
+
+// retrieve accepts {"query": "..."} or {"messages": [...]} (chat messages, validated like a chat request) and
+// returns the retrieval without generation.
+func (g *Grounder) retrieve(ctx context.Context, body []byte) (any, error) {
 	var in struct {
 		Query    *string         `json:"query"`
 		Messages json.RawMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(c.Body(), &in); err != nil {
-		return compat.InvalidJSON(err)
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, compat.InvalidJSON(err)
 	}
 	var msgs []retrieval.Message
 	switch {
 	case in.Query != nil:
 		if strings.TrimSpace(*in.Query) == "" {
-			return compat.InvalidRequest("query", "", "query must not be empty")
+			return nil, compat.InvalidRequest("query", "", "query must not be empty")
 		}
 		msgs = []retrieval.Message{{Role: "user", Content: *in.Query}}
 	case len(in.Messages) > 0:
 		req, err := compat.DecodeChatRequest([]byte(`{"messages":` + string(in.Messages) + `}`))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, m := range req.Messages {
-			msgs = append(msgs, retrieval.Message{Role: m.Role, Content: m.Text()})
-		}
+		msgs = Messages(req.Messages)
 	default:
-		return compat.InvalidRequest("query", "", "either query or messages is required")
+		return nil, compat.InvalidRequest("query", "", "either query or messages is required")
 	}
-	a, res, err := s.cfg.Retriever.Search(c.UserContext(), msgs)
+	a, res, err := g.Search(ctx, msgs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if res == nil {
-		return compat.InvalidRequest("messages", "", "the messages contain no user question")
+		return nil, compat.InvalidRequest("messages", "", "the messages contain no user question")
 	}
-	return c.JSON(retrieveResponse{Object: "retrieval", Query: a.Question, Analysis: a.Source, Rewrites: res.Rewrites,
+	return retrieveResponse{Object: "retrieval", Query: a.Question, Analysis: a.Source, Rewrites: res.Rewrites,
 		Pages: nonNil(res.Pages), Chunks: nonNil(res.Chunks), Context: res.Context, ContextTokens: res.ContextTokens,
-		Confidence: res.Confidence, Empty: res.Empty, Timings: res.Timings})
+		Confidence: res.Confidence, Empty: res.Empty, Timings: res.Timings}, nil
 }
 
 func nonNil[T any](s []T) []T {

@@ -1,4 +1,4 @@
-package server
+package grounding
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -56,11 +57,10 @@ const tuitionURL = "https://www.lakeshore-poly.example/tuition/"
 
 func TestGroundedAnswerOnline(t *testing.T) {
 	r, tok := exampleIndex(t)
-	g := &RetrievalGrounder{Retriever: r, Tokenizer: tok, SiteName: "Lakeshore Polytechnic"}
+	g := &Grounder{Retriever: r, Tokenizer: tok, SiteName: "Lakeshore Polytechnic"}
 	answer := "In-state tuition is $4,850 per semester ([Tuition](" + tuitionURL + ")); see also " +
 		"[the portal](https://invented.example/pay) for payment."
-	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g, Retriever: g},
-		fake: openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }}})
+	h := newHarness(t, server.Config{Grounder: g}, replying(answer))
 
 	resp, body := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":[{"role":"user","content":"how much is in-state tuition per semester?"}]}`)
 	if resp.StatusCode != 200 {
@@ -100,9 +100,8 @@ func TestGroundedAnswerOnline(t *testing.T) {
 
 func TestGroundedStreamSendsOpenWebUISourceEvents(t *testing.T) {
 	r, tok := exampleIndex(t)
-	g := &RetrievalGrounder{Retriever: r, Tokenizer: tok}
-	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g},
-		fake: openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: "It costs $4,850."} }}})
+	g := &Grounder{Retriever: r, Tokenizer: tok}
+	h := newHarness(t, server.Config{Grounder: g}, replying("It costs $4,850."))
 	_, body := h.post(t, "/chat/completions", `{"model":"ragproxy","stream":true,"messages":[{"role":"user","content":"tuition cost?"}]}`,
 		"X-OpenWebUI-Chat-Id", "c1")
 	events := strings.Split(strings.TrimSpace(body), "\n\n")
@@ -125,8 +124,8 @@ func TestGroundedStreamSendsOpenWebUISourceEvents(t *testing.T) {
 
 func TestGroundedOfflineAndGuardrails(t *testing.T) {
 	r, tok := exampleIndex(t)
-	g := &RetrievalGrounder{Retriever: r, Tokenizer: tok, Offline: true}
-	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g}})
+	g := &Grounder{Retriever: r, Tokenizer: tok, Offline: true}
+	h := newHarness(t, server.Config{Grounder: g}, openaitest.Config{})
 	tests := []struct {
 		name, body string
 		header     []string
@@ -164,8 +163,8 @@ func TestGroundedOfflineAndGuardrails(t *testing.T) {
 
 func TestRetrievalBypassedOnlineForTasks(t *testing.T) {
 	r, tok := exampleIndex(t)
-	g := &RetrievalGrounder{Retriever: r, Tokenizer: tok}
-	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g}})
+	g := &Grounder{Retriever: r, Tokenizer: tok}
+	h := newHarness(t, server.Config{Grounder: g}, openaitest.Config{})
 	for _, c := range []struct{ body, key, val string }{
 		{`{"messages":[{"role":"user","content":"tuition?"}]}`, "X-Ragproxy-Retrieval", "off"},
 		{`{"messages":[{"role":"user","content":"Please generate a concise, 5-word-or-less title for the conversation, using its same language, with no punctuation."}]}`, "X-Unrelated", "1"},
@@ -183,8 +182,8 @@ func TestRetrievalBypassedOnlineForTasks(t *testing.T) {
 
 func TestRetrieveEndpoint(t *testing.T) {
 	r, tok := exampleIndex(t)
-	g := &RetrievalGrounder{Retriever: r, Tokenizer: tok}
-	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g, Retriever: g}})
+	g := &Grounder{Retriever: r, Tokenizer: tok}
+	h := newHarness(t, server.Config{Grounder: g}, openaitest.Config{})
 	resp, body := h.post(t, "/retrieve", `{"query":"how much is in-state tuition?"}`)
 	var out retrieveResponse
 	if err := json.Unmarshal([]byte(body), &out); err != nil || resp.StatusCode != 200 {
@@ -208,5 +207,37 @@ func TestRetrieveEndpoint(t *testing.T) {
 		if bad.param != "" && !strings.Contains(body, `"param":"`+bad.param+`"`) {
 			t.Errorf("%s: body %s, want param %q", bad.body, body, bad.param)
 		}
+	}
+}
+
+// TestGrounderReportsRetrieval checks that every retrieval reaches OnRetrieval with its stage times, inside the
+// request's context (so an observer can join them to the request's log line).
+func TestGrounderReportsRetrieval(t *testing.T) {
+	r, tok := exampleIndex(t)
+	var mu sync.Mutex
+	var got []server.Retrieval
+	var ids []string
+	g := &Grounder{Retriever: r, Tokenizer: tok, OnRetrieval: func(ctx context.Context, rr server.Retrieval) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, rr)
+		ids = append(ids, server.RequestID(ctx))
+	}}
+	h := newHarness(t, server.Config{Grounder: g}, replying("It costs $4,850."))
+	if resp, body := h.post(t, "/chat/completions", `{"messages":[{"role":"user","content":"how much is in-state tuition?"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || !strings.HasPrefix(ids[0], "req_") {
+		t.Fatalf("retrievals reported %d with request ids %q, want 1 inside a request", len(got), ids)
+	}
+	for _, stage := range []string{"analysis", "embed", "pages", "communities", "chunks", "context"} {
+		if _, ok := got[0].Durations[stage]; !ok {
+			t.Errorf("stage %q not reported: %v", stage, got[0].Durations)
+		}
+	}
+	if got[0].Confidence <= 0 || got[0].Empty {
+		t.Errorf("confidence %v empty %v, want a confident retrieval", got[0].Confidence, got[0].Empty)
 	}
 }
