@@ -1,7 +1,7 @@
 // Package eval measures retrieval and answer quality on question sets: page Hit@k and MRR against the pages that
 // answer each question, whether the question's fact reaches the context, ablations of the retrieval pipeline
-// (the FHNW prototype's table), and, with a model, answer correctness judged by the FHNW prototype's rule. Functions are safe for
-// concurrent use; a Retriever is shared read-only.
+// (the FHNW prototype's table), and, with a model, answer correctness judged by the FHNW prototype's rule.
+// Functions are safe for concurrent use; a Retriever is shared read-only.
 package eval
 
 import (

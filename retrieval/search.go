@@ -130,8 +130,8 @@ func (r *Retriever) pagesOf(chunks []int, n int) []int {
 	return pages
 }
 
-// selectPages keeps KeepPages of the fused pages by the FHNW prototype's community rule: pages whose community is common
-// among the fused pages first, then by fused rank. Pages of small components (community 9999) count as
+// selectPages keeps KeepPages of the fused pages by the FHNW prototype's community rule: pages whose community is
+// common among the fused pages first, then by fused rank. Pages of small components (community 9999) count as
 // singletons. The kept pages stay in fused order: the community rule decides which pages stay, not how they rank.
 // communities gives each fused page's community.
 func (r *Retriever) selectPages(fused []scored, communities map[int]int) []scored {
