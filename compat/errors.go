@@ -79,7 +79,7 @@ func (e *APIError) Object() json.RawMessage {
 			return wrapper.Error
 		}
 	}
-	b, _ := marshal(errorObject{Message: e.Message, Type: e.Type, Param: optional(e.Param), Code: optional(e.Code)}) // strings only
+	b, _ := Marshal(errorObject{Message: e.Message, Type: e.Type, Param: optional(e.Param), Code: optional(e.Code)}) // strings only
 	return b
 }
 

@@ -18,11 +18,28 @@ type Usage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-// Source is a page an answer drew on; the proxy adds a "sources" array of
-// these to the completion and to the final stream chunk.
-type Source struct {
-	URL   string `json:"url"`
-	Title string `json:"title,omitempty"`
+// Annotation is one of OpenAI's message annotations: a url_citation marks
+// the span of the answer's content that cites a web page, the way OpenAI's
+// search models return them (API reference, chat completion object,
+// message.annotations; in streams, delta.annotations).
+type Annotation struct {
+	Type        string      `json:"type"`
+	URLCitation URLCitation `json:"url_citation"`
+}
+
+// URLCitation is the cited page and where the content cites it: StartIndex
+// and EndIndex count characters (Unicode code points) of the message
+// content, the end excluded. The fields are in OpenAI's order.
+type URLCitation struct {
+	EndIndex   int    `json:"end_index"`
+	StartIndex int    `json:"start_index"`
+	Title      string `json:"title"`
+	URL        string `json:"url"`
+}
+
+// Citation returns the url_citation annotation of url over [start, end).
+func Citation(url, title string, start, end int) Annotation {
+	return Annotation{Type: "url_citation", URLCitation: URLCitation{URL: url, Title: title, StartIndex: start, EndIndex: end}}
 }
 
 // Model is one entry of GET /v1/models.
@@ -149,9 +166,9 @@ func DeleteDeltaContent(raw []byte, pos int) ([]byte, error) {
 	return sjson.DeleteBytes(raw, "choices."+strconv.Itoa(pos)+".delta.content")
 }
 
-// marshal is json.Marshal as OpenAI writes JSON: "<", ">" and "&" in strings stay as they are instead of
+// Marshal is json.Marshal as OpenAI writes JSON: "<", ">" and "&" in strings stay as they are instead of
 // becoming \u003c, \u003e and \u0026.
-func marshal(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -161,13 +178,13 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// SetSources returns raw (a chunk or a completion) with a "sources" array.
-func SetSources(raw []byte, sources []Source) ([]byte, error) {
-	b, err := marshal(sources)
+// SetMessageAnnotations returns a completion with choices[pos].message.annotations set.
+func SetMessageAnnotations(raw []byte, pos int, anns []Annotation) ([]byte, error) {
+	b, err := Marshal(anns)
 	if err != nil {
-		return nil, fmt.Errorf("set sources: %w", err)
+		return nil, fmt.Errorf("set annotations: %w", err)
 	}
-	return sjson.SetRawBytes(raw, "sources", b)
+	return sjson.SetRawBytes(raw, "choices."+strconv.Itoa(pos)+".message.annotations", b)
 }
 
 // CompletionInfo is what the proxy reads from a non-stream completion.
@@ -224,12 +241,12 @@ type chunkJSON struct {
 	SystemFingerprint *string      `json:"system_fingerprint,omitempty"`
 	Choices           []choiceJSON `json:"choices"`
 	Usage             *Usage       `json:"usage,omitempty"`
-	Sources           []Source     `json:"sources,omitempty"`
 }
 
 type deltaJSON struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role        string       `json:"role,omitempty"`
+	Content     *string      `json:"content,omitempty"`
+	Annotations []Annotation `json:"annotations,omitempty"`
 }
 
 type choiceJSON struct {
@@ -257,35 +274,36 @@ func (b ChunkBuilder) ForChoice(i int) ChunkBuilder {
 	return b
 }
 
-func (b ChunkBuilder) build(d deltaJSON, finish *string, sources []Source) []byte {
+func (b ChunkBuilder) build(d deltaJSON, finish *string) []byte {
 	c := chunkJSON{ID: b.ID, Object: "chat.completion.chunk", Created: b.Created, Model: b.Model,
-		Choices: []choiceJSON{{Index: b.Index, Delta: d, FinishReason: finish}}, Sources: sources}
-	out, _ := marshal(c) // plain strings and ints: cannot fail
+		Choices: []choiceJSON{{Index: b.Index, Delta: d, FinishReason: finish}}}
+	out, _ := Marshal(c) // plain strings and ints: cannot fail
 	return out
 }
 
 // Role returns the first chunk: the assistant role and empty content.
 func (b ChunkBuilder) Role() []byte {
 	empty := ""
-	return b.build(deltaJSON{Role: "assistant", Content: &empty}, nil, nil)
+	return b.build(deltaJSON{Role: "assistant", Content: &empty}, nil)
 }
 
-// Content returns a chunk whose delta carries text.
-func (b ChunkBuilder) Content(text string) []byte {
-	return b.build(deltaJSON{Content: &text}, nil, nil)
+// Content returns a chunk whose delta carries text and, when there are any,
+// annotations (an answer's citations travel together in one delta: the SDKs'
+// stream helpers keep the annotations of the last delta that has them).
+func (b ChunkBuilder) Content(text string, anns ...Annotation) []byte {
+	return b.build(deltaJSON{Content: &text, Annotations: anns}, nil)
 }
 
-// Finish returns the chunk with an empty delta and finish_reason, carrying
-// sources when there are any.
-func (b ChunkBuilder) Finish(reason string, sources []Source) []byte {
-	return b.build(deltaJSON{}, &reason, sources)
+// Finish returns the chunk with an empty delta and finish_reason.
+func (b ChunkBuilder) Finish(reason string) []byte {
+	return b.build(deltaJSON{}, &reason)
 }
 
 // Usage returns the usage chunk: "choices": [] and the usage object.
 func (b ChunkBuilder) Usage(u Usage) []byte {
 	c := chunkJSON{ID: b.ID, Object: "chat.completion.chunk", Created: b.Created, Model: b.Model,
 		Choices: []choiceJSON{}, Usage: &u}
-	out, _ := marshal(c)
+	out, _ := Marshal(c)
 	return out
 }
 
@@ -296,7 +314,6 @@ type completionJSON struct {
 	Model   string                 `json:"model"`
 	Choices []completionChoiceJSON `json:"choices"`
 	Usage   Usage                  `json:"usage"`
-	Sources []Source               `json:"sources,omitempty"`
 }
 
 type completionChoiceJSON struct {
@@ -307,25 +324,27 @@ type completionChoiceJSON struct {
 }
 
 type messageJSON struct {
-	Role    string  `json:"role"`
-	Content string  `json:"content"`
-	Refusal *string `json:"refusal"`
+	Role        string       `json:"role"`
+	Content     string       `json:"content"`
+	Refusal     *string      `json:"refusal"`
+	Annotations []Annotation `json:"annotations,omitempty"`
 }
 
-// Completion returns a full chat.completion object answering with text.
-func (b ChunkBuilder) Completion(text string, u Usage, sources []Source) []byte {
-	return b.CompletionN(text, 1, u, sources)
+// Completion returns a full chat.completion object answering with text and
+// its annotations.
+func (b ChunkBuilder) Completion(text string, u Usage, anns []Annotation) []byte {
+	return b.CompletionN(text, 1, u, anns)
 }
 
 // CompletionN is Completion with n identical choices, for a request that
 // asks for n answers; u counts them all.
-func (b ChunkBuilder) CompletionN(text string, n int, u Usage, sources []Source) []byte {
-	c := completionJSON{ID: b.ID, Object: "chat.completion", Created: b.Created, Model: b.Model,
-		Usage: u, Sources: sources}
+func (b ChunkBuilder) CompletionN(text string, n int, u Usage, anns []Annotation) []byte {
+	c := completionJSON{ID: b.ID, Object: "chat.completion", Created: b.Created, Model: b.Model, Usage: u}
 	for i := range max(n, 1) {
-		c.Choices = append(c.Choices, completionChoiceJSON{Index: i, Message: messageJSON{Role: "assistant", Content: text}, FinishReason: "stop"})
+		c.Choices = append(c.Choices, completionChoiceJSON{Index: i,
+			Message: messageJSON{Role: "assistant", Content: text, Annotations: anns}, FinishReason: "stop"})
 	}
-	out, _ := marshal(c)
+	out, _ := Marshal(c)
 	return out
 }
 

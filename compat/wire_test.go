@@ -94,15 +94,18 @@ func TestAPIErrorJSON(t *testing.T) {
 
 func TestChunkBuilder(t *testing.T) {
 	b := ChunkBuilder{ID: "chatcmpl-1", Model: "ragproxy", Created: 7}
-	got := []string{string(b.Role()), string(b.Content("a > b & <c>")), string(b.Finish("stop", []Source{{URL: "u"}})), string(b.Usage(Usage{1, 2, 3})),
-		string(b.ForChoice(2).Content("c")), string(b.CompletionN("a", 2, Usage{1, 2, 3}, nil))}
+	got := []string{string(b.Role()), string(b.Content("a > b & <c>")), string(b.Finish("stop")), string(b.Usage(Usage{1, 2, 3})),
+		string(b.ForChoice(2).Content("c")), string(b.CompletionN("a", 2, Usage{1, 2, 3}, nil)),
+		string(b.Content("[A](u)", Citation("u", "A", 0, 6))), string(b.Completion("[A](u)", Usage{1, 2, 3}, []Annotation{Citation("u", "A", 0, 6)}))}
 	want := []string{
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"content":"a > b & <c>"},"logprobs":null,"finish_reason":null}]}`,
-		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"sources":[{"url":"u"}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":2,"delta":{"content":"c"},"logprobs":null,"finish_reason":null}]}`,
 		`{"id":"chatcmpl-1","object":"chat.completion","created":7,"model":"ragproxy","choices":[{"index":0,"message":{"role":"assistant","content":"a","refusal":null},"logprobs":null,"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"a","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"ragproxy","choices":[{"index":0,"delta":{"content":"[A](u)","annotations":[{"type":"url_citation","url_citation":{"end_index":6,"start_index":0,"title":"A","url":"u"}}]},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion","created":7,"model":"ragproxy","choices":[{"index":0,"message":{"role":"assistant","content":"[A](u)","refusal":null,"annotations":[{"type":"url_citation","url_citation":{"end_index":6,"start_index":0,"title":"A","url":"u"}}]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -67,18 +67,22 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	if limit <= 0 {
 		limit = 3
 	}
-	closest := Cited("", res, limit) // no answer yet: the top pages of the context
-	top := sources(closest)
-	var events []json.RawMessage
-	if g.SourceEvents || hasOpenWebUIHeaders(req.Header) {
-		events = SourceEvents(res)
+	events := g.SourceEvents || hasOpenWebUIHeaders(req.Header)
+	// An answer written here cites the top pages of the context, which it lists.
+	cite := func(text string) *server.Grounding {
+		top := Cited("", res, limit)
+		gr := &server.Grounding{Answer: g.answer(req, text)}
+		gr.Answer.Annotations = annotate(text, top)
+		if events {
+			gr.Events = SourceEvents(res, top)
+		}
+		return gr
 	}
 	switch {
 	case res.Empty:
-		return &server.Grounding{Answer: g.answer(req, DontKnow(res, limit)), Sources: top, Events: events}, nil
+		return cite(DontKnow(res, limit)), nil
 	case g.Offline:
-		text := ExtractiveAnswer(res, 3, 700) + SourcesMarkdown(closest)
-		return &server.Grounding{Answer: g.answer(req, text), Sources: top, Events: events}, nil
+		return cite(ExtractiveAnswer(res, 3, 700) + SourcesMarkdown(Cited("", res, limit))), nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
 	out = append(out, compat.TextMessage("system", SystemPrompt(g.SiteName, res)))
@@ -87,10 +91,8 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	return &server.Grounding{
 		Messages: out,
 		NewFilter: func() server.ContentFilter {
-			return &sourcesFilter{links: NewLinkFilter(allowed), res: res, max: limit}
+			return &sourcesFilter{links: NewLinkFilter(allowed), res: res, max: limit, events: events}
 		},
-		Sources: top,
-		Events:  events,
 	}, nil
 }
 
@@ -131,67 +133,6 @@ func (g *Grounder) answer(req *server.GroundRequest, text string) *server.Answer
 	completion := g.Tokenizer.Count(text)
 	return &server.Answer{Text: text, Usage: compat.Usage{PromptTokens: prompt, CompletionTokens: completion,
 		TotalTokens: prompt + completion}}
-}
-
-// sourcesFilter removes invented links as the answer streams and ends it with the Sources list of the pages the
-// answer cited.
-type sourcesFilter struct {
-	links  *LinkFilter
-	res    *retrieval.Result
-	max    int
-	answer strings.Builder
-	cited  []compat.Source
-}
-
-func (f *sourcesFilter) Filter(delta string) string {
-	out := f.links.Write(delta)
-	f.answer.WriteString(out)
-	return out
-}
-
-func (f *sourcesFilter) Trailer() string {
-	rest := f.links.Flush()
-	f.answer.WriteString(rest)
-	cited := Cited(f.answer.String(), f.res, f.max)
-	f.cited = sources(cited)
-	return rest + SourcesMarkdown(cited)
-}
-
-// Sources returns the sources the answer cited, once Trailer has run.
-func (f *sourcesFilter) Sources() []compat.Source { return f.cited }
-
-func sources(s []Source) []compat.Source {
-	out := make([]compat.Source, len(s))
-	for i, x := range s {
-		out[i] = compat.Source{URL: x.URL, Title: x.Title}
-	}
-	return out
-}
-
-// SourceEvents are Open WebUI's source events, one per context page with its passages, which Open WebUI shows as
-// citations under the answer.
-func SourceEvents(res *retrieval.Result) []json.RawMessage {
-	var out []json.RawMessage
-	for _, p := range res.Pages {
-		type meta struct {
-			Source string `json:"source"`
-			Name   string `json:"name"`
-			URL    string `json:"url"`
-		}
-		var docs []string
-		var metas []meta
-		for _, c := range res.Chunks {
-			if c.URL == p.URL {
-				docs = append(docs, c.Text)
-				metas = append(metas, meta{Source: p.URL, Name: p.Title, URL: p.URL})
-			}
-		}
-		ev := map[string]any{"event": map[string]any{"type": "source", "data": map[string]any{
-			"source": map[string]string{"name": p.Title, "id": p.URL}, "document": docs, "metadata": metas}}}
-		b, _ := json.Marshal(ev)
-		out = append(out, b)
-	}
-	return out
 }
 
 // Vary implements server.Varier: whether Open WebUI source events go out depends on the request's headers.

@@ -40,7 +40,7 @@ const (
 	defaultCacheTTL = time.Hour
 	// cacheKeyVersion changes whenever the key's parts or the record's
 	// shape do, so older entries are never misread.
-	cacheKeyVersion = "ragproxy-response-v1"
+	cacheKeyVersion = "ragproxy-response-v2"
 )
 
 // keyExcludedFields are body fields that do not change the answer: how it is
@@ -51,14 +51,15 @@ func keyExcludedFields() map[string]bool {
 }
 
 // cachedAnswer is the stored record of one answer, exactly as the client got
-// it (after the content filter and with the sources it cited).
+// it (after the content filter, with the annotations and events of the pages
+// it cited).
 type cachedAnswer struct {
-	Model        string            `json:"model"`
-	Content      string            `json:"content"`
-	FinishReason string            `json:"finish_reason"`
-	Sources      []compat.Source   `json:"sources,omitempty"`
-	Usage        *compat.Usage     `json:"usage,omitempty"`
-	Events       []json.RawMessage `json:"events,omitempty"`
+	Model        string              `json:"model"`
+	Content      string              `json:"content"`
+	FinishReason string              `json:"finish_reason"`
+	Annotations  []compat.Annotation `json:"annotations,omitempty"`
+	Usage        *compat.Usage       `json:"usage,omitempty"`
+	Events       []json.RawMessage   `json:"events,omitempty"`
 }
 
 // storable reports whether a will be the same answer next time.
@@ -238,13 +239,13 @@ func (rc *responseCache) replay(c *fiber.Ctx, s *Server, st *chatState, a *cache
 	c.Set(headerXCache, "HIT")
 	ev := Event{Status: http.StatusOK, Cache: "hit"}
 	if st.req.Stream {
-		st.ground = &Grounding{Sources: a.Sources, Events: a.Events}
+		st.ground = &Grounding{Events: a.Events}
 		src := &answerSource{i: -1}
 		src.chunks = append(src.chunks, b.Role())
-		if a.Content != "" {
-			src.chunks = append(src.chunks, b.Content(a.Content))
+		if a.Content != "" || len(a.Annotations) > 0 {
+			src.chunks = append(src.chunks, b.Content(a.Content, a.Annotations...))
 		}
-		src.chunks = append(src.chunks, b.Finish(a.FinishReason, nil))
+		src.chunks = append(src.chunks, b.Finish(a.FinishReason))
 		if a.Usage != nil {
 			src.chunks = append(src.chunks, b.Usage(*a.Usage))
 		}
@@ -261,7 +262,7 @@ func (rc *responseCache) replay(c *fiber.Ctx, s *Server, st *chatState, a *cache
 		us.Usage = u
 		s.obs.Observe(st.ctx, us)
 	}
-	body := b.Completion(a.Content, u, a.Sources)
+	body := b.Completion(a.Content, u, a.Annotations)
 	if s.collect {
 		ev.Content = a.Content
 	}
@@ -272,14 +273,14 @@ func (rc *responseCache) replay(c *fiber.Ctx, s *Server, st *chatState, a *cache
 
 // completionAnswer is the record of a non-stream answer, nil when it holds
 // more than text.
-func completionAnswer(body []byte, text string, sources []compat.Source, usage *compat.Usage) *cachedAnswer {
+func completionAnswer(body []byte, text string, anns []compat.Annotation, usage *compat.Usage) *cachedAnswer {
 	r := gjson.GetManyBytes(body, "model", "choices.#", "choices.0.finish_reason", "choices.0.message.tool_calls",
 		"choices.0.message.refusal", "choices.0.message.audio")
 	if r[1].Int() != 1 || r[3].Exists() && r[3].Type != gjson.Null || r[4].Type == gjson.String ||
 		r[5].Exists() && r[5].Type != gjson.Null {
 		return nil
 	}
-	return &cachedAnswer{Model: r[0].String(), Content: text, FinishReason: r[2].String(), Sources: sources, Usage: usage}
+	return &cachedAnswer{Model: r[0].String(), Content: text, FinishReason: r[2].String(), Annotations: anns, Usage: usage}
 }
 
 // policy decides whether and how the cache takes part in a request; nil

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/cache"
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/internal/redistest"
 )
@@ -18,7 +17,7 @@ import (
 // BenchmarkCacheHit measures a response-cache hit through the proxy, client
 // to last byte over loopback HTTP, with the answer in Redis on loopback or
 // in the in-process LRU, replayed as JSON and as a stream. The answer is
-// about 2 KB of text with sources, like a grounded answer.
+// about 2 KB of text with a Sources list and its annotation, like a grounded answer.
 func BenchmarkCacheHit(b *testing.B) {
 	answer := strings.Repeat("Enrolment for the autumn semester opens on 1 August. ", 40)
 	backends := []struct {
@@ -36,7 +35,7 @@ func BenchmarkCacheHit(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				g := &fakeGrounder{ground: func() *Grounding {
-					return &Grounding{Sources: []compat.Source{{URL: "https://example.edu/enrolment", Title: "Enrolment"}}}
+					return &Grounding{NewFilter: newUpperFilter}
 				}}
 				h := newCacheHarness(b, &cache.Tolerant{Cache: be.new(b)}, Config{Grounder: g},
 					openaitest.Config{NoRecordBodies: true, Reply: func(*openaitest.Request) openaitest.Reply {

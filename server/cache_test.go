@@ -27,7 +27,7 @@ const cacheQuestion = `"messages":[{"role":"user","content":"when is enrolment?"
 // record must keep what the client got, not what the upstream sent.
 func cacheGrounding() *fakeGrounder {
 	return &fakeGrounder{ground: func() *Grounding {
-		return &Grounding{NewFilter: newUpperFilter, Sources: []compat.Source{{URL: "https://example.edu/guide", Title: "Guide"}}}
+		return &Grounding{NewFilter: newUpperFilter}
 	}}
 }
 
@@ -44,11 +44,13 @@ func newCacheHarness(t testing.TB, c cache.Cache, cfg Config, fake openaitest.Co
 type completionOf struct {
 	Model   string `json:"model"`
 	Choices []struct {
-		Message      struct{ Content string } `json:"message"`
-		FinishReason string                   `json:"finish_reason"`
+		Message struct {
+			Content     string              `json:"content"`
+			Annotations []compat.Annotation `json:"annotations"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage   compat.Usage    `json:"usage"`
-	Sources []compat.Source `json:"sources"`
+	Usage compat.Usage `json:"usage"`
 }
 
 func parseCompletion(t testing.TB, body string) completionOf {
@@ -89,6 +91,9 @@ func TestCacheReplaysOneRecordAsStreamAndJSON(t *testing.T) {
 			}
 			if !strings.Contains(first, "YOU SAID: WHEN IS ENROLMENT?") {
 				t.Errorf("first answer was not filtered: %s", first)
+			}
+			if c := parseCompletion(t, first); len(c.Choices) != 1 || len(c.Choices[0].Message.Annotations) != 1 {
+				t.Errorf("first answer lacks its annotation: %s", first)
 			}
 			if n := len(h.Fake.Requests()); n != 1 {
 				t.Errorf("upstream calls = %d, want 1", n)

@@ -135,7 +135,7 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 	ev := Event{Status: http.StatusOK}
 	if g.Answer != nil {
 		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
-		body = b.CompletionN(g.Answer.Text, st.req.N, g.Answer.usage(st.req.N), nil)
+		body = b.CompletionN(g.Answer.Text, st.req.N, g.Answer.usage(st.req.N), g.Answer.Annotations)
 		ev.Grounded = true
 	} else {
 		var served compat.Served
@@ -163,35 +163,28 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 	if len(info.Choices) > 0 {
 		text = info.Choices[0].Content
 	}
+	var annotations []compat.Annotation // the first answer's
 	if g.NewFilter != nil {
-		// Each answer (n of them when the request asks for n > 1) is filtered on its own; the completion lists
-		// the sources any of them cited. An answer without text (a tool call) is left as it is.
-		var cited []compat.Source
+		// Each answer (n of them when the request asks for n > 1) is filtered on its own and carries its own
+		// annotations. An answer without text (a tool call) is left as it is.
 		for pos, ch := range info.Choices {
 			if !ch.HasContent {
 				continue
 			}
 			f := g.NewFilter()
 			t := f.Filter(ch.Content) + f.Trailer()
-			cited = appendSources(cited, reportedSources(f))
+			anns, _ := citations(f)
 			if pos == 0 {
-				text = t
+				text, annotations = t, anns
 			}
-			if body, err = compat.SetMessageContent(body, pos, t); err != nil {
+			if body, err = compat.SetMessageContent(body, pos, t); err == nil && len(anns) > 0 {
+				body, err = compat.SetMessageAnnotations(body, pos, anns)
+			}
+			if err != nil {
 				ev.Status, ev.Err = http.StatusInternalServerError, err
 				s.end(st, ev)
 				return err
 			}
-		}
-		if cited != nil {
-			g.Sources = cited
-		}
-	}
-	if len(g.Sources) > 0 {
-		if body, err = compat.SetSources(body, g.Sources); err != nil {
-			ev.Status, ev.Err = http.StatusInternalServerError, err
-			s.end(st, ev)
-			return err
 		}
 	}
 	if info.Usage != nil {
@@ -203,7 +196,10 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 		ev.Content = text
 	}
 	if st.cache != nil {
-		st.answer = completionAnswer(body, text, g.Sources, info.Usage)
+		if g.Answer != nil {
+			annotations = g.Answer.Annotations
+		}
+		st.answer = completionAnswer(body, text, annotations, info.Usage)
 	}
 	s.end(st, ev)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)

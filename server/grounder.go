@@ -73,21 +73,21 @@ type Grounding struct {
 	// response (one, or n when the request asks for n > 1 choices): it
 	// rewrites that answer's content deltas and appends a trailer (a
 	// "Sources" list) as its last content delta before its finish chunk.
+	// A filter that is a Citer also annotates its answer.
 	NewFilter func() ContentFilter
-	// Sources are added as a "sources" array to the non-stream completion
-	// and to the stream's finish chunk (an answer's filter may replace them
-	// with the sources it cited; see SourceReporter).
-	Sources []compat.Source
 	// Events are extra raw JSON objects sent as "data:" frames after the
-	// last chunk and before [DONE] (Open WebUI's source events).
+	// last chunk and before [DONE] (Open WebUI's source events); the
+	// answers' Citer filters may replace them with their own.
 	Events []json.RawMessage
 }
 
 // Answer is a complete answer written by the Grounder itself (an "I don't
 // know" with the closest links, an FAQ match, a cached response).
 type Answer struct {
-	Text  string
-	Usage compat.Usage
+	Text string
+	// Annotations cite the pages Text links to (OpenAI's url_citation).
+	Annotations []compat.Annotation
+	Usage       compat.Usage
 }
 
 // usage is the usage of n copies of the answer (a request for n answers).
@@ -109,17 +109,21 @@ type ContentFilter interface {
 	Trailer() string
 }
 
-// SourceReporter is a ContentFilter that knows, once its Trailer has run, which sources the answer actually
-// used; they replace Grounding.Sources in the response.
-type SourceReporter interface {
-	Sources() []compat.Source
+// Citer is a ContentFilter that knows, once its Trailer has run, what its
+// answer cited.
+type Citer interface {
+	// Annotations cite pages in the answer's whole content as the client
+	// gets it (every filtered delta and the trailer). They go out with the
+	// trailer delta in a stream, and on the message of a completion.
+	Annotations() []compat.Annotation
+	// Events, when not nil, replace Grounding.Events for this answer.
+	Events() []json.RawMessage
 }
 
-func reportedSources(f ContentFilter) []compat.Source {
-	if sr, ok := f.(SourceReporter); ok {
-		if s := sr.Sources(); len(s) > 0 {
-			return s
-		}
+// citations returns f's annotations and events, or none when f is not a Citer.
+func citations(f ContentFilter) ([]compat.Annotation, []json.RawMessage) {
+	if c, ok := f.(Citer); ok {
+		return c.Annotations(), c.Events()
 	}
-	return nil
+	return nil, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -33,13 +34,34 @@ func (g *fakeGrounder) Ground(_ context.Context, req *GroundRequest) (*Grounding
 	return g.ground(), nil
 }
 
-// upperFilter upper-cases content and appends a Sources trailer.
-type upperFilter struct{}
+const (
+	guideURL  = "https://example.edu/guide"
+	guideLink = "[Guide](" + guideURL + ")"
+	// upperTrailer is the Sources list upperFilter ends an answer with.
+	upperTrailer = "\n\nSources:\n- " + guideLink
+)
 
-func (upperFilter) Filter(d string) string { return strings.ToUpper(d) }
-func (upperFilter) Trailer() string        { return "\n\nSources:\n- [Guide](https://example.edu/guide)" }
+// upperFilter upper-cases content and appends a Sources trailer, whose link it annotates.
+type upperFilter struct {
+	sent int // characters sent before the trailer
+}
 
-func newUpperFilter() ContentFilter { return upperFilter{} }
+func (f *upperFilter) Filter(d string) string {
+	out := strings.ToUpper(d)
+	f.sent += utf8.RuneCountInString(out)
+	return out
+}
+
+func (f *upperFilter) Trailer() string { return upperTrailer }
+
+func (f *upperFilter) Annotations() []compat.Annotation {
+	start := f.sent + len(upperTrailer) - len(guideLink)
+	return []compat.Annotation{compat.Citation(guideURL, "Guide", start, start+len(guideLink))}
+}
+
+func (f *upperFilter) Events() []json.RawMessage { return nil }
+
+func newUpperFilter() ContentFilter { return &upperFilter{} }
 
 // recordingObserver keeps every event kind in order.
 type recordingObserver struct {
@@ -64,7 +86,7 @@ func (o *recordingObserver) Observe(_ context.Context, ev Event) {
 func (o *recordingObserver) CollectContent() bool { return true }
 
 func TestGrounderSeam(t *testing.T) {
-	sources := []compat.Source{{URL: "https://example.edu/guide", Title: "Guide"}}
+	guide := []compat.Annotation{compat.Citation(guideURL, "Guide", 0, len(guideLink))}
 	event := json.RawMessage(`{"type":"source","data":{"url":"https://example.edu/guide"}}`)
 	tests := []struct {
 		name      string
@@ -79,19 +101,20 @@ func TestGrounderSeam(t *testing.T) {
 			golden:           "ground_messages.txt",
 			wantUpstreamUser: "rewritten question"},
 		{name: "filter sources events stream", body: `{"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello"}]}`,
-			grounding:        Grounding{NewFilter: newUpperFilter, Sources: sources, Events: []json.RawMessage{event}},
+			grounding:        Grounding{NewFilter: newUpperFilter, Events: []json.RawMessage{event}},
 			golden:           "ground_filter_stream.txt",
 			wantUpstreamUser: "hello"},
 		{name: "filter sources non-stream", body: `{"messages":[{"role":"user","content":"hello"}]}`,
-			grounding:        Grounding{NewFilter: newUpperFilter, Sources: sources},
+			grounding:        Grounding{NewFilter: newUpperFilter},
 			golden:           "ground_filter_complete.txt",
 			wantUpstreamUser: "hello"},
 		{name: "answer stream", body: `{"model":"ragproxy","stream":true,"messages":[{"role":"user","content":"unknown thing"}]}`,
-			grounding: Grounding{Answer: &Answer{Text: "I don't know. The closest pages are listed below, and they may help you find the answer.",
-				Usage: compat.Usage{PromptTokens: 5, CompletionTokens: 18, TotalTokens: 23}}, Sources: sources},
+			grounding: Grounding{Answer: &Answer{Text: guideLink + " may help you find the answer, but I don't know it.",
+				Annotations: guide, Usage: compat.Usage{PromptTokens: 5, CompletionTokens: 18, TotalTokens: 23}}},
 			golden: "ground_answer_stream.txt"},
 		{name: "answer non-stream", body: `{"model":"ragproxy","messages":[{"role":"user","content":"unknown thing"}]}`,
-			grounding: Grounding{Answer: &Answer{Text: "I don't know.", Usage: compat.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: 9}}, Sources: sources},
+			grounding: Grounding{Answer: &Answer{Text: guideLink + ": I don't know.", Annotations: guide,
+				Usage: compat.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: 9}}},
 			golden:    "ground_answer_complete.txt"},
 	}
 	for _, tt := range tests {
@@ -127,7 +150,7 @@ func TestGrounderSeam(t *testing.T) {
 			if obs.usage.TotalTokens == 0 {
 				t.Errorf("observer saw no usage")
 			}
-			if tt.grounding.NewFilter != nil && !strings.HasSuffix(obs.answer, upperFilter{}.Trailer()) {
+			if tt.grounding.NewFilter != nil && !strings.HasSuffix(obs.answer, upperTrailer) {
 				t.Errorf("observed answer %q lacks the trailer", obs.answer)
 			}
 		})
@@ -163,12 +186,18 @@ func (f *countingFilter) Filter(d string) string {
 
 func (f *countingFilter) Trailer() string { return fmt.Sprintf(" (%d deltas)", f.deltas) }
 
+// Annotations cite the guide over the ">>" that starts the answer.
+func (f *countingFilter) Annotations() []compat.Annotation {
+	return []compat.Annotation{compat.Citation(guideURL, "Guide", 0, 2)}
+}
+
+func (f *countingFilter) Events() []json.RawMessage { return nil }
+
 // TestGroundingManyAnswers checks a request for n answers: each is filtered on its own and ends with its own
-// trailer and sources, in the stream and in the completion.
+// trailer and annotations, in the stream and in the completion.
 func TestGroundingManyAnswers(t *testing.T) {
-	sources := []compat.Source{{URL: "https://example.edu/guide", Title: "Guide"}}
 	g := &fakeGrounder{ground: func() *Grounding {
-		return &Grounding{NewFilter: func() ContentFilter { return &countingFilter{} }, Sources: sources}
+		return &Grounding{NewFilter: func() ContentFilter { return &countingFilter{} }}
 	}}
 	fake := openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply {
 		return openaitest.Reply{Content: "alpha beta gamma", Others: []string{"delta epsilon"}}
@@ -180,7 +209,7 @@ func TestGroundingManyAnswers(t *testing.T) {
 	golden(t, "ground_many_stream.txt", transcript(resp, body))
 	got := map[int]string{}
 	roles := map[int]int{}
-	var finishes []int
+	var finishes, annotated []int
 	for _, f := range streamFrames(t, body) {
 		for _, ch := range f.chunk.Choices {
 			got[ch.Index] += ch.Content
@@ -189,9 +218,9 @@ func TestGroundingManyAnswers(t *testing.T) {
 			}
 			if ch.FinishReason != "" {
 				finishes = append(finishes, ch.Index)
-				if !strings.Contains(f.data, `"sources":[{"url":"https://example.edu/guide"`) {
-					t.Errorf("finish chunk of answer %d has no sources: %s", ch.Index, f.data)
-				}
+			}
+			if strings.Contains(f.data, `"annotations":[{"type":"url_citation","url_citation":{"end_index":2,"start_index":0,"title":"Guide","url":"`+guideURL+`"}}]`) {
+				annotated = append(annotated, ch.Index)
 			}
 		}
 	}
@@ -204,6 +233,9 @@ func TestGroundingManyAnswers(t *testing.T) {
 	if diff := cmp.Diff([]int{0, 1}, finishes); diff != "" {
 		t.Errorf("finish chunks (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff([]int{0, 1}, annotated); diff != "" {
+		t.Errorf("answers whose trailer carries their annotations (-want +got):\n%s", diff)
+	}
 
 	resp, body = h.post(t, "/chat/completions", `{"n":2,"messages":[{"role":"user","content":"hello"}]}`)
 	golden(t, "ground_many_complete.txt", transcript(resp, body))
@@ -211,10 +243,10 @@ func TestGroundingManyAnswers(t *testing.T) {
 		Choices []struct {
 			Index   int `json:"index"`
 			Message struct {
-				Content string `json:"content"`
+				Content     string              `json:"content"`
+				Annotations []compat.Annotation `json:"annotations"`
 			} `json:"message"`
 		} `json:"choices"`
-		Sources []compat.Source `json:"sources"`
 	}
 	if err := json.Unmarshal([]byte(body), &completion); err != nil {
 		t.Fatal(err)
@@ -222,13 +254,13 @@ func TestGroundingManyAnswers(t *testing.T) {
 	got = map[int]string{}
 	for _, c := range completion.Choices {
 		got[c.Index] = c.Message.Content
+		if diff := cmp.Diff((&countingFilter{}).Annotations(), c.Message.Annotations); diff != "" {
+			t.Errorf("completion answer %d annotations (-want +got):\n%s", c.Index, diff)
+		}
 	}
 	// Not streamed, each answer is one delta.
 	if diff := cmp.Diff(map[int]string{0: ">>alpha beta gamma (1 deltas)", 1: ">>delta epsilon (1 deltas)"}, got); diff != "" {
 		t.Errorf("completion answers (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(sources, completion.Sources); diff != "" {
-		t.Errorf("completion sources (-want +got):\n%s", diff)
 	}
 }
 

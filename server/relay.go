@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,13 +24,16 @@ var _ chunkSource = (*compat.Stream)(nil)
 // relay turns the source's chunks into the frames the client gets: it keeps
 // one id, makes sure each answer's first delta carries the role, runs a
 // content filter per answer (a request with n > 1 gets several, told apart by
-// their choice index), adds each answer's trailer and sources before its
-// finish, and drops the usage chunk the client did not ask for. Chunks pass
-// through byte for byte unless one of those edits applies.
+// their choice index), adds each answer's trailer with its annotations before
+// its finish, and drops the usage chunk the client did not ask for. Chunks
+// pass through byte for byte unless one of those edits applies.
 type relay struct {
 	includeUsage bool
 	newFilter    func() ContentFilter
-	sources      []compat.Source // Grounding.Sources: an answer's sources unless its filter reports the cited ones
+	// events are the Grounding's events; cited are those the answers'
+	// filters reported instead (nil while none did).
+	events []json.RawMessage
+	cited  []json.RawMessage
 
 	builder    compat.ChunkBuilder
 	choices    map[int]*choiceRelay
@@ -50,10 +54,10 @@ type relay struct {
 
 // choiceRelay is the state of one answer (one choice index) of the response.
 type choiceRelay struct {
-	filter   ContentFilter // nil without grounding
-	sawRole  bool
-	finished bool
-	sources  []compat.Source
+	filter      ContentFilter // nil without grounding
+	sawRole     bool
+	finished    bool
+	annotations []compat.Annotation
 }
 
 // choice returns the state of the answer with index i, starting it on first sight.
@@ -63,7 +67,7 @@ func (r *relay) choice(i int) *choiceRelay {
 	}
 	cr, ok := r.choices[i]
 	if !ok {
-		cr = &choiceRelay{sources: r.sources}
+		cr = &choiceRelay{}
 		if r.newFilter != nil {
 			cr.filter = r.newFilter()
 		}
@@ -72,12 +76,21 @@ func (r *relay) choice(i int) *choiceRelay {
 	return cr
 }
 
-// answerSources are the sources of the first answer, as its finish chunk carried them.
-func (r *relay) answerSources() []compat.Source {
+// answerAnnotations are the annotations of the first answer, as its trailer carried them.
+func (r *relay) answerAnnotations() []compat.Annotation {
 	if cr, ok := r.choices[0]; ok {
-		return cr.sources
+		return cr.annotations
 	}
-	return r.sources
+	return nil
+}
+
+// sentEvents are the events that go out after the answers: those the answers' filters reported, else the
+// Grounding's.
+func (r *relay) sentEvents() []json.RawMessage {
+	if r.cited != nil {
+		return r.cited
+	}
+	return r.events
 }
 
 // chunk handles one upstream chunk, passing the frames to emit.
@@ -109,11 +122,9 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 	if bytes.Contains(raw, toolCallsKey) || bytes.Contains(raw, refusalKey) {
 		r.special = true
 	}
-	// An answer's finish goes out as the filtered rest and trailer, in a delta of their own, then the finish
-	// chunk carrying the sources.
+	// An answer's finish goes out as the filtered rest and trailer, in a delta of their own that carries the
+	// answer's annotations, then the finish chunk.
 	var trailers [][]byte
-	var finishSources []compat.Source
-	finishing := false
 	for pos, ch := range c.Choices {
 		cr := r.choice(ch.Index)
 		if !cr.sawRole {
@@ -150,16 +161,17 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 				}
 			}
 			text += cr.filter.Trailer()
-			if cited := reportedSources(cr.filter); cited != nil {
-				cr.sources = cited
+			anns, events := citations(cr.filter)
+			cr.annotations = anns
+			if events != nil {
+				r.cited = appendEvents(r.cited, events)
 			}
-			if text != "" {
-				trailers = append(trailers, r.builder.ForChoice(ch.Index).Content(text))
+			if text != "" || len(anns) > 0 {
+				trailers = append(trailers, r.builder.ForChoice(ch.Index).Content(text, anns...))
 			}
 		}
 		r.keep(ch.Index, text)
-		cr.finished, finishing = true, true
-		finishSources = appendSources(finishSources, cr.sources)
+		cr.finished = true
 		if ch.Index == 0 {
 			r.finishReason = ch.FinishReason
 		}
@@ -169,11 +181,6 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 			return err
 		}
 	}
-	if finishing && len(finishSources) > 0 {
-		if raw, err = compat.SetSources(raw, finishSources); err != nil {
-			return fmt.Errorf("relay: %w", err)
-		}
-	}
 	r.finished = true
 	for _, cr := range r.choices {
 		r.finished = r.finished && cr.finished
@@ -181,10 +188,14 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 	return emit(raw)
 }
 
-// appendSources appends the sources of add that dst does not list yet.
-func appendSources(dst, add []compat.Source) []compat.Source {
+// appendEvents appends the events of add that dst does not hold yet (answers citing the same page report the
+// same event); dst is never nil after it.
+func appendEvents(dst, add []json.RawMessage) []json.RawMessage {
+	if dst == nil {
+		dst = []json.RawMessage{}
+	}
 	for _, a := range add {
-		if !slices.ContainsFunc(dst, func(d compat.Source) bool { return d.URL == a.URL }) {
+		if !slices.ContainsFunc(dst, func(d json.RawMessage) bool { return bytes.Equal(d, a) }) {
 			dst = append(dst, a)
 		}
 	}
@@ -228,10 +239,14 @@ func newAnswerSource(b compat.ChunkBuilder, a *Answer, n int) *answerSource {
 	for i := range max(n, 1) {
 		c := b.ForChoice(i)
 		src.chunks = append(src.chunks, c.Role())
-		for _, d := range deltas {
+		for j, d := range deltas {
+			if j == len(deltas)-1 {
+				src.chunks = append(src.chunks, c.Content(d, a.Annotations...)) // the answer's citations travel together
+				continue
+			}
 			src.chunks = append(src.chunks, c.Content(d))
 		}
-		src.chunks = append(src.chunks, c.Finish("stop", nil))
+		src.chunks = append(src.chunks, c.Finish("stop"))
 	}
 	src.chunks = append(src.chunks, b.Usage(a.usage(n)))
 	return src

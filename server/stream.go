@@ -100,7 +100,7 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	stop := sw.heartbeat(s.cfg.Heartbeat)
 	defer stop()
 	g := st.ground
-	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, sources: g.Sources, collect: s.collect || st.cache != nil,
+	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, events: g.Events, collect: s.collect || st.cache != nil,
 		onFirstToken: func() { s.obs.Observe(st.ctx, s.event(st, EventFirstToken)) }}
 	var err error
 	for err == nil && src.Next() {
@@ -110,7 +110,7 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 		err = src.Err()
 	}
 	if err == nil {
-		for _, e := range g.Events {
+		for _, e := range r.sentEvents() {
 			if err = sw.data(e); err != nil {
 				break
 			}
@@ -141,8 +141,12 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 		ev.Content = r.content.String()
 	}
 	if err == nil && st.cache != nil && r.finished && !r.special {
+		anns := r.answerAnnotations()
+		if g.Answer != nil {
+			anns = g.Answer.Annotations
+		}
 		st.answer = &cachedAnswer{Model: r.builder.Model, Content: r.content.String(), FinishReason: r.finishReason,
-			Sources: r.answerSources(), Usage: r.usage, Events: g.Events}
+			Annotations: anns, Usage: r.usage, Events: r.sentEvents()}
 	}
 	s.end(st, ev)
 }
