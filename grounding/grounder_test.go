@@ -3,6 +3,7 @@ package grounding
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/ingest"
@@ -68,9 +72,11 @@ func TestGroundedAnswerOnline(t *testing.T) {
 	}
 	var out struct {
 		Choices []struct {
-			Message struct{ Content string } `json:"message"`
+			Message struct {
+				Content     string
+				Annotations []compat.Annotation
+			} `json:"message"`
 		} `json:"choices"`
-		Sources []struct{ URL, Title string } `json:"sources"`
 	}
 	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Choices) != 1 {
 		t.Fatalf("body %s: %v", body, err)
@@ -82,8 +88,12 @@ func TestGroundedAnswerOnline(t *testing.T) {
 	if !strings.Contains(content, "**Sources**\n- [Tuition and Fees]("+tuitionURL+")") {
 		t.Errorf("answer does not end with the cited source: %q", content)
 	}
-	if len(out.Sources) != 1 || out.Sources[0].URL != tuitionURL {
-		t.Errorf("sources = %+v, want only the cited tuition page", out.Sources)
+	anns := out.Choices[0].Message.Annotations
+	if len(anns) != 1 || anns[0].URLCitation.URL != tuitionURL || anns[0].Type != "url_citation" {
+		t.Fatalf("annotations = %+v, want only the cited tuition page", anns)
+	}
+	if got := cited(content, anns[0]); got != "[Tuition and Fees]("+tuitionURL+")" {
+		t.Errorf("the annotation spans %q, want the Sources list's link", got)
 	}
 	reqs := h.Fake.Requests()
 	if len(reqs) != 1 {
@@ -98,27 +108,78 @@ func TestGroundedAnswerOnline(t *testing.T) {
 	}
 }
 
-func TestGroundedStreamSendsOpenWebUISourceEvents(t *testing.T) {
+// TestGroundedStreamCitations checks what a stream says of the pages an answer cites: the Sources list, one
+// annotation per listed page on the delta that carries the list, and, for Open WebUI, one source event per listed
+// page (not per context page) in a frame that also has an empty choices array.
+func TestGroundedStreamCitations(t *testing.T) {
 	r, tok := exampleIndex(t)
 	g := &Grounder{Retriever: r, Tokenizer: tok}
-	h := newHarness(t, server.Config{Grounder: g}, replying("It costs $4,850."))
-	_, body := h.post(t, "/chat/completions", `{"model":"ragproxy","stream":true,"messages":[{"role":"user","content":"tuition cost?"}]}`,
-		"X-OpenWebUI-Chat-Id", "c1")
-	events := strings.Split(strings.TrimSpace(body), "\n\n")
-	if events[len(events)-1] != "data: [DONE]" {
-		t.Fatalf("stream does not end with [DONE]: %q", events[len(events)-1])
-	}
-	var sawSource, sawSourcesList bool
-	for _, ev := range events {
-		if strings.Contains(ev, `"type":"source"`) && strings.Contains(ev, `"document":[`) {
-			sawSource = true
-		}
-		if strings.Contains(ev, `**Sources**`) {
-			sawSourcesList = true
-		}
-	}
-	if !sawSource || !sawSourcesList {
-		t.Errorf("stream lacks the Open WebUI source event (%v) or the Sources list (%v):\n%s", sawSource, sawSourcesList, body)
+	h := newHarness(t, server.Config{Grounder: g}, replying("It costs $4,850 ([tuition]("+tuitionURL+"))."))
+	for _, tc := range []struct {
+		name   string
+		header []string
+		events int
+	}{{"open webui", []string{"X-OpenWebUI-Chat-Id", "c1"}, 1}, {"other clients", nil, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, body := h.post(t, "/chat/completions", `{"model":"ragproxy","stream":true,"messages":[{"role":"user","content":"tuition cost?"}]}`,
+				tc.header...)
+			frames := strings.Split(strings.TrimSpace(body), "\n\n")
+			if frames[len(frames)-1] != "data: [DONE]" {
+				t.Fatalf("stream does not end with [DONE]: %q", frames[len(frames)-1])
+			}
+			var content strings.Builder
+			var anns []compat.Annotation
+			var events []string
+			for _, f := range frames[:len(frames)-1] {
+				data := strings.TrimPrefix(f, "data: ")
+				var chunk struct {
+					Choices []struct {
+						Delta struct {
+							Content     string
+							Annotations []compat.Annotation
+						}
+					}
+					Event *struct {
+						Type string
+						Data struct {
+							Source struct{ Name, URL string }
+						}
+					}
+				}
+				if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+					t.Fatalf("frame %q: %v", f, err)
+				}
+				if chunk.Event != nil {
+					if chunk.Choices == nil || !strings.Contains(data, `"choices":[]`) {
+						t.Errorf("source event frame without an empty choices array: %s", data)
+					}
+					events = append(events, chunk.Event.Type+" "+chunk.Event.Data.Source.Name+" "+chunk.Event.Data.Source.URL)
+					continue
+				}
+				for _, ch := range chunk.Choices {
+					content.WriteString(ch.Delta.Content)
+					if len(ch.Delta.Annotations) > 0 {
+						if anns != nil {
+							t.Errorf("annotations came in more than one delta")
+						}
+						anns = ch.Delta.Annotations
+					}
+				}
+			}
+			if !strings.HasSuffix(content.String(), "**Sources**\n- [Tuition and Fees]("+tuitionURL+")\n") {
+				t.Errorf("answer does not end with the cited page: %q", content.String())
+			}
+			if len(anns) != 1 || cited(content.String(), anns[0]) != "[Tuition and Fees]("+tuitionURL+")" {
+				t.Errorf("annotations %+v, want one spanning the Sources list's link", anns)
+			}
+			want := []string{"source Tuition and Fees " + tuitionURL}
+			if tc.events == 0 {
+				want = nil
+			}
+			if diff := cmp.Diff(want, events); diff != "" {
+				t.Errorf("source events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -240,4 +301,14 @@ func TestGrounderReportsRetrieval(t *testing.T) {
 	if got[0].Confidence <= 0 || got[0].Empty {
 		t.Errorf("confidence %v empty %v, want a confident retrieval", got[0].Confidence, got[0].Empty)
 	}
+}
+
+// cited is the part of content an annotation spans, its indices counted in characters.
+func cited(content string, a compat.Annotation) string {
+	r := []rune(content)
+	c := a.URLCitation
+	if c.StartIndex < 0 || c.EndIndex > len(r) || c.StartIndex > c.EndIndex {
+		return fmt.Sprintf("<out of range %d..%d of %d>", c.StartIndex, c.EndIndex, len(r))
+	}
+	return string(r[c.StartIndex:c.EndIndex])
 }

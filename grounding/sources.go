@@ -40,7 +40,9 @@ func (f *sourcesFilter) Trailer() string {
 }
 
 // Annotations implements server.Citer: one url_citation per page of the Sources list, spanning its link there.
-func (f *sourcesFilter) Annotations() []compat.Annotation { return annotate(f.answer.String(), f.cited) }
+func (f *sourcesFilter) Annotations() []compat.Annotation {
+	return annotate(f.answer.String(), f.cited)
+}
 
 // Events implements server.Citer: the source events of the cited pages, or nil when none go out.
 func (f *sourcesFilter) Events() []json.RawMessage {
