@@ -2,7 +2,6 @@ package grounding
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -49,7 +48,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	msgs := Messages(req.Messages)
 	if req.Task != "" {
 		if g.Offline {
-			return &server.Grounding{Answer: g.answer(req, offlineTask(req.Task, msgs))}, nil
+			return &server.Grounding{Answer: g.answer(req, offlineTask(req))}, nil
 		}
 		return nil, nil // tasks go to the model untouched
 	}
@@ -159,37 +158,4 @@ func hasOpenWebUIHeaders(h http.Header) bool {
 		}
 	}
 	return false
-}
-
-// offlineTask answers a client's background task without a model, in the JSON shapes Open WebUI parses.
-func offlineTask(task string, msgs []retrieval.Message) string {
-	switch task {
-	case server.TaskTitle:
-		title := "Site question"
-		for _, m := range msgs {
-			if m.Role == "user" && !strings.HasPrefix(m.Content, "### Task:") {
-				title = firstWords(m.Content, 5)
-				break
-			}
-		}
-		b, _ := json.Marshal(map[string]string{"title": title})
-		return string(b)
-	case server.TaskTags:
-		return `{"tags":[]}`
-	case server.TaskFollowUps:
-		return `{"follow_ups":[]}`
-	case server.TaskQueries:
-		return `{"queries":[]}`
-	case server.TaskAutocomplete:
-		return `{"text":""}`
-	}
-	return "Retrieval is off for this request and no language model is configured."
-}
-
-func firstWords(s string, n int) string {
-	f := strings.Fields(s)
-	if len(f) > n {
-		f = f[:n]
-	}
-	return strings.TrimRight(strings.Join(f, " "), "?.!,;:")
 }

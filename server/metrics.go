@@ -213,24 +213,16 @@ func (o *MetricsObserver) provider() string {
 	return o.Provider
 }
 
-// taskLabel maps a TaskKind to the task names Open WebUI itself uses
-// (open_webui/constants.py TASKS), which observability keeps as label values.
+// taskLabel maps a TaskKind to its metrics label: the task kinds are Open WebUI's own task names, which
+// observability keeps as label values; a question or a bypass is a user's turn ("chat").
 func taskLabel(task string) string {
 	switch task {
 	case "", TaskBypass:
-		return "" // a user's turn ("chat")
-	case TaskTitle:
-		return "title_generation"
-	case TaskTags:
-		return "tags_generation"
-	case TaskFollowUps:
-		return "follow_up_generation"
-	case TaskQueries:
-		return "query_generation"
-	case TaskAutocomplete:
-		return "autocomplete_generation"
+		return ""
+	case TaskOther:
+		return observability.Other
 	}
-	return observability.Other
+	return task
 }
 
 // errorType is the OpenTelemetry error.type of a failed upstream operation:
