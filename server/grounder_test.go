@@ -115,7 +115,7 @@ func TestGrounderSeam(t *testing.T) {
 		{name: "answer non-stream", body: `{"model":"ragproxy","messages":[{"role":"user","content":"unknown thing"}]}`,
 			grounding: Grounding{Answer: &Answer{Text: guideLink + ": I don't know.", Annotations: guide,
 				Usage: compat.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: 9}}},
-			golden:    "ground_answer_complete.txt"},
+			golden: "ground_answer_complete.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
