@@ -93,6 +93,11 @@ type Config struct {
 	RetrievalSettings string
 	IndexVersion      string
 	PromptVersion     string
+	// CORSOrigins are the browser origins allowed to call the API ("*" for
+	// any; each checked by CheckOrigin, invalid ones are ignored): their
+	// preflights are answered and responses carry the CORS headers. Default
+	// none: browsers may call only from the server's own origin.
+	CORSOrigins []string
 	// Ready, when set, is consulted by /readyz.
 	Ready func(ctx context.Context) error
 	// Logger receives server logs. Default: discard.
@@ -254,6 +259,9 @@ func (s *Server) cutOff() {
 
 func (s *Server) routes() {
 	s.app.Use(s.requestMeta)
+	if mw := s.corsMiddleware(); mw != nil {
+		s.app.Use(mw)
+	}
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	v1 := s.app.Group("/v1", s.auth)

@@ -83,3 +83,14 @@ func quiet(t *testing.T) {
 	os.Stdout = f
 	t.Cleanup(func() { os.Stdout = old; f.Close() })
 }
+
+func TestServeFlagsCORSOrigins(t *testing.T) {
+	f, err := parseServeFlags([]string{"--cors-origins", "http://localhost:3000, https://chat.example.org"})
+	if err != nil || len(splitList(f.corsOrigins)) != 2 {
+		t.Errorf("valid origins: %v, %q", err, f.corsOrigins)
+	}
+	if _, err := parseServeFlags([]string{"--cors-origins", "chat.example.org/path"}); err == nil ||
+		!strings.Contains(err.Error(), "--cors-origins") {
+		t.Errorf("an invalid origin must fail with a clear error, got %v", err)
+	}
+}

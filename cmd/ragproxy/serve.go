@@ -25,7 +25,7 @@ import (
 // serveFlags are serve's settings: each flag falls back to an environment
 // variable, then to a default.
 type serveFlags struct {
-	listen, apiKeys                                                string
+	listen, apiKeys, corsOrigins                                   string
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	maxBody                                                        int
@@ -73,6 +73,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&f.listen, "listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
 	fs.StringVar(&f.apiKeys, "api-keys", envOr("RAGPROXY_API_KEYS", ""), "comma-separated client API keys; empty disables client auth (RAGPROXY_API_KEYS)")
+	fs.StringVar(&f.corsOrigins, "cors-origins", envOr("RAGPROXY_CORS_ORIGINS", ""), "comma-separated browser origins allowed to call the API, e.g. http://localhost:3000 for Open WebUI's Direct Connections, or *; empty allows none (RAGPROXY_CORS_ORIGINS)")
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
 	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
 	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", envDuration("RAGPROXY_UPSTREAM_TIMEOUT", 2*time.Minute), "per-attempt time to the upstream's first byte (RAGPROXY_UPSTREAM_TIMEOUT)")
@@ -98,6 +99,11 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
 	}
+	for _, o := range splitList(f.corsOrigins) {
+		if err := server.CheckOrigin(o); err != nil {
+			return f, fmt.Errorf("serve: --cors-origins: %w", err)
+		}
+	}
 	// Keys come from the environment only, so they stay out of ps listings.
 	f.up.key = os.Getenv("OPENAI_API_KEY")
 	f.fallbackKey = os.Getenv("RAGPROXY_FALLBACK_API_KEY")
@@ -105,7 +111,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	return f, nil
 }
 
-func splitKeys(s string) []string {
+func splitList(s string) []string {
 	var out []string
 	for _, k := range strings.Split(s, ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -147,7 +153,8 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	scfg := server.Config{
 		Listen:             f.listen,
-		APIKeys:            splitKeys(f.apiKeys),
+		APIKeys:            splitList(f.apiKeys),
+		CORSOrigins:        splitList(f.corsOrigins),
 		MaxBodyBytes:       f.maxBody,
 		Heartbeat:          f.heartbeat,
 		DrainTimeout:       f.drain,
