@@ -1,7 +1,7 @@
 // A client developer's check that ragproxy works with the official OpenAI
 // Node SDK: point baseURL at the proxy and use the SDK as usual.
 //
-//   RAGPROXY_BASE_URL=http://127.0.0.1:8080/v1 RAGPROXY_API_KEY=sk-... node test.mjs
+//   RAGPROXY_BASE_URL=http://127.0.0.1:8080/v1 RAGPROXY_API_KEY=sk-... node sdk-passthrough.mjs
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 

@@ -1,0 +1,75 @@
+package grounding
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/server"
+)
+
+// modelLike answers like a chat model would: a title prompt gets a title (as JSON when the request's
+// response_format asks for a schema), and a grounded question an answer that cites the tuition page.
+func modelLike(r *openaitest.Request) openaitest.Reply {
+	last := ""
+	if len(r.Messages) > 0 {
+		last = r.Messages[len(r.Messages)-1].Text()
+	}
+	if schema := gjson.GetBytes(r.Body, "response_format.json_schema.schema.properties"); schema.Exists() {
+		out := `{"title":"In-State Tuition Cost"}`
+		if schema.Get("language").Exists() {
+			out = `{"language":"English","title":"In-State Tuition Cost"}`
+		}
+		return openaitest.Reply{Content: out}
+	}
+	if server.IsTaskPrompt(last) {
+		return openaitest.Reply{Content: "In-State Tuition Cost"}
+	}
+	return openaitest.Reply{Content: "In-state tuition is $4,850 per semester ([Tuition and Fees](" + tuitionURL + "))."}
+}
+
+// TestClients runs the clients' own code from npm (clients/: the OpenAI Node SDK 5.x and 6.x, LibreChat's agents
+// library, and Open WebUI's stream handling) against two proxies over the example index, one in front of a fake
+// model and one offline. It needs node and `npm ci` in clients, so it runs only when RAGPROXY_NODE_TEST=1.
+func TestClients(t *testing.T) {
+	if os.Getenv("RAGPROXY_NODE_TEST") != "1" {
+		t.Skip("set RAGPROXY_NODE_TEST=1 (after npm ci in clients) to run the client tests")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "clients"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@librechat", "agents")); err != nil {
+		t.Fatalf("npm dependencies missing: run npm ci in %s: %v", dir, err)
+	}
+	r, tok := exampleIndex(t)
+	const key = "sk-clients"
+	cfg := func(offline bool) server.Config {
+		return server.Config{APIKeys: []string{key}, Models: []server.ModelAlias{{ID: "lakeshore"}},
+			Grounder: &Grounder{Retriever: r, Tokenizer: tok, SiteName: "Lakeshore Polytechnic", Offline: offline}}
+	}
+	online := newHarness(t, cfg(false), openaitest.Config{Reply: modelLike})
+	offline := newHarness(t, cfg(true), openaitest.Config{})
+	for _, script := range [][]string{{"sdk.mjs", "openai"}, {"sdk.mjs", "openai5"}, {"librechat.mjs"}, {"openwebui.mjs"}} {
+		t.Run(strings.Join(script, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "node", script...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "RAGPROXY_ONLINE_URL="+online.URL, "RAGPROXY_OFFLINE_URL="+offline.URL,
+				"RAGPROXY_API_KEY="+key, "RAGPROXY_MODEL=lakeshore")
+			out, err := cmd.CombinedOutput()
+			t.Logf("node %s:\n%s", strings.Join(script, " "), out)
+			if err != nil {
+				t.Fatalf("node %s failed: %v", strings.Join(script, " "), err)
+			}
+		})
+	}
+}
