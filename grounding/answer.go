@@ -2,9 +2,10 @@ package grounding
 
 import (
 	"fmt"
-	"github.com/ragproxy/ragproxy/retrieval"
 	"regexp"
 	"strings"
+
+	"github.com/ragproxy/ragproxy/retrieval"
 )
 
 // Source is a page an answer draws on.

@@ -43,16 +43,15 @@ var (
 	_ server.Varier   = (*Grounder)(nil)
 )
 
-// Ground implements Grounder.
+// Ground implements server.Grounder.
 func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
-	msgs := Messages(req.Messages)
 	if req.Task != "" {
 		if g.Offline {
 			return &server.Grounding{Answer: g.answer(req, offlineTask(req))}, nil
 		}
 		return nil, nil // tasks go to the model untouched
 	}
-	_, res, err := g.Search(ctx, msgs)
+	_, res, err := g.Search(ctx, Messages(req.Messages))
 	if err != nil {
 		return nil, err
 	}
