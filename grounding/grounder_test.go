@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,46 +12,15 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
-	"github.com/ragproxy/ragproxy/examples"
-	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
-var (
-	exampleOnce      sync.Once
-	exampleRetriever *retrieval.Retriever
-	exampleErr       error
-)
-
-// exampleIndex ingests the bundled example site once per test binary.
+// exampleIndex is the bundled example site's index, shared by the package's tests.
 func exampleIndex(t testing.TB) (*retrieval.Retriever, *tokenizer.Tokenizer) {
-	t.Helper()
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exampleOnce.Do(func() {
-		root, err := os.MkdirTemp("", "ragproxy-example-")
-		if err != nil {
-			exampleErr = err
-			return
-		}
-		site, dir := filepath.Join(root, "site"), filepath.Join(root, "index")
-		sub, _ := fs.Sub(examples.Site, "site")
-		if exampleErr = os.CopyFS(site, sub); exampleErr != nil {
-			return
-		}
-		if _, exampleErr = ingest.Run(context.Background(), ingest.Config{Source: site, BaseURL: examples.BaseURL, IndexDir: dir}); exampleErr != nil {
-			return
-		}
-		exampleRetriever, exampleErr = retrieval.Open(dir, nil, tok, retrieval.Config{})
-	})
-	if exampleErr != nil {
-		t.Fatal(exampleErr)
-	}
-	return exampleRetriever, tok
+	return indextest.Shared(t)
 }
 
 const tuitionURL = "https://www.lakeshore-poly.example/tuition/"

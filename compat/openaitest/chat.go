@@ -240,8 +240,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 		frames = append(frames, u)
 	}
 	buf := make([]byte, 0, 512)
+	pause := s.cfg.ChunkDelay
+	if reply.ChunkDelay > 0 {
+		pause = reply.ChunkDelay
+	}
 	for i, fr := range frames {
-		if i > 0 && !sleepCtx(ctx, s.cfg.ChunkDelay) {
+		if i > 0 && !sleepCtx(ctx, pause) {
 			return
 		}
 		if f != nil && f.DropAfter > 0 && i == f.DropAfter {

@@ -58,6 +58,8 @@ type Reply struct {
 	// ToolCalls, when set, are sent instead of content, finish_reason
 	// "tool_calls".
 	ToolCalls []ToolCall
+	// ChunkDelay, when set, replaces Config.ChunkDelay for this reply.
+	ChunkDelay time.Duration
 }
 
 // ToolCall is one function call in a Reply.

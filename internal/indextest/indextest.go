@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/examples"
@@ -60,4 +61,42 @@ func Example(tb testing.TB) (*retrieval.Retriever, *tokenizer.Tokenizer) {
 	dir := tb.TempDir()
 	Build(tb, ExampleSite(tb), examples.BaseURL, dir)
 	return Open(tb, dir)
+}
+
+// shared is the example index Shared builds once per test binary.
+var shared struct {
+	once sync.Once
+	r    *retrieval.Retriever
+	tok  *tokenizer.Tokenizer
+	err  error
+}
+
+// Shared returns a retriever over the bundled example site, built once per test binary into a directory that
+// outlives the test that built it, so every test of the binary can share it.
+func Shared(tb testing.TB) (*retrieval.Retriever, *tokenizer.Tokenizer) {
+	tb.Helper()
+	shared.once.Do(func() {
+		root, err := os.MkdirTemp("", "ragproxy-example-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		sub, _ := fs.Sub(examples.Site, "site")
+		site, dir := filepath.Join(root, "site"), filepath.Join(root, "index")
+		if shared.err = os.CopyFS(site, sub); shared.err != nil {
+			return
+		}
+		cfg := ingest.Config{Source: site, BaseURL: examples.BaseURL, IndexDir: dir, Logger: slog.New(slog.DiscardHandler)}
+		if _, shared.err = ingest.Run(context.Background(), cfg); shared.err != nil {
+			return
+		}
+		if shared.tok, shared.err = tokenizer.New(); shared.err != nil {
+			return
+		}
+		shared.r, shared.err = retrieval.Open(dir, nil, shared.tok, retrieval.Config{})
+	})
+	if shared.err != nil {
+		tb.Fatalf("example index: %v", shared.err)
+	}
+	return shared.r, shared.tok
 }
