@@ -20,7 +20,7 @@ const errOther = "_OTHER"
 func defaultRoutes() []string {
 	return []string{
 		"/v1/chat/completions", "/v1/models", "/v1/retrieve",
-		"/metrics", "/healthz", "/readyz",
+		"/metrics", "/healthz", "/readyz", "/", "/assets/*",
 	}
 }
 

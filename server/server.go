@@ -78,6 +78,9 @@ type Config struct {
 	Grounder Grounder
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
+	// Page, when set, serves GET / and GET /assets/... (the chat page; see
+	// package webui). It is public: the key it asks for guards /v1.
+	Page http.Handler
 	// Observer receives request events (metrics, logs). Default no-op.
 	Observer Observer
 	// Cache, when set, keeps deterministic answers and serves repeats of
@@ -275,6 +278,11 @@ func (s *Server) routes() {
 	}
 	if s.cfg.Metrics != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.Metrics))
+	}
+	if s.cfg.Page != nil {
+		page := adaptor.HTTPHandler(s.cfg.Page)
+		s.app.Get("/", page)
+		s.app.Get("/assets/*", page)
 	}
 }
 

@@ -28,7 +28,8 @@ func runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "demo: serving the Lakeshore Polytechnic example site at http://%s/v1 as model \"lakeshore\"\n", *listen)
-	return runServe(ctx, append([]string{"--index", *dir, "--listen", *listen, "--name", "lakeshore"}, fs.Args()...))
+	fmt.Fprintf(os.Stderr, "demo: chat with it in a browser at http://%s/\n", *listen)
+	return runServe(ctx, append([]string{"--index", *dir, "--listen", *listen, "--name", "lakeshore", "--site-name", "Lakeshore Polytechnic"}, fs.Args()...))
 }
 
 func defaultDemoIndex() string {

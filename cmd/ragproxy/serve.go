@@ -20,6 +20,7 @@ import (
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
+	"github.com/ragproxy/ragproxy/webui"
 )
 
 // serveFlags are serve's settings: each flag falls back to an environment
@@ -31,7 +32,7 @@ type serveFlags struct {
 	maxBody                                                        int
 	listUpstream                                                   bool
 	logLevel                                                       string
-	index, name                                                    string
+	index, name, site                                              string
 	sourceEvents                                                   bool
 	redisURL                                                       string
 	cacheTTL                                                       time.Duration
@@ -85,6 +86,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.BoolVar(&f.listUpstream, "list-upstream-models", envBool("RAGPROXY_LIST_UPSTREAM_MODELS", false), "add the upstream's models to /v1/models (RAGPROXY_LIST_UPSTREAM_MODELS)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("RAGPROXY_LOG_LEVEL", "info"), "debug, info, warn or error (RAGPROXY_LOG_LEVEL)")
 	fs.StringVar(&f.index, "index", envOr("RAGPROXY_INDEX", ""), "index directory to answer from; empty serves a plain pass-through gateway (RAGPROXY_INDEX)")
+	fs.StringVar(&f.site, "site-name", envOr("RAGPROXY_SITE_NAME", ""), "the site's name in the grounding prompt and on the chat page; default the assistant's model id (RAGPROXY_SITE_NAME)")
 	fs.StringVar(&f.name, "name", envOr("RAGPROXY_NAME", ""), "model id of the assistant in /v1/models; default the index directory's name (RAGPROXY_NAME)")
 	fs.BoolVar(&f.sourceEvents, "source-events", envBool("RAGPROXY_SOURCE_EVENTS", false), "send Open WebUI source events on every stream, not only to Open WebUI (RAGPROXY_SOURCE_EVENTS)")
 	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis for the response cache, redis://[user:password@]host:port/db; empty keeps it in process (REDIS_URL)")
@@ -185,7 +187,12 @@ func runServe(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	logger.Info("serving", "listen", f.listen, "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
+	page, err := webui.New(webui.Config{Site: f.siteName(), Model: f.pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	scfg.Page = page
+	logger.Info("serving", "listen", f.listen, "page", "http://"+f.listen+"/", "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
 		"client_auth", len(scfg.APIKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.names())
 	return server.New(scfg, client).Run(ctx)
 }
@@ -197,6 +204,26 @@ func (f serveFlags) offline() bool {
 }
 
 const defaultUpstreamURL = "https://api.openai.com/v1"
+
+// siteName names the site in the grounding prompt and on the chat page: --site-name, else the assistant's model
+// id when there is an index, and "" for a plain gateway.
+func (f serveFlags) siteName() string {
+	switch {
+	case f.index == "":
+		return ""
+	case f.site != "":
+		return f.site
+	}
+	return f.assistantName()
+}
+
+// pageModel is the model the chat page asks by default: the first model served.
+func (f serveFlags) pageModel(scfg server.Config) string {
+	if len(scfg.Models) > 0 {
+		return scfg.Models[0].ID
+	}
+	return "ragproxy"
+}
 
 // assistantName is the model id of the grounded assistant: --name, else the
 // index directory's name, else "ragproxy".
@@ -263,11 +290,11 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 	}
 	r = r.WithBackends(bk)
 	f.backends.verify(bk, r.Index(), logger)
-	name := f.assistantName()
-	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: name, Offline: f.offline(),
+	name, site := f.assistantName(), f.siteName()
+	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: site, Offline: f.offline(),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval}
 	if !f.offline() {
-		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.up.model, SiteName: name,
+		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.up.model, SiteName: site,
 			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 		if analysisCache != nil {
 			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, f.up.model+"\x00"+name, f.cacheTTL)
@@ -292,7 +319,7 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 		return fmt.Errorf("serve: %w", err)
 	}
 	scfg.IndexVersion, scfg.RetrievalSettings = m.Version, string(settings)
-	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, name, version)[:16]
+	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, site, version)[:16]
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline)
 	return nil

@@ -1,0 +1,119 @@
+package webui
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func get(t *testing.T, h http.Handler, method, path string, header ...string) *http.Response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Result()
+}
+
+func body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	var r io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPage(t *testing.T) {
+	p, err := New(Config{Site: `Lakeshore <script>alert(1)</script> Poly`, Model: "lakeshore", AuthRequired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := get(t, p, http.MethodGet, "/", "Accept-Encoding", "gzip, br")
+	page := body(t, resp)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "gzip" ||
+		resp.Header.Get("Content-Security-Policy") != ContentSecurityPolicy || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET /: %d %v", resp.StatusCode, resp.Header)
+	}
+	if strings.Contains(page, "<script>alert") || !strings.Contains(page, "Lakeshore &lt;script&gt;") {
+		t.Errorf("the site name is not escaped in the page:\n%s", page)
+	}
+	if !strings.Contains(page, `data-auth="required"`) || !strings.Contains(page, `data-model="lakeshore"`) {
+		t.Errorf("the page does not carry its settings:\n%s", page)
+	}
+	for _, asset := range []string{"/assets/app.js", "/assets/app.css", "/assets/vendor/marked.umd.js", "/assets/vendor/purify.min.js"} {
+		if !strings.Contains(page, asset+"?v=") {
+			t.Errorf("the page does not load %s with a version", asset)
+		}
+		resp := get(t, p, http.MethodGet, asset)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s without gzip: %d %v", asset, resp.StatusCode, resp.Header)
+		}
+		plain := body(t, resp)
+		zipped := get(t, p, http.MethodGet, asset, "Accept-Encoding", "gzip")
+		if got := body(t, zipped); got != plain || zipped.Header.Get("Content-Encoding") != "gzip" {
+			t.Errorf("GET %s gzipped differs from plain", asset)
+		}
+		if etag := resp.Header.Get("ETag"); get(t, p, http.MethodGet, asset, "If-None-Match", etag).StatusCode != http.StatusNotModified {
+			t.Errorf("GET %s with its ETag is not 304", asset)
+		}
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{{http.MethodGet, "/assets/nope.js", 404}, {http.MethodGet, "/assets/index.html", 404}, {http.MethodPost, "/", 405}} {
+		if got := get(t, p, tc.method, tc.path).StatusCode; got != tc.status {
+			t.Errorf("%s %s = %d, want %d", tc.method, tc.path, got, tc.status)
+		}
+	}
+	if lic := body(t, get(t, p, http.MethodGet, "/assets/vendor/marked.LICENSE")); !strings.Contains(lic, "MIT") {
+		t.Errorf("the vendored libraries' licences are not served with them")
+	}
+}
+
+func TestGatewayPage(t *testing.T) {
+	p, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := body(t, get(t, p, http.MethodGet, "/"))
+	if !strings.Contains(page, "/v1/chat/completions") || strings.Contains(page, "app.js") {
+		t.Errorf("a gateway without an index should point at /v1 and load no chat:\n%s", page)
+	}
+}
+
+// BenchmarkPage measures what a browser downloads for the page (page-gz-bytes: the page and every script and
+// style sheet it loads, gzipped as served) and the cost of serving it.
+func BenchmarkPage(b *testing.B) {
+	p, err := New(Config{Site: "Lakeshore Polytechnic", Model: "lakeshore"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, gz := p.Size()
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	var sink bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		w.Body = &sink
+		p.ServeHTTP(w, req)
+		sink.Reset()
+	}
+	b.ReportMetric(float64(raw), "page-bytes")
+	b.ReportMetric(float64(gz), "page-gz-bytes")
+}
