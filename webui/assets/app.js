@@ -1,1 +1,516 @@
-// placeholder
+// ragproxy's chat page: sends the conversation to /v1/chat/completions, renders the streamed answer as sanitised
+// markdown and lists the pages it cites. Everything an answer contains is untrusted (it quotes crawled pages), so
+// it only reaches the DOM through DOMPurify, and the server's CSP stops whatever might slip through.
+'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const root = document.documentElement;
+  const body = document.body;
+  const authRequired = body.dataset.auth === 'required';
+  const KEY_STORE = 'ragproxy.key';
+  const THEME_STORE = 'ragproxy.theme';
+  const ui = {
+    messages: $('messages'), greeting: $('greeting'), composer: $('composer'), prompt: $('prompt'),
+    send: $('send'), stop: $('stop'), newChat: $('new-chat'), theme: $('theme'), modelPick: $('model-pick'),
+    model: $('model'), keyForm: $('key-form'), key: $('api-key'), save: $('save-key'), keyError: $('key-error'),
+  };
+
+  // Storage can be disabled or full (private modes); the page then simply forgets.
+  const store = (area, k, v) => {
+    try {
+      if (v === undefined) return window[area].getItem(k);
+      if (v === null) window[area].removeItem(k);
+      else window[area].setItem(k, v);
+    } catch { /* storage unavailable */ }
+    return null;
+  };
+
+  // ---- theme: the system's by default, or the one the toggle chose (remembered in localStorage) ----
+  const systemDark = matchMedia('(prefers-color-scheme: dark)');
+  const theme = () => root.dataset.theme || (systemDark.matches ? 'dark' : 'light');
+  function showTheme() {
+    const dark = theme() === 'dark';
+    ui.theme.setAttribute('aria-pressed', String(dark));
+    ui.theme.title = dark ? 'Switch to the light theme' : 'Switch to the dark theme';
+  }
+  const saved = store('localStorage', THEME_STORE);
+  if (saved === 'light' || saved === 'dark') root.dataset.theme = saved;
+  showTheme();
+  systemDark.addEventListener('change', showTheme);
+  ui.theme.addEventListener('click', () => {
+    root.dataset.theme = theme() === 'dark' ? 'light' : 'dark';
+    store('localStorage', THEME_STORE, root.dataset.theme);
+    showTheme();
+  });
+
+  // ---- markdown: marked for the syntax, DOMPurify for safety ----
+  const escapeHTML = (s) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  // A few harmless inline tags that models write into tables; any other raw HTML is shown as the text it is, so a
+  // quoted <script> reads as code instead of vanishing (and never runs: DOMPurify and the CSP see to that).
+  const SAFE_INLINE = /^<\/?(?:br|b|i|em|strong|sub|sup|kbd|mark|del|s|u)\s*\/?>$/i;
+  marked.use({
+    gfm: true,
+    renderer: {
+      html({ text, block }) {
+        if (!block && SAFE_INLINE.test(text)) return text;
+        return block ? `<p>${escapeHTML(text)}</p>` : escapeHTML(text);
+      },
+      // Images are never loaded: a remote image in an answer could carry data off to another site.
+      image({ text }) {
+        return `<span class="img-note">[image: ${escapeHTML(text || 'untitled')}]</span>`;
+      },
+    },
+  });
+  const PURIFY = {
+    ALLOWED_TAGS: ['a', 'b', 'blockquote', 'br', 'code', 'del', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i',
+      'kbd', 'li', 'mark', 'ol', 'p', 'pre', 's', 'span', 'strong', 'sub', 'sup', 'table', 'tbody', 'td', 'th',
+      'thead', 'tr', 'u', 'ul'],
+    // DOMPurify's default URI check drops script URLs; the hook below narrows links to http(s) and mailto. (Its
+    // ALLOWED_URI_REGEXP would also apply to the values of align, class and title, so it stays the default.)
+    ALLOWED_ATTR: ['href', 'title', 'align', 'start', 'class'],
+    RETURN_DOM_FRAGMENT: true,
+  };
+  DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    // Only marked's own classes (code languages, the image note), never one that could pose as the page's UI.
+    const cls = node.getAttribute('class');
+    if (cls && !/^(language-[\w+#.-]+|img-note)$/.test(cls)) node.removeAttribute('class');
+    if (node.tagName !== 'A') return;
+    const href = node.getAttribute('href') || '';
+    if (/^https?:/i.test(href)) {
+      node.setAttribute('target', '_blank');
+      node.setAttribute('rel', 'noopener noreferrer');
+    } else if (!/^mailto:/i.test(href)) {
+      node.removeAttribute('href');
+    }
+  });
+  const toDOM = (md) => DOMPurify.sanitize(marked.parse(md), PURIFY);
+
+  // ---- sources ----
+  // The index in the string of the n-th code point (annotation indices count code points, JS strings UTF-16).
+  function codePointIndex(s, n) {
+    let i = 0;
+    for (const ch of s) {
+      if (n-- <= 0) break;
+      i += ch.length;
+    }
+    return i;
+  }
+  const httpURL = (u) => {
+    try {
+      const url = new URL(u);
+      return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+    } catch { return null; }
+  };
+
+  // split separates an answer into the markdown to render and its sources. The proxy ends answers with a
+  // "**Sources**" list; when annotations point into it, the list is cut from the text and shown as links below.
+  // Without annotations the list itself is parsed, as long as it is the end of the answer.
+  function split(m) {
+    const c = m.content;
+    if (m.cut === undefined && m.annotations) {
+      const starts = m.annotations.map((a) => a?.url_citation?.start_index).filter(Number.isInteger);
+      const at = starts.length ? c.lastIndexOf('**Sources**', codePointIndex(c, Math.min(...starts))) : -1;
+      m.cut = at;
+      m.sources = m.annotations.filter((a) => a?.type === 'url_citation' && a.url_citation)
+        .map((a) => ({ url: a.url_citation.url, title: a.url_citation.title }));
+    }
+    if (m.cut >= 0) return c.slice(0, m.cut).trimEnd();
+    if (m.annotations) return c;
+    const at = c.lastIndexOf('\n**Sources**\n');
+    if (at < 0) return c;
+    const lines = c.slice(at + 13).split('\n').filter((l) => l.trim());
+    const items = lines.map((l) => /^[-*] \[([^\]]*)\]\((\S+?)\)\s*$/.exec(l));
+    // While streaming, the last line may be unfinished; every other line must be a link item.
+    if (!items.length || (m.final ? items : items.slice(0, -1)).some((x) => !x)) return c;
+    m.sources = items.filter(Boolean).map((x) => ({ title: x[1], url: x[2] }));
+    return c.slice(0, at).trimEnd();
+  }
+
+  function showSources(m) {
+    const seen = new Set();
+    const list = (m.sources || []).filter((s) => {
+      const url = httpURL(s.url);
+      if (!url || seen.has(url)) return false;
+      seen.add(url);
+      s.url = url;
+      return true;
+    });
+    const key = list.map((s) => s.url + ' ' + s.title).join('\n');
+    if (key === m.sourcesKey) return;
+    m.sourcesKey = key;
+    m.sourcesEl.hidden = !list.length;
+    const ol = m.sourcesEl.querySelector('ol');
+    ol.replaceChildren(...list.map((s) => {
+      const a = document.createElement('a');
+      a.href = s.url;
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer';
+      a.textContent = s.title || s.url;
+      a.title = s.url;
+      const li = document.createElement('li');
+      li.append(a);
+      return li;
+    }));
+  }
+
+  // ---- rendering: at most once per animation frame ----
+  // While an answer streams, its finished blocks are parsed once and kept ("frozen"); only the block being written
+  // is re-parsed on each frame. A block is finished when a blank line is followed by a line that starts a new
+  // top-level block (not a list item, quote, table row, indented text, or anything inside a code fence). The
+  // final render parses the whole answer once, so block splitting can never leave a visible difference.
+  const CONTINUES = /^(?:\s|[-*+](?:\s|$)|\d{1,9}[.)](?:\s|$)|>|\|)/;
+  function stableEnd(text, from) {
+    let end = from;
+    let fence = null;
+    let blank = false;
+    for (let pos = from; pos < text.length;) {
+      let nl = text.indexOf('\n', pos);
+      const complete = nl >= 0;
+      if (!complete) nl = text.length;
+      const line = text.slice(pos, nl);
+      // An unfinished line is judged only once its start can no longer turn into a list marker.
+      if (!complete && line.length < 12) break;
+      const f = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+      if (fence) {
+        if (f && f[1][0] === fence[0] && f[1].length >= fence.length && !line.slice(f[0].length).trim()) fence = null;
+      } else {
+        if (blank && pos > from && !CONTINUES.test(line)) end = pos;
+        if (f) fence = f[1];
+      }
+      blank = !fence && !line.trim();
+      pos = nl + 1;
+    }
+    return end;
+  }
+
+  function render(m) {
+    m.queued = false;
+    const text = split(m);
+    if (m.final) {
+      m.answer.replaceChildren(toDOM(text));
+      m.frozen = m.tail = null;
+    } else {
+      if (!m.frozen || !text.startsWith(m.frozenText)) {
+        m.frozen = document.createElement('div');
+        m.tail = document.createElement('div');
+        m.frozen.className = m.tail.className = 'part';
+        m.frozenText = '';
+        m.answer.replaceChildren(m.frozen, m.tail);
+      }
+      const end = stableEnd(text, m.frozenText.length);
+      if (end > m.frozenText.length) {
+        m.frozen.append(toDOM(text.slice(m.frozenText.length, end)));
+        m.frozenText = text.slice(0, end);
+      }
+      m.tail.replaceChildren(toDOM(text.slice(end)));
+    }
+    showSources(m);
+  }
+
+  const nearBottom = () => innerHeight + scrollY >= root.scrollHeight - 120;
+  function schedule(m) {
+    if (m.queued) return;
+    m.queued = true;
+    requestAnimationFrame(() => {
+      if (!m.queued) return;
+      const follow = nearBottom();
+      render(m);
+      if (follow) scrollTo(0, root.scrollHeight);
+    });
+  }
+
+  // ---- messages ----
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text) e.textContent = text;
+    return e;
+  }
+  function addMessage(role) {
+    const li = el('li', `message ${role}`);
+    ui.greeting.hidden = true;
+    ui.messages.append(li);
+    return li;
+  }
+  function addUser(text) {
+    const li = addMessage('user');
+    li.append(el('span', 'visually-hidden', 'You: '), el('p', 'text', text));
+    scrollTo(0, root.scrollHeight);
+  }
+  function addAssistant() {
+    const li = addMessage('assistant streaming');
+    li.setAttribute('aria-busy', 'true');
+    const m = { li, content: '', annotations: null, answer: el('div', 'answer'), status: el('p', 'status') };
+    m.sourcesEl = el('nav', 'sources');
+    m.sourcesEl.setAttribute('aria-label', 'Sources');
+    m.sourcesEl.hidden = true;
+    m.sourcesEl.append(el('h3', '', 'Sources'), el('ol'));
+    m.copy = el('button', 'copy', 'Copy');
+    m.copy.type = 'button';
+    m.copy.hidden = true;
+    m.copy.setAttribute('aria-label', 'Copy this answer');
+    m.copy.addEventListener('click', () => copy(m));
+    const actions = el('div', 'actions');
+    actions.append(m.copy, m.status);
+    li.append(el('span', 'visually-hidden', 'Assistant: '), m.answer, m.sourcesEl, actions);
+    return m;
+  }
+  // finish ends an answer: state is done, stopped or error (with a message to show).
+  function finish(m, state, note) {
+    m.final = true;
+    m.queued = false;
+    render(m);
+    m.li.classList.remove('streaming');
+    m.li.classList.add(state);
+    m.li.removeAttribute('aria-busy');
+    if (note) m.status.textContent = note;
+    m.status.classList.toggle('error-text', state === 'error');
+    m.copy.hidden = !m.content;
+  }
+
+  async function copy(m) {
+    let ok = false;
+    try {
+      await navigator.clipboard.writeText(m.content);
+      ok = true;
+    } catch {
+      // No clipboard API (plain http on another host) or no permission: the old way, via a selected textarea.
+      const t = el('textarea', 'offscreen');
+      t.value = m.content;
+      document.body.append(t);
+      t.select();
+      try { ok = document.execCommand('copy'); } catch { ok = false; }
+      t.remove();
+      m.copy.focus();
+    }
+    m.copy.textContent = ok ? 'Copied' : 'Copy failed: select the text';
+    setTimeout(() => { m.copy.textContent = 'Copy'; }, 2000);
+  }
+
+  // ---- the API ----
+  const headers = () => {
+    const h = { 'Content-Type': 'application/json' };
+    const key = authRequired && store('sessionStorage', KEY_STORE);
+    if (key) h.Authorization = `Bearer ${key}`;
+    return h;
+  };
+  // errorText reads OpenAI's error body ({"error":{"message":...}}) of a failed response.
+  async function errorText(res) {
+    let text = '';
+    try {
+      text = await res.text();
+      const msg = JSON.parse(text)?.error?.message;
+      if (msg) return String(msg);
+    } catch { /* not JSON */ }
+    return `The server answered ${res.status} ${res.statusText}${text ? `: ${text.slice(0, 300)}` : ''}`.trim();
+  }
+  class APIError extends Error {}
+
+  // frames yields the data of each server-sent event of a response body (comments such as ": ping" are skipped).
+  async function* frames(res) {
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    let data = null;
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        const lines = buf.split(/\r\n|\r|\n/);
+        buf = lines.pop();
+        for (const line of lines) {
+          if (line === '') {
+            if (data !== null) yield data;
+            data = null;
+          } else if (line.startsWith('data:')) {
+            const d = line.slice(line[5] === ' ' ? 6 : 5);
+            data = data === null ? d : `${data}\n${d}`;
+          }
+        }
+      }
+    } finally {
+      // Release the connection also when the caller stops early (after [DONE], or on an error frame).
+      reader.cancel().catch(() => {});
+    }
+    if (data !== null) yield data;
+  }
+
+  async function loadModels() {
+    let list;
+    try {
+      const res = await fetch('/v1/models', { headers: headers() });
+      if (!res.ok) return res.status === 401 ? errorText(res) : null;
+      list = (await res.json())?.data;
+    } catch { return null; }
+    const ids = Array.isArray(list) ? [...new Set(list.map((x) => x?.id).filter((x) => typeof x === 'string'))] : [];
+    if (ids.length < 2) return null;
+    const keep = ui.model.value || body.dataset.model;
+    ui.model.replaceChildren(...ids.map((id) => new Option(id, id)));
+    ui.model.value = ids.includes(keep) ? keep : ids[0];
+    ui.modelPick.hidden = false;
+    return null;
+  }
+
+  // ---- the conversation ----
+  let history = [];
+  let current = null; // { controller, m } while an answer streams
+  let generation = 0; // bumped by New chat, so an answer still finishing does not write into the new history
+
+  function setBusy(busy) {
+    ui.send.hidden = busy;
+    ui.stop.hidden = !busy;
+    ui.messages.setAttribute('aria-busy', String(busy));
+  }
+
+  async function ask(text) {
+    const gen = generation;
+    const turn = { role: 'user', content: text };
+    history.push(turn);
+    addUser(text);
+    const m = addAssistant();
+    const controller = new AbortController();
+    current = { controller, m };
+    setBusy(true);
+    let state = 'done';
+    let note = '';
+    try {
+      const res = await fetch('/v1/chat/completions', {
+        method: 'POST',
+        headers: headers(),
+        body: JSON.stringify({ model: ui.model.value || body.dataset.model, messages: history, stream: true }),
+        signal: controller.signal,
+      });
+      if (!res.ok) {
+        const msg = await errorText(res);
+        if (res.status === 401 && authRequired) {
+          store('sessionStorage', KEY_STORE, null);
+          askKey(msg);
+        }
+        throw new APIError(msg);
+      }
+      let finished = false;
+      for await (const data of frames(res)) {
+        if (data === '[DONE]') {
+          finished = true;
+          break;
+        }
+        let chunk;
+        try { chunk = JSON.parse(data); } catch { continue; }
+        if (chunk?.error) throw new APIError(chunk.error.message || 'The server reported an error.');
+        const choice = chunk?.choices?.[0];
+        if (!choice) continue; // e.g. Open WebUI source events, usage
+        const delta = choice.delta || {};
+        if (choice.finish_reason === 'length') note = 'The answer reached its length limit.';
+        const grew = typeof delta.content === 'string' && delta.content !== '';
+        if (grew) m.content += delta.content;
+        if (Array.isArray(delta.annotations) && delta.annotations.length) m.annotations = delta.annotations;
+        else if (!grew) continue; // a role-only or final chunk: nothing new to show
+        schedule(m);
+      }
+      if (!finished) throw new APIError('The connection closed before the answer was complete.');
+    } catch (err) {
+      if (controller.signal.aborted) {
+        state = 'stopped';
+        note = 'Stopped.';
+      } else {
+        state = 'error';
+        note = err instanceof APIError ? err.message : `Network error: could not reach the server (${err.message}).`;
+      }
+    }
+    finish(m, state, note);
+    if (current?.m === m) {
+      current = null;
+      setBusy(false);
+    }
+    if (gen !== generation) return;
+    // The conversation keeps answers as received (Sources list included), a stopped one as far as it got; a failed
+    // turn is dropped so that the next question is not sent after an unanswered one.
+    if (state === 'error') history = history.filter((x) => x !== turn);
+    else if (m.content) history.push({ role: 'assistant', content: m.content });
+  }
+
+  // The question box grows with its text: CSS field-sizing does it where supported, this elsewhere.
+  const fit = () => {
+    ui.prompt.style.height = 'auto';
+    ui.prompt.style.height = `${ui.prompt.scrollHeight + 2}px`;
+  };
+  if (!CSS.supports('field-sizing', 'content')) ui.prompt.addEventListener('input', fit);
+
+  function submit() {
+    const text = ui.prompt.value.trim();
+    if (!text || current) return;
+    if (authRequired && !store('sessionStorage', KEY_STORE)) {
+      askKey('Enter an API key first.');
+      return;
+    }
+    ui.prompt.value = '';
+    if (ui.prompt.style.height) fit();
+    ui.prompt.focus();
+    ask(text);
+  }
+  ui.composer.addEventListener('submit', (e) => {
+    e.preventDefault();
+    submit();
+  });
+  ui.prompt.addEventListener('keydown', (e) => {
+    // Enter sends; Shift+Enter (and Enter while an input method composes) is left to the textarea.
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    } else if (e.key === 'Escape' && current) {
+      current.controller.abort();
+    }
+  });
+  ui.stop.addEventListener('click', () => {
+    current?.controller.abort();
+    ui.prompt.focus();
+  });
+  ui.newChat.addEventListener('click', () => {
+    generation++;
+    current?.controller.abort();
+    current = null;
+    setBusy(false);
+    history = [];
+    ui.messages.replaceChildren();
+    ui.greeting.hidden = false;
+    ui.prompt.focus();
+  });
+
+  // ---- the API key (only when the server asks for one) ----
+  function askKey(message) {
+    ui.keyForm.hidden = false;
+    ui.keyError.textContent = message || '';
+    ui.key.value = '';
+    ui.key.focus();
+  }
+  ui.keyForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const key = ui.key.value.trim();
+    if (!key) {
+      askKey('Enter an API key.');
+      return;
+    }
+    store('sessionStorage', KEY_STORE, key);
+    ui.save.disabled = true;
+    // Check the key right away with /v1/models, which needs it too.
+    const rejected = await loadModels();
+    ui.save.disabled = false;
+    if (rejected) {
+      store('sessionStorage', KEY_STORE, null);
+      askKey(rejected);
+      return;
+    }
+    ui.key.value = '';
+    ui.keyError.textContent = '';
+    ui.keyForm.hidden = true;
+    ui.prompt.focus();
+  });
+
+  if (authRequired && !store('sessionStorage', KEY_STORE)) {
+    askKey('');
+  } else {
+    loadModels().then((rejected) => { if (rejected) askKey(rejected); });
+    // Not on touch screens, where focusing would pop up the keyboard over the greeting.
+    if (matchMedia('(pointer: fine)').matches) ui.prompt.focus();
+  }
+})();
