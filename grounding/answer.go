@@ -27,46 +27,32 @@ const GroundingPrompt = `You are the assistant for %s. Answer the user's latest 
 <context>
 %s</context>`
 
-// SystemPrompt returns the grounding system message for a retrieval result.
+// fenceTag finds what could open or close the prompt's <context> fence, in any case and spacing.
+var fenceTag = regexp.MustCompile(`(?i)<\s*/?\s*context\b[^>]*>`)
+
+// SystemPrompt returns the grounding system message for a retrieval result. The context is retrieved text, so a
+// page that writes "</context>" must not end the fence early and pose the rest of its text as instructions: such
+// tags are escaped.
 func SystemPrompt(siteName string, res *retrieval.Result) string {
 	if siteName == "" {
 		siteName = "this website"
 	}
-	return fmt.Sprintf(GroundingPrompt, siteName, res.Context)
-}
-
-var urlRE = regexp.MustCompile(`https?://[^\s)\]>"'<]+`)
-
-// AllowedURLs are the URLs an answer may link to: the context's pages and every URL inside the context.
-func AllowedURLs(res *retrieval.Result) map[string]bool {
-	ok := map[string]bool{}
-	for _, p := range res.Pages {
-		ok[normURL(p.URL)] = true
-	}
-	for _, u := range urlRE.FindAllString(res.Context, -1) {
-		ok[normURL(u)] = true
-	}
-	return ok
-}
-
-func normURL(u string) string {
-	u = strings.TrimRight(u, ".,;:!?")
-	if i := strings.IndexByte(u, '#'); i >= 0 {
-		u = u[:i]
-	}
-	return strings.TrimSuffix(u, "/")
+	ctx := fenceTag.ReplaceAllStringFunc(res.Context, func(tag string) string { return "&lt;" + tag[1:] })
+	return fmt.Sprintf(GroundingPrompt, siteName, ctx)
 }
 
 // Cited returns the context pages the answer links to, in context order; when it links to none, the top max
 // pages of the context.
 func Cited(answer string, res *retrieval.Result, max int) []Source {
 	linked := map[string]bool{}
-	for _, u := range urlRE.FindAllString(answer, -1) {
-		linked[normURL(u)] = true
+	for _, u := range contextURL.FindAllString(answer, -1) {
+		if n, ok := normalizeURL(u); ok {
+			linked[n.key] = true
+		}
 	}
 	var out []Source
 	for _, p := range res.Pages {
-		if linked[normURL(p.URL)] {
+		if n, ok := normalizeURL(p.URL); ok && linked[n.key] {
 			out = append(out, Source{URL: p.URL, Title: p.Title})
 		}
 	}

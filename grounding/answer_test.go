@@ -22,7 +22,10 @@ func testResult() *retrieval.Result {
 }
 
 func TestLinkFilter(t *testing.T) {
-	allowed := AllowedURLs(testResult())
+	res := testResult()
+	res.Context += "Apply at https://apply.partner.example/form and see https://evil.example/phish or ![logo](https://site.edu/logo.png).\n" +
+		"Mail mailto:Registrar@Site.edu\n"
+	policy := NewLinkPolicy(res, []string{"apply.partner.example"})
 	tests := []struct {
 		name   string
 		deltas []string
@@ -38,10 +41,32 @@ func TestLinkFilter(t *testing.T) {
 		{"bracket that is no link", []string{"a [note] here"}, "a [note] here"},
 		{"unfinished at end flushed", []string{"see [A"}, "see [A"},
 		{"autolink invented", []string{"see <https://bad.example/> ok"}, "see  ok"},
+		// A page may plant links: only the site's hosts and the allow-list keep theirs.
+		{"planted link to another host", []string{"[login](https://evil.example/phish)"}, "login"},
+		{"allow-listed host in the context", []string{"[apply](https://apply.partner.example/form)"}, "[apply](https://apply.partner.example/form)"},
+		{"scheme and host case", []string{"[A](HTTPS://SITE.EDU/a/) and [x](HTTP://EVIL.EXAMPLE/p)"}, "[A](HTTPS://SITE.EDU/a/) and x"},
+		{"upper-case bare URL", []string{"go to HTTPS://evil.example/p now"}, "go to  now"},
+		{"image with a data-carrying URL", []string{"![i](HTTPS://evil.example/p.png?d=secret) done"}, "i done"},
+		{"image in the context kept", []string{"![logo](https://site.edu/logo.png)"}, "![logo](https://site.edu/logo.png)"},
+		{"image split across deltas", []string{"![i](https://ev", "il.example/p.png?d=1)"}, "i"},
+		{"javascript link", []string{"[click](javascript:alert(1)) ok"}, "click ok"},
+		{"javascript link, upper case", []string{"[click](JavaScript:alert%281%29)"}, "click"},
+		{"script link with a title, split at the space", []string{"[x](javascript:alert(1) ", `"t")`}, "x"},
+		{"planted link with a title", []string{`[x](https://evil.example/p 'hi') ok`}, "x ok"},
+		{"data link", []string{"[x](data:text/html;base64,PHNjcmlwdD4=)"}, "x"},
+		{"data autolink", []string{"<data:text/html,hi> ok"}, " ok"},
+		{"protocol-relative to another host", []string{"[x](//evil.example/p)"}, "x"},
+		{"protocol-relative to the site", []string{"[A](//site.edu/a/)"}, "[A](//site.edu/a/)"},
+		{"bare www link", []string{"visit www.evil.example/p today"}, "visit  today"},
+		{"bare www split across deltas", []string{"visit ww", "w.evil.example/p today"}, "visit  today"},
+		{"relative link", []string{"[forms](/forms/)"}, "forms"},
+		{"trailing punctuation stays", []string{"See https://evil.example/x."}, "See ."},
+		{"mailto in the context", []string{"[mail](mailto:registrar@site.edu)"}, "[mail](mailto:registrar@site.edu)"},
+		{"mailto not in the context", []string{"[mail](mailto:thief@evil.example)"}, "mail"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := NewLinkFilter(allowed)
+			f := NewLinkFilter(policy)
 			var got strings.Builder
 			for _, d := range tt.deltas {
 				got.WriteString(f.Write(d))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
@@ -32,9 +33,15 @@ type Grounder struct {
 	SourceEvents bool
 	// MaxSources bounds the fallback sources list and the "I don't know" links; default 3.
 	MaxSources int
+	// LinkHosts are hosts besides the site's own (those of the index's pages) that answers may link to, when the
+	// link was in the context (see LinkPolicy). Default none.
+	LinkHosts []string
 	// OnRetrieval, if set, sees every retrieval's stage times and confidence (server.MetricsObserver's
 	// ObserveRetrieval records them).
 	OnRetrieval func(ctx context.Context, r server.Retrieval)
+
+	hostsOnce sync.Once
+	hosts     []string // the site's hosts and LinkHosts
 }
 
 var (
@@ -85,13 +92,35 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	out := make([]compat.Message, 0, len(req.Messages)+1)
 	out = append(out, compat.TextMessage("system", SystemPrompt(g.SiteName, res)))
 	out = append(out, req.Messages...)
-	allowed := AllowedURLs(res)
+	policy := NewLinkPolicy(res, g.linkHosts())
 	return &server.Grounding{
 		Messages: out,
 		NewFilter: func() server.ContentFilter {
-			return &sourcesFilter{links: NewLinkFilter(allowed), res: res, max: limit, events: events}
+			return &sourcesFilter{links: NewLinkFilter(policy), res: res, max: limit, events: events}
 		},
 	}, nil
+}
+
+// linkHosts are the hosts answers may link to: the index's pages' and LinkHosts.
+func (g *Grounder) linkHosts() []string {
+	g.hostsOnce.Do(func() {
+		seen := map[string]bool{}
+		add := func(h string) {
+			if h = strings.ToLower(strings.TrimPrefix(h, "www.")); h != "" && !seen[h] {
+				seen[h] = true
+				g.hosts = append(g.hosts, h)
+			}
+		}
+		for _, p := range g.Retriever.Index().Pages {
+			if n, ok := normalizeURL(p.URL); ok {
+				add(n.host)
+			}
+		}
+		for _, h := range g.LinkHosts {
+			add(h)
+		}
+	})
+	return g.hosts
 }
 
 // Search analyses the conversation and retrieves for it. The result is nil when there is no question, or when

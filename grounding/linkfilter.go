@@ -1,30 +1,31 @@
 package grounding
 
 import (
+	"regexp"
 	"strings"
 )
 
-// LinkFilter removes links the model invented from an answer as it streams: a markdown link whose URL was not in
-// the context keeps only its text, and a bare URL that was not in the context is dropped. Text that might still
-// become a link is held back until it is complete, at most maxHold bytes. Not safe for concurrent use.
+// LinkFilter removes the links a LinkPolicy does not allow from an answer as it streams: a markdown link keeps
+// only its text, an image keeps only its alt text, and an autolink or bare URL goes. Text that might still become
+// a link is held back until it is complete, at most maxHold bytes. Not safe for concurrent use.
 type LinkFilter struct {
-	allowed map[string]bool
-	held    string
+	policy *LinkPolicy
+	held   string
 	// Removed counts the links taken out.
 	Removed int
 }
 
 const maxHold = 1024
 
-// NewLinkFilter returns a filter that keeps links to allowed URLs (see AllowedURLs).
-func NewLinkFilter(allowed map[string]bool) *LinkFilter {
-	return &LinkFilter{allowed: allowed}
+// NewLinkFilter returns a filter that keeps the links policy allows.
+func NewLinkFilter(policy *LinkPolicy) *LinkFilter {
+	return &LinkFilter{policy: policy}
 }
 
 // Write takes the next piece of the answer and returns the text that is safe to send now.
 func (f *LinkFilter) Write(delta string) string {
 	s := f.held + delta
-	cut := f.safePrefix(s)
+	cut := safePrefix(s)
 	f.held = s[cut:]
 	return f.clean(s[:cut])
 }
@@ -37,15 +38,22 @@ func (f *LinkFilter) Flush() string {
 }
 
 // safePrefix is the length of s that cannot be the start of an unfinished link.
-func (f *LinkFilter) safePrefix(s string) int {
+func safePrefix(s string) int {
 	hold := len(s)
-	// An open "[" without a finished "](...)" after it.
+	// An open "[" (a link, or with "!" an image) without a finished "](...)" after it.
 	if i := strings.LastIndexByte(s, '['); i >= 0 && !linkClosed(s[i:]) {
 		hold = i
+		if i > 0 && s[i-1] == '!' {
+			hold = i - 1
+		}
 	}
-	// A trailing word that is or may become a URL.
+	// An open "<" that may become an autolink.
+	if i := strings.LastIndexByte(s, '<'); i >= 0 && i < hold && !strings.ContainsAny(s[i:], "> \n") {
+		hold = i
+	}
+	// A trailing word that is or may become a URL, unless something already ended it (a closed link's ")").
 	j := strings.LastIndexAny(s, " \n\t(<") + 1
-	if w := s[j:]; j < hold && (strings.HasPrefix(w, "http") || strings.HasPrefix("https://", w)) && w != "" {
+	if w := strings.ToLower(s[j:]); j < hold && w != "" && !strings.ContainsAny(w, ")]>\"'") && mayBecomeURL(w) {
 		hold = j
 	}
 	if len(s)-hold > maxHold {
@@ -54,7 +62,18 @@ func (f *LinkFilter) safePrefix(s string) int {
 	return hold
 }
 
-// linkClosed reports whether s (starting at "[") is finished: a complete [text](url), or text that cannot be one.
+// mayBecomeURL reports whether a word (lowercase) starts a bare URL, or may once more text comes.
+func mayBecomeURL(w string) bool {
+	for _, start := range []string{"https://", "http://", "www."} {
+		if strings.HasPrefix(w, start) || strings.HasPrefix(start, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// linkClosed reports whether s (starting at "[") is finished: a complete [text](target), its parentheses
+// balanced as markdown reads them, or text that cannot be one.
 func linkClosed(s string) bool {
 	end := strings.IndexByte(s, ']')
 	if end < 0 {
@@ -67,49 +86,70 @@ func linkClosed(s string) bool {
 	if rest[0] != '(' {
 		return true
 	}
-	return strings.IndexByte(rest, ')') >= 0 || strings.ContainsAny(rest, " \n")
+	// A title may follow the target after a space ([text](url "title")), so only the closing parenthesis, or a
+	// paragraph break, ends it.
+	depth := 0
+	for i, c := range rest {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return true
+			}
+		case '\n':
+			if strings.HasPrefix(rest[i+1:], "\n") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// clean rewrites complete text: disallowed markdown links become their text, disallowed bare URLs go.
+// linkPattern finds, left to right, what renders as a link: a markdown link or image (group 1 "!" for an
+// image, group 2 its text, group 3 its target), an autolink (group 4), or a bare URL as GFM autolinks them
+// (group 5: http(s) in any case, or www.).
+var linkPattern = regexp.MustCompile(`(!?)\[([^\[\]\n]*)\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?\s*\)` +
+	`|<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*)>` +
+	`|((?i:https?://|www\.)[^\s<>"'\])]+)`)
+
+// clean rewrites complete text, taking out every link the policy does not allow.
 func (f *LinkFilter) clean(s string) string {
-	if !strings.Contains(s, "http") {
+	if !strings.ContainsAny(s, "[<:.") {
 		return s
 	}
 	var b strings.Builder
-	for len(s) > 0 {
-		i := strings.Index(s, "http")
-		if i < 0 {
-			b.WriteString(s)
-			break
+	last := 0
+	for _, m := range linkPattern.FindAllStringSubmatchIndex(s, -1) {
+		group := func(i int) string {
+			if m[2*i] < 0 {
+				return ""
+			}
+			return s[m[2*i]:m[2*i+1]]
 		}
-		end := i
-		for end < len(s) && !strings.ContainsRune(" \n\t)]>\"'<", rune(s[end])) {
-			end++
+		var target, keep string
+		switch {
+		case m[4] >= 0: // a markdown link or image: its text (an image's alt text) stays
+			target, keep = group(3), group(2)
+		case m[8] >= 0:
+			target = group(4)
+		default:
+			target = group(5)
+			// Trailing punctuation ends a sentence, not the URL (as GFM reads it): it stays.
+			trimmed := strings.TrimRight(target, ".,;:!?*_~")
+			keep, target = target[len(trimmed):], trimmed
 		}
-		u := s[i:end]
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") || f.allowed[normURL(u)] {
-			b.WriteString(s[:end])
-			s = s[end:]
+		if f.policy.Allows(target) {
 			continue
 		}
 		f.Removed++
-		pre := s[:i]
-		if strings.HasSuffix(pre, "](") && end < len(s) && s[end] == ')' {
-			// [text](bad) -> text
-			open := strings.LastIndexByte(pre[:len(pre)-2], '[')
-			if open >= 0 {
-				b.WriteString(pre[:open])
-				b.WriteString(pre[open+1 : len(pre)-2])
-				s = s[end+1:]
-				continue
-			}
-		}
-		pre = strings.TrimSuffix(pre, "<")
-		b.WriteString(pre)
-		if end < len(s) && s[end] == '>' {
-			end++
-		}
-		s = s[end:]
+		b.WriteString(s[last:m[0]])
+		b.WriteString(keep)
+		last = m[1]
 	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
 	return b.String()
 }

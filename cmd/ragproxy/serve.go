@@ -26,7 +26,7 @@ import (
 // serveFlags are serve's settings: each flag falls back to an environment
 // variable, then to a default.
 type serveFlags struct {
-	listen, apiKeys, corsOrigins                                   string
+	listen, apiKeys, corsOrigins, linkHosts                        string
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	maxBody                                                        int
@@ -75,6 +75,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.listen, "listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
 	fs.StringVar(&f.apiKeys, "api-keys", envOr("RAGPROXY_API_KEYS", ""), "comma-separated client API keys; empty disables client auth (RAGPROXY_API_KEYS)")
 	fs.StringVar(&f.corsOrigins, "cors-origins", envOr("RAGPROXY_CORS_ORIGINS", ""), "comma-separated browser origins allowed to call the API, e.g. http://localhost:3000 for Open WebUI's Direct Connections, or *; empty allows none (RAGPROXY_CORS_ORIGINS)")
+	fs.StringVar(&f.linkHosts, "link-hosts", envOr("RAGPROXY_LINK_HOSTS", ""), "comma-separated hosts besides the site's own that answers may link to, when the context holds the link (RAGPROXY_LINK_HOSTS)")
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
 	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
 	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", envDuration("RAGPROXY_UPSTREAM_TIMEOUT", 2*time.Minute), "per-attempt time to the upstream's first byte (RAGPROXY_UPSTREAM_TIMEOUT)")
@@ -291,7 +292,7 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 	r = r.WithBackends(bk)
 	f.backends.verify(bk, r.Index(), logger)
 	name, site := f.assistantName(), f.siteName()
-	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: site, Offline: f.offline(),
+	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval}
 	if !f.offline() {
 		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.up.model, SiteName: site,
@@ -314,7 +315,8 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 		Offline   bool
 		Sources   int
 		Backends  string
-	}{r.Config(), g.Offline, g.MaxSources, f.backends.names()})
+		LinkHosts []string
+	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
