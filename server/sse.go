@@ -77,24 +77,30 @@ func (s *sseWriter) failed() error {
 // heartbeat sends ": ping" whenever a whole interval passed without a
 // frame, until stop is called; stop waits for the goroutine to exit.
 func (s *sseWriter) heartbeat(interval time.Duration) (stop func()) {
+	t := time.NewTicker(interval)
+	stopPings := s.pingOn(t.C)
+	return func() {
+		stopPings()
+		t.Stop()
+	}
+}
+
+// pingOn sends ": ping" on each tick unless a frame went out since the
+// previous one. A ping itself does not count as a frame, so a silent stream
+// is pinged on every tick, not every other one.
+func (s *sseWriter) pingOn(ticks <-chan time.Time) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
-			case <-t.C:
+			case <-ticks:
 			}
-			s.mu.Lock()
-			quiet := !s.wrote
-			s.wrote = false
-			s.mu.Unlock()
-			if quiet && s.raw(framePing) != nil {
+			if s.ping() != nil {
 				return
 			}
 		}
@@ -103,4 +109,23 @@ func (s *sseWriter) heartbeat(interval time.Duration) (stop func()) {
 		close(done)
 		wg.Wait()
 	}
+}
+
+// ping writes a ping when no frame went out since the last call, and resets
+// that record.
+func (s *sseWriter) ping() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	quiet := !s.wrote
+	s.wrote = false
+	if !quiet {
+		return nil
+	}
+	s.w.Write(framePing)
+	err := s.flushLocked()
+	s.wrote = false // a ping is not a frame
+	return err
 }

@@ -59,7 +59,7 @@ func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
 		setSSEHeaders(c)
 		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 			sw := newSSEWriter(w, st.cancel)
-			_ = sw.raw(framePing) // commits the headers
+			_ = sw.ping() // commits the headers
 			stop := sw.heartbeat(s.cfg.Heartbeat)
 			o := <-ch
 			stop()
