@@ -59,6 +59,14 @@ type ClientConfig struct {
 	// the response headers and, for streams, the first event arrive.
 	// Default 2m.
 	FirstByteTimeout time.Duration
+	// StreamIdleTimeout bounds the wait for each next piece of a stream once
+	// its first event arrived; a stalled stream then ends with a 504 error.
+	// Default 1m.
+	StreamIdleTimeout time.Duration
+	// MaxEventBytes bounds one line of an upstream stream (an event's data);
+	// a longer one ends the stream with a 502 error instead of growing memory
+	// without bound. Default 4 MiB.
+	MaxEventBytes int
 	// MaxIdleConnsPerHost sizes the keep-alive pool per upstream. Default 64.
 	MaxIdleConnsPerHost int
 	// HTTPClient, when set, replaces the tuned default client.
@@ -103,6 +111,12 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if cfg.FirstByteTimeout == 0 {
 		cfg.FirstByteTimeout = 2 * time.Minute
+	}
+	if cfg.StreamIdleTimeout <= 0 {
+		cfg.StreamIdleTimeout = time.Minute
+	}
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = 4 << 20
 	}
 	if cfg.MaxIdleConnsPerHost == 0 {
 		cfg.MaxIdleConnsPerHost = 64
@@ -202,7 +216,7 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 		if err != nil {
 			return err
 		}
-		s := newStream(res, release, u.Name)
+		s := newStream(res, release, u.Name, c.cfg.MaxEventBytes)
 		if !s.peek() {
 			err := s.Err()
 			s.Close()
@@ -211,6 +225,7 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 			}
 			return err
 		}
+		s.idle(c.cfg.StreamIdleTimeout)
 		st = s
 		return nil
 	})

@@ -2,8 +2,12 @@ package compat
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/tidwall/gjson"
@@ -14,6 +18,7 @@ import (
 // concurrent use.
 type Stream struct {
 	dec      ssestream.Decoder
+	guard    *guardedBody
 	body     io.ReadCloser
 	release  func()
 	upstream string
@@ -23,12 +28,84 @@ type Stream struct {
 	err      error
 }
 
-func newStream(res *http.Response, release func(), upstream string) *Stream {
-	s := &Stream{dec: ssestream.NewDecoder(res), release: release, upstream: upstream}
-	if res != nil {
+func newStream(res *http.Response, release func(), upstream string, maxLine int) *Stream {
+	s := &Stream{release: release, upstream: upstream}
+	if res != nil && res.Body != nil {
+		s.guard = &guardedBody{r: res.Body, maxLine: maxLine, cancel: release}
+		res.Body = s.guard
 		s.body = res.Body
 	}
+	s.dec = ssestream.NewDecoder(res)
 	return s
+}
+
+// idle bounds every later wait for the stream's next bytes by d.
+func (s *Stream) idle(d time.Duration) {
+	if s.guard != nil {
+		s.guard.arm(d)
+	}
+}
+
+// Errors that end an upstream stream the proxy gave up on.
+var (
+	errEventTooLarge = errors.New("upstream stream event too large")
+	errStreamIdle    = errors.New("upstream stream idle")
+)
+
+// guardedBody bounds what reading an upstream stream may cost: a line (an event's data) longer than maxLine fails
+// the read, so one endless event cannot grow memory without bound, and once armed, a read that waits longer than
+// the idle time for the next bytes cancels the request, so a stalled stream ends instead of being pinged forever.
+type guardedBody struct {
+	r        io.ReadCloser
+	maxLine  int
+	line     int // bytes since the last newline
+	cancel   func()
+	timer    *time.Timer
+	idleFor  time.Duration
+	timedOut atomic.Bool
+}
+
+func (g *guardedBody) arm(d time.Duration) {
+	if d > 0 {
+		g.idleFor = d
+		g.timer = time.AfterFunc(time.Hour, func() {
+			g.timedOut.Store(true)
+			g.cancel()
+		})
+		g.timer.Stop()
+	}
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	if g.timer != nil {
+		g.timer.Reset(g.idleFor)
+	}
+	n, err := g.r.Read(p)
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	if g.timedOut.Load() {
+		return n, errStreamIdle
+	}
+	if g.maxLine > 0 {
+		chunk := p[:n]
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			g.line = len(chunk) - i - 1
+		} else {
+			g.line += len(chunk)
+		}
+		if g.line > g.maxLine {
+			return n, errEventTooLarge
+		}
+	}
+	return n, err
+}
+
+func (g *guardedBody) Close() error {
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	return g.r.Close()
 }
 
 // peek reads the first event so the caller can retry when none comes.
@@ -72,7 +149,14 @@ func (s *Stream) advance() bool {
 		return true
 	}
 	if err := s.dec.Err(); err != nil {
-		s.err = UpstreamUnreachable(s.upstream, err)
+		switch {
+		case errors.Is(err, errStreamIdle):
+			s.err = UpstreamTimeout(s.upstream, fmt.Errorf("upstream %s: %w", s.upstream, err))
+		case errors.Is(err, errEventTooLarge):
+			s.err = UpstreamUnreachable(s.upstream, fmt.Errorf("upstream %s: %w", s.upstream, err))
+		default:
+			s.err = UpstreamUnreachable(s.upstream, err)
+		}
 		return false
 	}
 	// EOF without [DONE]: treat as a dropped connection.

@@ -29,6 +29,7 @@ type serveFlags struct {
 	listen, apiKeys, corsOrigins, linkHosts                        string
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
+	streamIdle                                                     time.Duration
 	maxBody                                                        int
 	listUpstream                                                   bool
 	logLevel                                                       string
@@ -79,6 +80,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
 	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
 	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", envDuration("RAGPROXY_UPSTREAM_TIMEOUT", 2*time.Minute), "per-attempt time to the upstream's first byte (RAGPROXY_UPSTREAM_TIMEOUT)")
+	fs.DurationVar(&f.streamIdle, "stream-idle-timeout", envDuration("RAGPROXY_STREAM_IDLE_TIMEOUT", time.Minute), "longest silence between an upstream stream's chunks before it ends with a 504 error (RAGPROXY_STREAM_IDLE_TIMEOUT)")
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", envDuration("RAGPROXY_MAX_RETRY_AFTER", 5*time.Second), "longest Retry-After a retry waits for; longer goes to the fallback (RAGPROXY_MAX_RETRY_AFTER)")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", envDuration("RAGPROXY_RETRY_BACKOFF", 200*time.Millisecond), "pause before retrying a failed upstream attempt (RAGPROXY_RETRY_BACKOFF)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", envDuration("RAGPROXY_HEARTBEAT", 10*time.Second), "interval of ': ping' comments on waiting streams (RAGPROXY_HEARTBEAT)")
@@ -144,11 +146,12 @@ func runServe(ctx context.Context, args []string) error {
 	obs := &server.MetricsObserver{Metrics: metrics, Logger: logger}
 
 	ccfg := compat.ClientConfig{
-		Primary:          compat.Upstream{Name: "primary", BaseURL: f.up.url, APIKey: f.up.key, Model: f.up.model},
-		Fallback:         compat.Upstream{Name: "fallback", BaseURL: f.fallbackURL, APIKey: f.fallbackKey, Model: f.fallbackModel},
-		Backoff:          f.retryBackoff,
-		MaxRetryAfter:    f.maxRetryAfter,
-		FirstByteTimeout: f.upstreamTimeout,
+		Primary:           compat.Upstream{Name: "primary", BaseURL: f.up.url, APIKey: f.up.key, Model: f.up.model},
+		Fallback:          compat.Upstream{Name: "fallback", BaseURL: f.fallbackURL, APIKey: f.fallbackKey, Model: f.fallbackModel},
+		Backoff:           f.retryBackoff,
+		MaxRetryAfter:     f.maxRetryAfter,
+		FirstByteTimeout:  f.upstreamTimeout,
+		StreamIdleTimeout: f.streamIdle,
 	}
 	client, err := compat.NewClient(ccfg)
 	if err != nil {

@@ -1,6 +1,8 @@
 package openaitest
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -251,6 +253,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 		if f != nil && f.DropAfter > 0 && i == f.DropAfter {
 			panic(http.ErrAbortHandler)
 		}
+		if f != nil && (f.StallAfter > 0 && i == f.StallAfter || f.EndlessEvent && i == 1) {
+			s.stall(ctx, w, flusher, f.EndlessEvent)
+			return
+		}
 		b, _ := json.Marshal(fr)
 		if rec.IncludeUsage && fr.Usage == nil {
 			// OpenAI sends "usage":null on every chunk once usage is asked for.
@@ -281,4 +287,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 func withChoice(base chunk, index int, d delta, finish *string) chunk {
 	base.Choices = []chunkChoice{{Index: index, Delta: d, FinishReason: finish}}
 	return base
+}
+
+// stall keeps a stream open without finishing it until ctx ends: silent, or writing one endless data: line.
+func (s *Server) stall(ctx context.Context, w http.ResponseWriter, flusher http.Flusher, endless bool) {
+	if !endless {
+		<-ctx.Done()
+		return
+	}
+	junk := bytes.Repeat([]byte("x"), 64<<10)
+	if _, err := w.Write([]byte("data: ")); err != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		if _, err := w.Write(junk); err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 }

@@ -87,6 +87,12 @@ type Fault struct {
 	// DropAfterHeaders, for streams, sends the 200 headers and then closes
 	// the connection before any chunk.
 	DropAfterHeaders bool
+	// StallAfter, for streams, sends this many chunks and then nothing more,
+	// keeping the connection open until the caller gives up.
+	StallAfter int
+	// EndlessEvent, for streams, sends one chunk and then a data: line that
+	// never ends, until the caller gives up.
+	EndlessEvent bool
 	// Delay is waited before the fault (or the normal answer) happens.
 	Delay time.Duration
 }
