@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/tidwall/gjson"
 )
 
 // Upstream is one OpenAI-compatible server.
@@ -197,6 +198,9 @@ func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, erro
 		if err != nil {
 			return fmt.Errorf("read completion: %w", err)
 		}
+		if err := checkCompletion(u.Name, b); err != nil {
+			return err
+		}
 		body = b
 		return nil
 	})
@@ -225,11 +229,42 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 			}
 			return err
 		}
+		if !gjson.ValidBytes(s.Chunk()) || !gjson.ParseBytes(s.Chunk()).IsObject() {
+			// A first event that is no chunk: nothing was sent to the client yet, so another attempt can still
+			// answer.
+			s.Close()
+			return UpstreamUnreachable(u.Name, fmt.Errorf("upstream %s: first stream event is not a JSON object", u.Name))
+		}
 		s.idle(c.cfg.StreamIdleTimeout)
 		st = s
 		return nil
 	})
 	return st, served, err
+}
+
+// checkCompletion makes sure an upstream's 200 body is a completion: some servers answer an error, or nothing
+// usable, with status 200. Such a body fails the attempt like an error status would, so that it is retried and
+// failed over instead of reaching the client as a success.
+func checkCompletion(name string, body []byte) error {
+	if !gjson.ValidBytes(body) {
+		return UpstreamUnreachable(name, fmt.Errorf("upstream %s: completion is not JSON", name))
+	}
+	r := gjson.GetManyBytes(body, "error", "choices")
+	if e := r[0]; e.Exists() && e.Type != gjson.Null {
+		ae := &APIError{Status: http.StatusBadGateway, Type: TypeServer, Upstream: name, Body: body,
+			Message: e.Get("message").String(), Err: fmt.Errorf("upstream %s: error body with status 200", name)}
+		if t := e.Get("type").String(); t != "" {
+			ae.Type = t
+		}
+		if ae.Message == "" {
+			ae.Message = "The upstream model server answered with an error."
+		}
+		return ae
+	}
+	if !r[1].IsArray() || len(r[1].Array()) == 0 {
+		return UpstreamUnreachable(name, fmt.Errorf("upstream %s: completion without choices", name))
+	}
+	return nil
 }
 
 // attemptFunc performs one attempt against u. ctx carries the first-byte

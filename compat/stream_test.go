@@ -72,3 +72,54 @@ func waitCanceled(t *testing.T, fake *openaitest.Server) {
 	}
 	t.Error("the upstream call was not cancelled")
 }
+
+// TestSuccessThatIsNot checks that a 200 which carries no answer (an error body, no choices, a first stream event
+// that is no chunk) fails the attempt, so the fallback answers instead of the client getting it as a success.
+func TestSuccessThatIsNot(t *testing.T) {
+	tests := []struct {
+		name   string
+		stream bool
+		fault  openaitest.Fault
+	}{
+		{"error body with 200", false, openaitest.Fault{Status: http.StatusOK, Body: `{"error":{"message":"overloaded","type":"server_error"}}`}},
+		{"no choices", false, openaitest.Fault{Status: http.StatusOK, Body: `{"id":"x","object":"chat.completion","choices":[]}`}},
+		{"not JSON", false, openaitest.Fault{Status: http.StatusOK, Body: `<html>gateway</html>`}},
+		{"malformed first chunk", true, openaitest.Fault{Status: http.StatusOK, Body: "data: {not json\n\n", ContentType: "text/event-stream"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			primary := openaitest.NewServer(openaitest.Config{})
+			defer primary.Close()
+			fallback := openaitest.NewServer(openaitest.Config{Models: []string{"llama3"}})
+			defer fallback.Close()
+			primary.FailAlways(&tt.fault)
+			c, err := compat.NewClient(compat.ClientConfig{Backoff: time.Millisecond,
+				Primary:  compat.Upstream{BaseURL: primary.URL(), Model: "gpt-4o-mini"},
+				Fallback: compat.Upstream{BaseURL: fallback.URL(), Model: "llama3"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := `{"stream":` + map[bool]string{true: "true", false: "false"}[tt.stream] + `,"messages":[{"role":"user","content":"hi there"}]}`
+			req, err := compat.DecodeChatRequest([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var served compat.Served
+			if tt.stream {
+				var s *compat.Stream
+				s, served, err = c.Stream(context.Background(), &compat.Call{Request: req})
+				if err == nil {
+					for s.Next() {
+					}
+					err = s.Err()
+					s.Close()
+				}
+			} else {
+				_, served, err = c.Complete(context.Background(), &compat.Call{Request: req})
+			}
+			if err != nil || served.Upstream != "fallback" || len(served.Attempts) < 2 {
+				t.Errorf("err %v, served by %q after %d attempts; want the fallback's answer", err, served.Upstream, len(served.Attempts))
+			}
+		})
+	}
+}

@@ -125,7 +125,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			if f.RetryAfter != "" {
 				w.Header().Set("Retry-After", f.RetryAfter)
 			}
-			writeError(w, f.Status, f.Body, rec.Model)
+			writeError(w, f.Status, f.Body, rec.Model, f.ContentType)
 			return
 		}
 	}

@@ -76,6 +76,9 @@ type Fault struct {
 	Status int
 	// Body replaces the default error body.
 	Body string
+	// ContentType replaces the error's application/json (a Status 200 with
+	// an event-stream Body makes a malformed stream).
+	ContentType string
 	// RetryAfter is sent as the Retry-After header.
 	RetryAfter string
 	// Drop closes the connection without any response.
@@ -371,11 +374,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError writes OpenAI's error body for status.
-func writeError(w http.ResponseWriter, status int, body, modelID string) {
+func writeError(w http.ResponseWriter, status int, body, modelID string, contentType ...string) {
 	if body == "" {
 		body = ErrorBody(status, modelID)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if len(contentType) > 0 && contentType[0] != "" {
+		w.Header().Set("Content-Type", contentType[0])
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(body))
 }
