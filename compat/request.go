@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // ChatRequest is a decoded POST /v1/chat/completions body. Fields holds every
@@ -80,6 +82,31 @@ var validRoles = map[string]bool{
 	"system": true, "developer": true, "user": true, "assistant": true, "tool": true, "function": true,
 }
 
+// interpretedKeys are the body fields the proxy itself reads.
+var interpretedKeys = []string{"model", "messages", "stream", "stream_options", "n"}
+
+// checkKeys refuses a body whose top level names a field the proxy reads twice, or in another case ("sTream"):
+// the proxy reads one spelling while an upstream whose JSON decoder folds case, or keeps the other duplicate,
+// could read another, and the two would disagree on what was asked (a stream the proxy does not expect).
+func checkKeys(body []byte) error {
+	var err error
+	seen := map[string]bool{}
+	gjson.ParseBytes(body).ForEach(func(key, _ gjson.Result) bool {
+		for _, k := range interpretedKeys {
+			switch {
+			case key.Str == k && seen[k]:
+				err = InvalidRequest(k, "duplicate_parameter", "Duplicate request argument supplied: %s", k)
+			case key.Str == k:
+				seen[k] = true
+			case strings.EqualFold(key.Str, k):
+				err = InvalidRequest(key.Str, "unknown_parameter", "Unrecognized request argument supplied: %s", key.Str)
+			}
+		}
+		return err == nil
+	})
+	return err
+}
+
 // DecodeChatRequest decodes and validates a chat-completions body. Any
 // problem is an *APIError with status 400 and, where it applies, param naming
 // the offending field the way OpenAI does ("messages[2].role").
@@ -90,6 +117,9 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 			err = fmt.Errorf("decode chat request: body is null")
 		}
 		return nil, InvalidJSON(fmt.Errorf("decode chat request: %w", err))
+	}
+	if err := checkKeys(body); err != nil {
+		return nil, err
 	}
 	req := &ChatRequest{Fields: fields}
 	if raw, ok := fields["model"]; ok && !isNull(raw) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -67,6 +68,32 @@ func TestCheckOrigin(t *testing.T) {
 		"chat.example.org": false, "https://chat.example.org/path": false, "ftp://x": false, "": false} {
 		if got := CheckOrigin(o) == nil; got != ok {
 			t.Errorf("CheckOrigin(%q) ok = %v, want %v", o, got, ok)
+		}
+	}
+}
+
+// TestJSONBodyRequired checks that bodies a browser could send across origins without a preflight are refused.
+func TestJSONBodyRequired(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	body := `{"messages":[{"role":"user","content":"hi"}]}`
+	for ct, want := range map[string]int{"application/json": 200, "application/json; charset=utf-8": 200, "": 200,
+		// fasthttp reads a multipart body before any handler, and refuses this one itself.
+		"text/plain": 415, "application/x-www-form-urlencoded": 415, "multipart/form-data; boundary=x": 400} {
+		req, err := http.NewRequest(http.MethodPost, h.URL+"/chat/completions", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || want >= 400 && !strings.Contains(string(b), `"type":"invalid_request_error"`) {
+			t.Errorf("Content-Type %q: %d %s, want %d", ct, resp.StatusCode, b, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"fmt"
 	"crypto/subtle"
 	"encoding/hex"
 	"strconv"
@@ -101,4 +102,19 @@ func maskKey(k string) string {
 		return "****"
 	}
 	return k[:4] + strings.Repeat("*", 4) + k[len(k)-4:]
+}
+
+// jsonBody refuses a POST body that is not declared JSON. Browsers send text/plain, form and multipart bodies
+// across origins without a preflight, so accepting them would let any web page post to the API in a visitor's
+// name; a declared JSON body makes the browser ask first (see cors.go).
+func (s *Server) jsonBody(c *fiber.Ctx) error {
+	if c.Method() != fiber.MethodPost {
+		return c.Next()
+	}
+	ct := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentType)))
+	if mt, _, _ := strings.Cut(ct, ";"); ct == "" || strings.TrimSpace(mt) == fiber.MIMEApplicationJSON || strings.HasSuffix(strings.TrimSpace(mt), "+json") {
+		return c.Next()
+	}
+	return &compat.APIError{Status: fiber.StatusUnsupportedMediaType, Type: compat.TypeInvalidRequest,
+		Message: fmt.Sprintf("Unsupported Content-Type %q: send the body as application/json.", c.Get(fiber.HeaderContentType))}
 }

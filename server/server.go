@@ -267,7 +267,7 @@ func (s *Server) routes() {
 	}
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
-	v1 := s.app.Group("/v1", s.auth)
+	v1 := s.app.Group("/v1", s.auth, s.jsonBody)
 	v1.Post("/chat/completions", s.chat)
 	v1.Get("/models", s.listModels)
 	v1.Get("/models/+", s.getModel)
