@@ -9,6 +9,7 @@ package cache
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,15 +22,19 @@ type Cache interface {
 }
 
 // Tolerant wraps a Cache so that nothing fails because the cache failed: a Get error becomes a miss and a Set
-// error is dropped, each logged and reported to OnError. The zero value with Cache set works.
+// error is dropped, each reported to OnError. An outage is logged once when it starts (a warning) and once when
+// the cache answers again, not per failed call: a cache that is down under load would otherwise flood the log.
+// The zero value with Cache set works; it is safe for concurrent use.
 type Tolerant struct {
 	// Cache is the wrapped cache; required.
 	Cache Cache
-	// Logger receives one warning per failure; default slog.Default().
+	// Logger receives the outage's start and end; default slog.Default().
 	Logger *slog.Logger
 	// OnError, if set, is called once per failure with the operation ("get" or "set") and the error, so the
 	// caller can count failures (e.g. a Prometheus counter).
 	OnError func(op string, err error)
+
+	down atomic.Bool // an outage is under way
 }
 
 var _ Cache = (*Tolerant)(nil)
@@ -41,6 +46,7 @@ func (t *Tolerant) Get(ctx context.Context, key string) ([]byte, bool, error) {
 		t.report(ctx, "get", err)
 		return nil, false, nil
 	}
+	t.recovered(ctx)
 	return val, ok, nil
 }
 
@@ -48,17 +54,30 @@ func (t *Tolerant) Get(ctx context.Context, key string) ([]byte, bool, error) {
 func (t *Tolerant) Set(ctx context.Context, key string, val []byte, ttl time.Duration) error {
 	if err := t.Cache.Set(ctx, key, val, ttl); err != nil {
 		t.report(ctx, "set", err)
+		return nil
 	}
+	t.recovered(ctx)
 	return nil
 }
 
 func (t *Tolerant) report(ctx context.Context, op string, err error) {
-	logger := t.Logger
-	if logger == nil {
-		logger = slog.Default()
+	if !t.down.Swap(true) {
+		t.logger().WarnContext(ctx, "cache failing: its failures are served as misses until it answers again", "op", op, "err", err)
 	}
-	logger.WarnContext(ctx, "cache failure served as a miss", "op", op, "err", err)
 	if t.OnError != nil {
 		t.OnError(op, err)
 	}
+}
+
+func (t *Tolerant) recovered(ctx context.Context) {
+	if t.down.Load() && t.down.Swap(false) {
+		t.logger().InfoContext(ctx, "cache answers again")
+	}
+}
+
+func (t *Tolerant) logger() *slog.Logger {
+	if t.Logger == nil {
+		return slog.Default()
+	}
+	return t.Logger
 }
