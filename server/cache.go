@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -249,10 +248,7 @@ func (rc *responseCache) replay(c *fiber.Ctx, s *Server, st *chatState, a *cache
 		if a.Usage != nil {
 			src.chunks = append(src.chunks, b.Usage(*a.Usage))
 		}
-		setSSEHeaders(c)
-		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-			s.relay(newSSEWriter(w, st.cancel), st, src, ev)
-		})
+		s.streamBody(c, st, func(sw *sseWriter) { s.relay(sw, st, src, ev) })
 		return nil
 	}
 	var u compat.Usage

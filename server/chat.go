@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,6 +29,8 @@ type chatState struct {
 	// answer is the complete answer as sent, once there is one the response
 	// cache may keep.
 	answer *cachedAnswer
+	// ended is set once end ran.
+	ended bool
 }
 
 func (s *Server) event(st *chatState, kind EventKind) Event {
@@ -37,6 +40,7 @@ func (s *Server) event(st *chatState, kind EventKind) Event {
 
 // end releases the request and reports EventEnd.
 func (s *Server) end(st *chatState, ev Event) {
+	st.ended = true
 	ev.Kind, ev.RequestID, ev.Model, ev.Stream = EventEnd, st.id, st.req.Model, st.req.Stream
 	ev.Elapsed, ev.Task, ev.Prepared = time.Since(st.start), st.task, st.prepared
 	if ev.Cache == "" && st.cache != nil {
@@ -69,6 +73,16 @@ func (s *Server) chat(c *fiber.Ctx) error {
 		task: locals.task}
 	s.obs.Observe(ctx, s.event(st, EventStart))
 	locals.observed = true
+	defer func() {
+		// A panic below is answered by the recover middleware; the request still ends here, so it is not left
+		// in flight.
+		if r := recover(); r != nil {
+			if !st.ended {
+				s.end(st, Event{Status: http.StatusInternalServerError, Err: fmt.Errorf("handler panicked: %v", r)})
+			}
+			panic(r)
+		}
+	}()
 
 	if s.cache != nil {
 		if served, err := s.cache.serve(c, s, st, header); served {

@@ -311,3 +311,48 @@ func TestAnswerManyAnswers(t *testing.T) {
 		t.Errorf("n = 0 (-want +got):\n%s", diff)
 	}
 }
+
+// panickyFilter panics on the answer's second delta.
+type panickyFilter struct{ n int }
+
+func (f *panickyFilter) Filter(d string) string {
+	if f.n++; f.n == 2 {
+		panic("filter bug")
+	}
+	return d
+}
+func (f *panickyFilter) Trailer() string { return "" }
+
+// TestPanicsAnswerAsErrors checks that a panic while answering, in the handler or mid-stream, reaches the client as
+// OpenAI's server error, ends the request, and leaves the server serving.
+func TestPanicsAnswerAsErrors(t *testing.T) {
+	obs := &recordingObserver{}
+	g := &fakeGrounder{ground: func() *Grounding { return &Grounding{NewFilter: func() ContentFilter { return &panickyFilter{} }} }}
+	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g, Observer: obs}})
+	resp, body := h.post(t, "/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"one two three"}]}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `data: {"error":{"message":`) || strings.Contains(body, "[DONE]") {
+		t.Errorf("a stream that panics must end with an error frame and no [DONE]: %d\n%s", resp.StatusCode, body)
+	}
+	g.ground = func() *Grounding { panic("grounder bug") }
+	resp, body = h.post(t, "/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, `"type":"server_error"`) {
+		t.Errorf("a handler that panics must answer OpenAI's 500: %d %s", resp.StatusCode, body)
+	}
+	obs.mu.Lock()
+	starts, ends := 0, 0
+	for _, k := range obs.kinds {
+		switch k {
+		case EventStart:
+			starts++
+		case EventEnd:
+			ends++
+		}
+	}
+	obs.mu.Unlock()
+	if starts != 2 || ends != 2 {
+		t.Errorf("requests started %d, ended %d; want both ended", starts, ends)
+	}
+	if resp, _ := h.get(t, "/models"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the server stopped serving after the panics: %d", resp.StatusCode)
+	}
+}

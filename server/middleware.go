@@ -2,9 +2,9 @@ package server
 
 import (
 	"crypto/rand"
-	"fmt"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"

@@ -17,12 +17,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
@@ -262,6 +264,11 @@ func (s *Server) cutOff() {
 
 func (s *Server) routes() {
 	s.app.Use(s.requestMeta)
+	// A panicking handler becomes a 500 in OpenAI's error body (requestMeta maps the error) instead of ending the
+	// process; the stack goes to the log.
+	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, r any) {
+		s.log.Error("handler panicked", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	}}))
 	if mw := s.corsMiddleware(); mw != nil {
 		s.app.Use(mw)
 	}

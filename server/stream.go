@@ -3,7 +3,9 @@ package server
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,9 +29,7 @@ func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
 	if g.Answer != nil {
 		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
 		src := newAnswerSource(b, g.Answer, st.req.N)
-		setSSEHeaders(c)
-		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-			sw := newSSEWriter(w, st.cancel)
+		s.streamBody(c, st, func(sw *sseWriter) {
 			s.relay(sw, st, src, Event{Status: http.StatusOK, Grounded: true})
 		})
 		return nil
@@ -50,15 +50,11 @@ func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
 			s.end(st, Event{Upstream: o.served.Upstream, Attempts: o.served.Attempts, Status: compat.AsAPIError(o.err).Status, Err: o.err})
 			return o.err
 		}
-		setSSEHeaders(c)
-		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-			sw := newSSEWriter(w, st.cancel)
+		s.streamBody(c, st, func(sw *sseWriter) {
 			s.relay(sw, st, o.stream, Event{Status: http.StatusOK, Upstream: o.served.Upstream, Attempts: o.served.Attempts})
 		})
 	case <-timer.C:
-		setSSEHeaders(c)
-		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-			sw := newSSEWriter(w, st.cancel)
+		s.streamBody(c, st, func(sw *sseWriter) {
 			_ = sw.ping() // commits the headers
 			stop := sw.heartbeat(s.cfg.Heartbeat)
 			o := <-ch
@@ -75,6 +71,27 @@ func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
 		})
 	}
 	return nil
+}
+
+// streamBody answers with an event stream that write produces on fasthttp's stream-writer goroutine. A panic
+// there would end the whole process, so it is recovered: logged, the client gets a server_error frame, and the
+// request ends.
+func (s *Server) streamBody(c *fiber.Ctx, st *chatState, write func(sw *sseWriter)) {
+	setSSEHeaders(c)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		sw := newSSEWriter(w, st.cancel)
+		defer func() {
+			if r := recover(); r != nil {
+				err := fmt.Errorf("stream panicked: %v", r)
+				s.log.Error("stream panicked", "request_id", st.id, "err", err, "stack", string(debug.Stack()))
+				s.streamError(sw, st, compat.ServerError(err))
+				if !st.ended {
+					s.end(st, Event{Status: http.StatusOK, Err: err})
+				}
+			}
+		}()
+		write(sw)
+	})
 }
 
 func setSSEHeaders(c *fiber.Ctx) {
