@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
@@ -156,8 +154,7 @@ func startProxy(t *testing.T) *proxy {
 		t.Fatal(err)
 	}
 	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: assistant, OnRetrieval: obs.ObserveRetrieval}
-	analysisClient := openai.NewClient(option.WithBaseURL(primary.URL()), option.WithAPIKey(upstreamKey), option.WithMaxRetries(2))
-	g.Analyzer = &retrieval.LLMAnalyzer{Client: analysisClient, Model: upstreamModel, SiteName: assistant,
+	g.Analyzer = &retrieval.LLMAnalyzer{Client: client, Model: upstreamModel, SiteName: assistant,
 		OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 	ca := grounding.NewCachedAnalyzer(g.Analyzer, tolerant("analysis"), upstreamModel+"\x00"+assistant, cacheTTL)
 	ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/retrieval/textnorm"
 )
 
@@ -97,12 +97,27 @@ func questionWords(q string) []string {
 	return words
 }
 
+// Completer sends one chat request upstream and returns the completion's body; *compat.Client implements it, with
+// the proxy's timeouts, retry rules, failover and cancellation.
+type Completer interface {
+	Complete(ctx context.Context, call *compat.Call) ([]byte, compat.Served, error)
+}
+
+var _ Completer = (*compat.Client)(nil)
+
+// DefaultAnalysisTimeout is LLMAnalyzer.Timeout's default.
+const DefaultAnalysisTimeout = 5 * time.Second
+
 // LLMAnalyzer asks a chat model for the analysis with strict JSON output and falls back to Heuristic when the
-// call fails or returns junk; it never returns an error.
+// call fails, returns junk or takes longer than Timeout; it never returns an error, so a sick upstream slows an
+// answer by at most Timeout.
 type LLMAnalyzer struct {
-	Client openai.Client
-	// Model is the chat model; default gpt-4o-mini.
+	// Client sends the analysis request. Required.
+	Client Completer
+	// Model is the chat model; "" means the client's default model.
 	Model string
+	// Timeout bounds the whole analysis, retries and failover included; default DefaultAnalysisTimeout.
+	Timeout time.Duration
 	// SiteName describes the site in the prompt ("the UC Berkeley Academic Guide"); optional.
 	SiteName string
 	// OnFallback, if set, is told why the heuristics were used.
@@ -159,36 +174,45 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	if a.SiteName != "" {
 		site = " for " + a.SiteName
 	}
-	model := a.Model
-	if model == "" {
-		model = "gpt-4o-mini"
-	}
-	resp, err := a.Client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-		Model: model,
-		Messages: []openai.ChatCompletionMessageParamUnion{
-			openai.SystemMessage(fmt.Sprintf(AnalysisPrompt, site)),
-			openai.UserMessage(convo.String()),
+	body, err := compat.Marshal(map[string]any{
+		"model": a.Model,
+		"messages": []map[string]string{
+			{"role": "system", "content": fmt.Sprintf(AnalysisPrompt, site)},
+			{"role": "user", "content": convo.String()},
 		},
-		Temperature: openai.Float(0),
-		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name: "query_analysis", Strict: openai.Bool(true), Schema: analysisSchema,
-				},
-			},
-		},
+		"temperature": 0,
+		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{
+			"name": "query_analysis", "strict": true, "schema": analysisSchema}},
 	})
 	if err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}
-	if len(resp.Choices) == 0 {
-		return Analysis{}, errors.New("analysis: no choices")
+	req, err := compat.DecodeChatRequest(body)
+	if err != nil {
+		return Analysis{}, fmt.Errorf("analysis: %w", err)
+	}
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = DefaultAnalysisTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, _, err := a.Client.Complete(ctx, &compat.Call{Request: req, Model: a.Model})
+	if err != nil {
+		return Analysis{}, fmt.Errorf("analysis: %w", err)
+	}
+	info, err := compat.ParseCompletion(resp)
+	if err != nil {
+		return Analysis{}, fmt.Errorf("analysis: %w", err)
+	}
+	if len(info.Choices) == 0 || !info.Choices[0].HasContent {
+		return Analysis{}, errors.New("analysis: no answer")
 	}
 	var out struct {
 		RetrievalNeeded *bool    `json:"retrieval_needed"`
 		Rewrites        []string `json:"rewrites"`
 	}
-	if err := json.Unmarshal([]byte(resp.Choices[0].Message.Content), &out); err != nil {
+	if err := json.Unmarshal([]byte(info.Choices[0].Content), &out); err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}
 	rw := dedupe(out.Rewrites)

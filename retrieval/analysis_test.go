@@ -6,10 +6,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 )
 
@@ -44,8 +44,7 @@ func TestLLMAnalyzer(t *testing.T) {
 			}})
 			defer fake.Close()
 			var fellBack error
-			a := &LLMAnalyzer{Client: openai.NewClient(option.WithBaseURL(fake.URL()), option.WithAPIKey("k")),
-				OnFallback: func(err error) { fellBack = err }}
+			a := &LLMAnalyzer{Client: testClient(t, fake), OnFallback: func(err error) { fellBack = err }}
 			got, err := a.Analyze(context.Background(), convo)
 			if err != nil {
 				t.Fatal(err)
@@ -76,20 +75,62 @@ func TestLLMAnalyzer(t *testing.T) {
 	}
 }
 
-func TestLLMAnalyzerUpstreamDown(t *testing.T) {
-	fake := openaitest.NewServer(openaitest.Config{})
-	fake.FailAlways(&openaitest.Fault{Status: 503})
-	defer fake.Close()
-	var fellBack error
-	a := &LLMAnalyzer{Client: openai.NewClient(option.WithBaseURL(fake.URL()), option.WithAPIKey("k"), option.WithMaxRetries(0)),
-		OnFallback: func(err error) { fellBack = err }}
-	got, err := a.Analyze(context.Background(), []Message{{Role: "user", Content: "fees?"}})
-	if err != nil || got.Source != "heuristic" || !got.NeedsRetrieval {
-		t.Fatalf("Analyze = %+v, %v; want a heuristic analysis", got, err)
+// testClient is the proxy's upstream client in front of fake.
+func testClient(t *testing.T, fake *openaitest.Server) *compat.Client {
+	t.Helper()
+	c, err := compat.NewClient(compat.ClientConfig{Backoff: time.Millisecond,
+		Primary: compat.Upstream{BaseURL: fake.URL(), APIKey: "k", Model: "gpt-4o-mini"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	var apiErr *openai.Error
-	if !errors.As(fellBack, &apiErr) || apiErr.StatusCode != 503 {
-		t.Errorf("fallback error = %v, want the upstream's 503", fellBack)
+	return c
+}
+
+// TestLLMAnalyzerSickUpstream checks that analysis never stalls or fails an answer: an upstream that is down,
+// hangs, or asks to be retried much later leaves the heuristic analysis, within the analysis deadline.
+func TestLLMAnalyzerSickUpstream(t *testing.T) {
+	tests := []struct {
+		name   string
+		fault  openaitest.Fault
+		status int // of the error the fallback reports; 0 for the deadline
+	}{
+		{"down", openaitest.Fault{Status: 503}, 503},
+		{"hangs", openaitest.Fault{Hang: true}, 0},
+		{"rate limited for a minute", openaitest.Fault{Status: 429, RetryAfter: "60"}, 429},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := openaitest.NewServer(openaitest.Config{})
+			fake.FailAlways(&tt.fault)
+			defer fake.Close()
+			var fellBack error
+			a := &LLMAnalyzer{Client: testClient(t, fake), Timeout: 300 * time.Millisecond, OnFallback: func(err error) { fellBack = err }}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			got, err := a.Analyze(ctx, []Message{{Role: "user", Content: "fees?"}})
+			if err != nil || got.Source != "heuristic" || !got.NeedsRetrieval {
+				t.Fatalf("Analyze = %+v, %v; want a heuristic analysis", got, err)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("analysis outlived its deadline")
+			}
+			var apiErr *compat.APIError
+			switch {
+			case tt.status == 0 && !errors.Is(fellBack, context.DeadlineExceeded):
+				t.Errorf("fallback error = %v, want the analysis deadline", fellBack)
+			case tt.status != 0 && (!errors.As(fellBack, &apiErr) || apiErr.Status != tt.status):
+				t.Errorf("fallback error = %v, want the upstream's %d", fellBack, tt.status)
+			}
+			if tt.fault.Hang {
+				deadline := time.Now().Add(5 * time.Second)
+				for !fake.Requests()[0].Canceled && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if !fake.Requests()[0].Canceled {
+					t.Errorf("a hung analysis call was left open")
+				}
+			}
+		})
 	}
 }
 

@@ -57,7 +57,11 @@ func runEval(ctx context.Context, args []string) error {
 	}
 	var an retrieval.Analyzer = retrieval.Heuristic{}
 	if up.online() {
-		an = &retrieval.LLMAnalyzer{Client: up.client(), Model: up.model}
+		client, err := up.compatClient()
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		an = &retrieval.LLMAnalyzer{Client: client, Model: up.model}
 	}
 	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
 	if up.online() {

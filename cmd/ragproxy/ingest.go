@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
@@ -40,6 +41,11 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 
 // online reports whether an upstream key is configured.
 func (u *upstreamFlags) online() bool { return u.key != "" }
+
+// compatClient is the upstream as the proxy's own client, with its timeouts, retries and failover rules.
+func (u *upstreamFlags) compatClient() (*compat.Client, error) {
+	return compat.NewClient(compat.ClientConfig{Primary: compat.Upstream{Name: "primary", BaseURL: u.url, APIKey: u.key, Model: u.model}})
+}
 
 func (u *upstreamFlags) client() openai.Client {
 	return openai.NewClient(option.WithBaseURL(u.url), option.WithAPIKey(u.key), option.WithMaxRetries(2))

@@ -29,7 +29,7 @@ type serveFlags struct {
 	listen, apiKeys, corsOrigins, linkHosts                        string
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
-	streamIdle                                                     time.Duration
+	streamIdle, analysisTimeout                                    time.Duration
 	maxBody                                                        int
 	listUpstream                                                   bool
 	logLevel                                                       string
@@ -81,6 +81,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
 	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", envDuration("RAGPROXY_UPSTREAM_TIMEOUT", 2*time.Minute), "per-attempt time to the upstream's first byte (RAGPROXY_UPSTREAM_TIMEOUT)")
 	fs.DurationVar(&f.streamIdle, "stream-idle-timeout", envDuration("RAGPROXY_STREAM_IDLE_TIMEOUT", time.Minute), "longest silence between an upstream stream's chunks before it ends with a 504 error (RAGPROXY_STREAM_IDLE_TIMEOUT)")
+	fs.DurationVar(&f.analysisTimeout, "analysis-timeout", envDuration("RAGPROXY_ANALYSIS_TIMEOUT", retrieval.DefaultAnalysisTimeout), "longest query analysis, retries included, before the heuristic analysis is used instead (RAGPROXY_ANALYSIS_TIMEOUT)")
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", envDuration("RAGPROXY_MAX_RETRY_AFTER", 5*time.Second), "longest Retry-After a retry waits for; longer goes to the fallback (RAGPROXY_MAX_RETRY_AFTER)")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", envDuration("RAGPROXY_RETRY_BACKOFF", 200*time.Millisecond), "pause before retrying a failed upstream attempt (RAGPROXY_RETRY_BACKOFF)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", envDuration("RAGPROXY_HEARTBEAT", 10*time.Second), "interval of ': ping' comments on waiting streams (RAGPROXY_HEARTBEAT)")
@@ -187,7 +188,7 @@ func runServe(ctx context.Context, args []string) error {
 			return err
 		}
 		defer closeBackends()
-		if err := f.ground(&scfg, logger, obs, tolerant("analysis"), bk); err != nil {
+		if err := f.ground(&scfg, client, logger, obs, tolerant("analysis"), bk); err != nil {
 			return err
 		}
 	}
@@ -277,7 +278,7 @@ func (f serveFlags) openCache(ctx context.Context, logger *slog.Logger) (cache.C
 }
 
 // ground loads the index and makes the server answer from it, searching bk where set.
-func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache, bk retrieval.Backends) error {
+func (f serveFlags) ground(scfg *server.Config, client *compat.Client, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache, bk retrieval.Backends) error {
 	tok, err := tokenizer.New()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -298,7 +299,9 @@ func (f serveFlags) ground(scfg *server.Config, logger *slog.Logger, obs *server
 	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval}
 	if !f.offline() {
-		g.Analyzer = &retrieval.LLMAnalyzer{Client: f.up.client(), Model: f.up.model, SiteName: site,
+		// Analysis goes through the same client as the answers (timeouts, retries, failover) under its own
+		// short deadline.
+		g.Analyzer = &retrieval.LLMAnalyzer{Client: client, Model: f.up.model, SiteName: site, Timeout: f.analysisTimeout,
 			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 		if analysisCache != nil {
 			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, f.up.model+"\x00"+name, f.cacheTTL)
