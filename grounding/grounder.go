@@ -33,6 +33,11 @@ type Grounder struct {
 	SourceEvents bool
 	// MaxSources bounds the fallback sources list and the "I don't know" links; default 3.
 	MaxSources int
+	// MaxQuestionTokens and MaxHistoryTokens bound what analysis and retrieval read of the latest user message
+	// and of each earlier message (o200k tokens; the upstream model still gets every message whole), so an
+	// enormous question costs no more retrieval work than a long one. Defaults DefaultMaxQuestionTokens and
+	// DefaultMaxHistoryTokens.
+	MaxQuestionTokens, MaxHistoryTokens int
 	// LinkHosts are hosts besides the site's own (those of the index's pages) that answers may link to, when the
 	// link was in the context (see LinkPolicy). Default none.
 	LinkHosts []string
@@ -101,6 +106,45 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	}, nil
 }
 
+// Defaults of Grounder's bounds on what retrieval reads.
+const (
+	DefaultMaxQuestionTokens = 1000
+	DefaultMaxHistoryTokens  = 500
+)
+
+// bounded is the part of a conversation analysis and retrieval read: the last retrieval.AnalysisWindow messages,
+// the latest user message cut to MaxQuestionTokens and each earlier one to MaxHistoryTokens.
+func (g *Grounder) bounded(msgs []retrieval.Message) []retrieval.Message {
+	msgs = msgs[max(0, len(msgs)-retrieval.AnalysisWindow):]
+	question, history := g.MaxQuestionTokens, g.MaxHistoryTokens
+	if question <= 0 {
+		question = DefaultMaxQuestionTokens
+	}
+	if history <= 0 {
+		history = DefaultMaxHistoryTokens
+	}
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" && strings.TrimSpace(msgs[i].Content) != "" {
+			last = i
+			break
+		}
+	}
+	out := make([]retrieval.Message, len(msgs))
+	for i, m := range msgs {
+		limit := history
+		if i == last {
+			limit = question
+		}
+		// A token takes at least one byte: a message of at most limit bytes fits without counting.
+		if len(m.Content) > limit {
+			m.Content = g.Tokenizer.Truncate(m.Content, limit)
+		}
+		out[i] = m
+	}
+	return out
+}
+
 // linkHosts are the hosts answers may link to: the index's pages' and LinkHosts.
 func (g *Grounder) linkHosts() []string {
 	g.hostsOnce.Do(func() {
@@ -131,7 +175,7 @@ func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrie
 		analyzer = retrieval.Heuristic{}
 	}
 	start := time.Now()
-	a, err := analyzer.Analyze(ctx, msgs)
+	a, err := analyzer.Analyze(ctx, g.bounded(msgs))
 	if err != nil { // analyzers fall back on their own; an error here is a cancelled request
 		return a, nil, fmt.Errorf("analysis: %w", err)
 	}
@@ -151,11 +195,21 @@ func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrie
 	return a, res, nil
 }
 
-// answer wraps a text written without a model, with usage counted by the tokenizer.
+// exactUsageBytes is the longest message whose tokens an answer written here counts exactly; longer ones are
+// estimated at four bytes a token, so that an enormous message costs no tokenizer work for its usage.
+const exactUsageBytes = 256 << 10
+
+// answer wraps a text written without a model, with usage counted by the tokenizer (see exactUsageBytes).
 func (g *Grounder) answer(req *server.GroundRequest, text string) *server.Answer {
 	prompt := 0
 	for _, m := range req.Messages {
-		prompt += g.Tokenizer.Count(m.Text()) + 4 // per-message overhead, as OpenAI counts chat tokens
+		t := m.Text()
+		if len(t) > exactUsageBytes {
+			prompt += len(t) / 4
+		} else {
+			prompt += g.Tokenizer.Count(t)
+		}
+		prompt += 4 // per-message overhead, as OpenAI counts chat tokens
 	}
 	completion := g.Tokenizer.Count(text)
 	return &server.Answer{Text: text, Usage: compat.Usage{PromptTokens: prompt, CompletionTokens: completion,

@@ -332,3 +332,55 @@ func TestSystemPromptFence(t *testing.T) {
 		t.Errorf("fence tags in the context are not escaped:\n%s", p)
 	}
 }
+
+// recordingAnalyzer keeps what it was asked to analyse and answers heuristically.
+type recordingAnalyzer struct {
+	mu   sync.Mutex
+	seen []retrieval.Message
+}
+
+func (a *recordingAnalyzer) Analyze(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, error) {
+	a.mu.Lock()
+	a.seen = msgs
+	a.mu.Unlock()
+	return retrieval.Heuristic{}.Analyze(ctx, msgs)
+}
+
+// TestRetrievalReadsBoundedConversation checks that analysis and retrieval read a bounded part of the
+// conversation, in tokens: a huge question and long history cost what their first tokens cost.
+func TestRetrievalReadsBoundedConversation(t *testing.T) {
+	r, tok := exampleIndex(t)
+	an := &recordingAnalyzer{}
+	g := &Grounder{Retriever: r, Tokenizer: tok, Analyzer: an, MaxQuestionTokens: 50, MaxHistoryTokens: 20}
+	huge := "how much is in-state tuition? " + strings.Repeat("please tell me more about it ", 200000) // about 6 MB
+	var msgs []retrieval.Message
+	for i := range 20 {
+		msgs = append(msgs, retrieval.Message{Role: []string{"user", "assistant"}[i%2], Content: strings.Repeat("earlier turn ", 500)})
+	}
+	msgs = append(msgs, retrieval.Message{Role: "user", Content: huge})
+	_, res, err := g.Search(context.Background(), msgs)
+	if err != nil || res == nil {
+		t.Fatalf("Search: %v, %v", res, err)
+	}
+	an.mu.Lock()
+	defer an.mu.Unlock()
+	if len(an.seen) != retrieval.AnalysisWindow {
+		t.Errorf("analysis read %d messages, want the last %d", len(an.seen), retrieval.AnalysisWindow)
+	}
+	for i, m := range an.seen {
+		limit := 20
+		if i == len(an.seen)-1 {
+			limit = 50
+		}
+		if n := tok.Count(m.Content); n > limit || n == 0 {
+			t.Errorf("message %d: %d tokens read, want 1..%d", i, n, limit)
+		}
+	}
+	found := false
+	for _, p := range res.Pages {
+		found = found || p.URL == tuitionURL
+	}
+	if !strings.HasPrefix(an.seen[len(an.seen)-1].Content, "how much is in-state tuition?") || !found {
+		t.Errorf("the bounded question must still find its page: %q", an.seen[len(an.seen)-1].Content[:40])
+	}
+}
