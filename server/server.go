@@ -64,6 +64,16 @@ type Config struct {
 	// stream whose upstream has not answered within one interval commits
 	// its 200 headers and pings until it does. Default 10s.
 	Heartbeat time.Duration
+	// ReadTimeout bounds reading one request, headers and body, and the
+	// wait for a connection's first request; IdleTimeout the wait for the
+	// next request on a kept-alive connection. Defaults 60s and 2m.
+	ReadTimeout, IdleTimeout time.Duration
+	// MaxConns caps the connections held open at once (more wait to be
+	// accepted); MaxConnsPerIP caps those from one client address. Defaults:
+	// three quarters of the file-descriptor limit, and a quarter of MaxConns.
+	// Behind a reverse proxy every client has the proxy's address: raise
+	// MaxConnsPerIP to MaxConns there.
+	MaxConns, MaxConnsPerIP int
 	// DrainTimeout bounds how long Run waits for in-flight requests after
 	// its context ends before cutting them off. Default 30s.
 	DrainTimeout time.Duration
@@ -132,6 +142,8 @@ type Server struct {
 	aliases  map[string]ModelAlias
 	upModels upstreamModels
 	draining atomic.Bool
+	// acceptErrors logs accept failures once per burst.
+	acceptErrors burstLog
 
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc
@@ -152,6 +164,18 @@ func New(cfg Config, up Upstream) *Server {
 	}
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 30 * time.Second
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = time.Minute
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 2 * time.Minute
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = defaultMaxConns()
+	}
+	if cfg.MaxConnsPerIP <= 0 {
+		cfg.MaxConnsPerIP = max(cfg.MaxConns/4, 1)
 	}
 	if len(cfg.Models) == 0 {
 		cfg.Models = []ModelAlias{{ID: "ragproxy"}}
@@ -180,9 +204,13 @@ func New(cfg Config, up Upstream) *Server {
 		BodyLimit:             cfg.MaxBodyBytes,
 		DisableStartupMessage: true,
 		ErrorHandler:          s.handleError,
-		// Idle keep-alive connections must not hold a drain open forever.
-		IdleTimeout: 2 * time.Minute,
+		// A slow or silent client cannot hold a connection: the request must arrive within ReadTimeout, and an
+		// idle keep-alive connection (which must not hold a drain open either) closes after IdleTimeout. No
+		// write timeout: answers stream for as long as they take.
+		ReadTimeout: cfg.ReadTimeout,
+		IdleTimeout: cfg.IdleTimeout,
 	})
+	s.app.Server().MaxConnsPerIP = cfg.MaxConnsPerIP
 	s.routes()
 	return s
 }
@@ -204,6 +232,7 @@ func (s *Server) Run(ctx context.Context) error {
 // reports not-ready, lets in-flight requests and streams finish for up to
 // DrainTimeout, cancels whatever is still running, and returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ln = newCappedListener(ln, s.cfg.MaxConns, func(err error) { s.acceptErrors.note(s.log, err) })
 	errc := make(chan error, 1)
 	go func() { errc <- s.app.Listener(ln) }()
 	select {

@@ -29,7 +29,8 @@ type serveFlags struct {
 	listen, apiKeys, corsOrigins, linkHosts                        string
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
-	streamIdle, analysisTimeout                                    time.Duration
+	streamIdle, analysisTimeout, readTimeout                       time.Duration
+	maxConns, maxConnsPerIP                                        int
 	maxBody                                                        int
 	listUpstream                                                   bool
 	logLevel                                                       string
@@ -86,6 +87,9 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", envDuration("RAGPROXY_RETRY_BACKOFF", 200*time.Millisecond), "pause before retrying a failed upstream attempt (RAGPROXY_RETRY_BACKOFF)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", envDuration("RAGPROXY_HEARTBEAT", 10*time.Second), "interval of ': ping' comments on waiting streams (RAGPROXY_HEARTBEAT)")
 	fs.DurationVar(&f.drain, "drain-timeout", envDuration("RAGPROXY_DRAIN_TIMEOUT", 30*time.Second), "how long SIGTERM waits for in-flight streams (RAGPROXY_DRAIN_TIMEOUT)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", envDuration("RAGPROXY_READ_TIMEOUT", time.Minute), "longest a client may take to send a request, headers and body (RAGPROXY_READ_TIMEOUT)")
+	fs.IntVar(&f.maxConns, "max-conns", envInt("RAGPROXY_MAX_CONNS", 0), "connections held open at once; 0: three quarters of the file-descriptor limit (RAGPROXY_MAX_CONNS)")
+	fs.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", envInt("RAGPROXY_MAX_CONNS_PER_IP", 0), "connections from one client address; 0: a quarter of --max-conns (behind a reverse proxy, set it to --max-conns) (RAGPROXY_MAX_CONNS_PER_IP)")
 	fs.IntVar(&f.maxBody, "max-body-bytes", envInt("RAGPROXY_MAX_BODY_BYTES", 8<<20), "largest accepted request body (RAGPROXY_MAX_BODY_BYTES)")
 	fs.BoolVar(&f.listUpstream, "list-upstream-models", envBool("RAGPROXY_LIST_UPSTREAM_MODELS", false), "add the upstream's models to /v1/models (RAGPROXY_LIST_UPSTREAM_MODELS)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("RAGPROXY_LOG_LEVEL", "info"), "debug, info, warn or error (RAGPROXY_LOG_LEVEL)")
@@ -163,6 +167,9 @@ func runServe(ctx context.Context, args []string) error {
 		APIKeys:            splitList(f.apiKeys),
 		CORSOrigins:        splitList(f.corsOrigins),
 		MaxBodyBytes:       f.maxBody,
+		ReadTimeout:        f.readTimeout,
+		MaxConns:           f.maxConns,
+		MaxConnsPerIP:      f.maxConnsPerIP,
 		Heartbeat:          f.heartbeat,
 		DrainTimeout:       f.drain,
 		ListUpstreamModels: f.listUpstream,

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Connection hygiene: the listener the server accepts on caps the connections it holds open and survives running
+// out of file descriptors; fasthttp's own accept loop ends Serve (and the process) on an error such as EMFILE.
+
+// defaultMaxConns is Config.MaxConns's default: three quarters of the process's file-descriptor limit, leaving
+// the rest for upstream connections, Redis and files; 10000 when the limit cannot be read.
+func defaultMaxConns() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == 0 {
+		return 10000
+	}
+	return max(int(min(rl.Cur, 1<<20)*3/4), 16)
+}
+
+// cappedListener accepts at most max connections at a time: past the cap, Accept waits for one to close (new
+// clients wait in the kernel's backlog instead of taking descriptors). A transient accept error (no descriptors
+// left, aborted connections) is retried with a growing pause instead of ending the server.
+type cappedListener struct {
+	net.Listener
+	slots chan struct{}
+	// pause is waited after the first transient error; it doubles up to maxPause.
+	pause, maxPause time.Duration
+	onError         func(err error)
+	closed          chan struct{}
+	closeOnce       sync.Once
+}
+
+func newCappedListener(ln net.Listener, maxConns int, onError func(error)) *cappedListener {
+	return &cappedListener{Listener: ln, slots: make(chan struct{}, maxConns), pause: 5 * time.Millisecond,
+		maxPause: time.Second, onError: onError, closed: make(chan struct{})}
+}
+
+// Close closes the listener; an Accept waiting for a free slot returns at once.
+func (l *cappedListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+func (l *cappedListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	wait := time.Duration(0)
+	for {
+		c, err := l.Listener.Accept()
+		if err == nil {
+			return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
+		}
+		if !transientAcceptError(err) {
+			<-l.slots
+			return nil, err
+		}
+		if l.onError != nil {
+			l.onError(err)
+		}
+		wait = min(max(2*wait, l.pause), l.maxPause)
+		select {
+		case <-time.After(wait):
+		case <-l.closed:
+			<-l.slots
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+// transientAcceptError reports an accept error the server can wait out: descriptors exhausted (EMFILE, ENFILE),
+// buffers short, a connection reset before it was accepted, or an error that says it is temporary.
+func transientAcceptError(err error) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED,
+		syscall.ECONNRESET, syscall.EINTR} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
+}
+
+// slotConn gives its listener slot back when closed, once.
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// burstLog logs the first of a burst of errors and then at most one a minute, with the count since.
+type burstLog struct {
+	mu     sync.Mutex
+	last   time.Time
+	missed int
+}
+
+func (b *burstLog) note(log interface {
+	Warn(msg string, args ...any)
+}, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Since(b.last) < time.Minute {
+		b.missed++
+		return
+	}
+	log.Warn("accepting connections failed; retrying", "err", err, "since_last_log", b.missed)
+	b.last, b.missed = time.Now(), 0
+}
