@@ -16,6 +16,7 @@ import (
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/ingest/crawl"
 	"github.com/ragproxy/ragproxy/ingest/summary"
 )
 
@@ -95,7 +96,8 @@ func runIngest(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Crawl.Concurrency, "concurrency", 4, "concurrent crawl requests")
 	fs.DurationVar(&cfg.Crawl.Delay, "delay", 100*time.Millisecond, "polite delay between requests to the host (negative: none)")
 	fs.Int64Var(&maxBytes, "max-page-bytes", 5<<20, "skip pages larger than this")
-	fs.IntVar(&cfg.Crawl.MaxPages, "max-pages", 0, "stop after this many pages (0: no limit)")
+	fs.IntVar(&cfg.Crawl.MaxPages, "max-pages", crawl.DefaultMaxPages, "stop the crawl after this many pages (negative: no limit)")
+	fs.DurationVar(&cfg.Crawl.MaxCrawlDelay, "max-crawl-delay", crawl.DefaultMaxCrawlDelay, "longest robots.txt Crawl-delay honoured")
 	fs.BoolVar(&cfg.Crawl.AllowPrivate, "allow-private", false, "allow crawling private and loopback addresses")
 	fs.StringVar(&cfg.Clean.ContentSelector, "content-selector", "", "CSS selector of the main content (default: detected)")
 	fs.Var(&removes, "remove-selector", "CSS selector removed from the content (repeatable)")

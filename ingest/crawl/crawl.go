@@ -39,6 +39,11 @@ const (
 	DefaultDelay       = 100 * time.Millisecond
 	DefaultMaxBytes    = 5 << 20
 	DefaultTimeout     = 30 * time.Second
+	// DefaultMaxPages bounds a crawl: a calendar or query-string trap can make pages without end.
+	DefaultMaxPages = 50000
+	// DefaultMaxCrawlDelay is the longest robots.txt Crawl-delay honoured; a larger one would stretch a crawl
+	// of a few thousand pages over days.
+	DefaultMaxCrawlDelay = 10 * time.Second
 )
 
 // Page is one fetched page.
@@ -74,8 +79,11 @@ type Config struct {
 	// MaxBytes is the largest body kept; bigger pages are skipped and counted.
 	// Default 5 MiB.
 	MaxBytes int64
-	// MaxPages stops the crawl after that many pages are emitted. Default: no limit.
+	// MaxPages stops the crawl after that many pages are emitted. Default DefaultMaxPages; negative means no
+	// limit.
 	MaxPages int
+	// MaxCrawlDelay caps the robots.txt Crawl-delay that replaces Delay. Default DefaultMaxCrawlDelay.
+	MaxCrawlDelay time.Duration
 	// Timeout bounds each request when HTTPClient is nil. Default 30s.
 	Timeout time.Duration
 	// AllowPrivate permits private, loopback and link-local addresses (a test
@@ -101,6 +109,14 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBytes <= 0 {
 		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.MaxPages == 0 {
+		c.MaxPages = DefaultMaxPages
+	} else if c.MaxPages < 0 {
+		c.MaxPages = 0
+	}
+	if c.MaxCrawlDelay <= 0 {
+		c.MaxCrawlDelay = DefaultMaxCrawlDelay
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
@@ -155,7 +171,7 @@ func Crawl(ctx context.Context, cfg Config, emit func(Page)) (Stats, error) {
 	c.client = client
 	c.robots = c.fetchRobots(ctx, start)
 	if c.robots != nil && c.robots.CrawlDelay > c.pace.delay {
-		c.pace.delay = c.robots.CrawlDelay
+		c.pace.delay = max(c.pace.delay, min(c.robots.CrawlDelay, c.cfg.MaxCrawlDelay))
 	}
 
 	level := []string{start}

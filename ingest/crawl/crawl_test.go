@@ -3,11 +3,13 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -279,5 +281,31 @@ func TestCrawlStopsOnCancel(t *testing.T) {
 	_, err := Crawl(ctx, Config{Start: srv.URL + "/", AllowPrivate: true, Delay: NoDelay}, func(Page) {})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Crawl after cancel = %v, want context.Canceled", err)
+	}
+}
+
+// TestCrawlBounds checks the bounds a hostile or careless site cannot lift: a page cap by default (a link trap
+// makes pages without end) and a ceiling on robots.txt's Crawl-delay.
+func TestCrawlBounds(t *testing.T) {
+	if got := (Config{}).withDefaults().MaxPages; got != DefaultMaxPages {
+		t.Errorf("default page cap = %d, want %d", got, DefaultMaxPages)
+	}
+	if got := (Config{MaxPages: -1}).withDefaults().MaxPages; got != 0 {
+		t.Errorf("a negative page cap must mean no cap, got %d", got)
+	}
+	// A query-string trap: every page links to the next.
+	trap := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := len(r.URL.RawQuery)
+		fmt.Fprintf(w, `<html><body><main><p>page %d</p><a href="/cal/?%s">next</a></main></body></html>`, n, strings.Repeat("x", n+1))
+	})
+	srv := serve(t, site{
+		"/robots.txt": typed("text/plain", "User-agent: *\nCrawl-delay: 86400\n"),
+		"/cal/":       trap,
+	})
+	emitted := 0
+	stats, err := Crawl(context.Background(), Config{Start: srv.URL + "/cal/", AllowPrivate: true, HTTPClient: srv.Client(), Delay: NoDelay,
+		MaxPages: 30, MaxDepth: 1000, MaxCrawlDelay: time.Millisecond}, func(Page) { emitted++ })
+	if err != nil || emitted != 30 || stats.Pages != 30 {
+		t.Errorf("the trap gave %d pages (%d counted, %v), want the cap of 30", emitted, stats.Pages, err)
 	}
 }
