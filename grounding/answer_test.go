@@ -123,3 +123,23 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 		t.Errorf("DontKnow = %q", dk)
 	}
 }
+
+// FuzzLinkFilter checks that whatever an answer holds and however it is cut into deltas, the filtered answer
+// holds nothing the filter would still take out (no link the policy refuses survives), and filtering never panics.
+func FuzzLinkFilter(f *testing.F) {
+	for _, s := range []string{"See [A](https://site.edu/a/).", "[x](javascript:alert(1)) ok", "![i](HTTPS://evil.example/p.png?d=1)",
+		"visit www.evil.example/p", "<data:text/html,hi>", "[t](https://evil.example/p 'x')", "[[a](b)](c)", "![a](", "<https://"} {
+		f.Add(s, 3)
+	}
+	res := testResult()
+	policy := NewLinkPolicy(res, nil)
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		lf := NewLinkFilter(policy)
+		cut = min(max(cut, 0), len(s))
+		out := lf.Write(s[:cut]) + lf.Write(s[cut:]) + lf.Flush()
+		again := NewLinkFilter(policy)
+		if twice := again.Write(out) + again.Flush(); twice != out {
+			t.Errorf("filtering %q (cut at %d) left links to take out:\n once %q\ntwice %q", s, cut, out, twice)
+		}
+	})
+}

@@ -40,26 +40,43 @@ func (f *LinkFilter) Flush() string {
 // safePrefix is the length of s that cannot be the start of an unfinished link.
 func safePrefix(s string) int {
 	hold := len(s)
-	// An open "[" (a link, or with "!" an image) without a finished "](...)" after it.
-	if i := strings.LastIndexByte(s, '['); i >= 0 && !linkClosed(s[i:]) {
-		hold = i
-		if i > 0 && s[i-1] == '!' {
-			hold = i - 1
+	// The first open "[" (a link, or with "!" an image) without a finished "](...)" after it: text sent before it
+	// cannot join what follows into a link. Only the last maxHold bytes can still be held.
+	for i := max(0, len(s)-maxHold); i < len(s); i++ {
+		j := strings.IndexByte(s[i:], '[')
+		if j < 0 {
+			break
+		}
+		i += j
+		if !linkClosed(s[i:]) {
+			hold = i
+			if i > 0 && s[i-1] == '!' {
+				hold = i - 1
+			}
+			break
 		}
 	}
 	// An open "<" that may become an autolink.
 	if i := strings.LastIndexByte(s, '<'); i >= 0 && i < hold && !strings.ContainsAny(s[i:], "> \n") {
 		hold = i
 	}
-	// A trailing word that is or may become a URL, unless something already ended it (a closed link's ")").
-	j := strings.LastIndexAny(s, " \n\t(<") + 1
-	if w := strings.ToLower(s[j:]); j < hold && w != "" && !strings.ContainsAny(w, ")]>\"'") && mayBecomeURL(w) {
-		hold = j
+	// A bare URL at the end, finished or not: from its first possible start (at a word boundary, as linkPattern
+	// reads one) after the last character that ends a URL.
+	for p := strings.LastIndexAny(s, " \n\t<>\"'()[]") + 1; p < hold; p++ {
+		if (p == 0 || !isWordByte(s[p-1])) && mayBecomeURL(strings.ToLower(s[p:min(len(s), p+8)])) {
+			hold = p
+			break
+		}
 	}
 	if len(s)-hold > maxHold {
 		return len(s)
 	}
 	return hold
+}
+
+// isWordByte reports an ASCII word character, as regexp's \b sees them.
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
 
 // mayBecomeURL reports whether a word (lowercase) starts a bare URL, or may once more text comes.
@@ -111,12 +128,28 @@ func linkClosed(s string) bool {
 // (group 5: http(s) in any case, or www.).
 var linkPattern = regexp.MustCompile(`(!?)\[([^\[\]\n]*)\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?\s*\)` +
 	`|<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*)>` +
-	`|((?i:https?://|www\.)[^\s<>"'\])]+)`)
+	`|(\b(?i:https?://|www\.)[^\s<>"'\])]+)`)
 
-// clean rewrites complete text, taking out every link the policy does not allow.
+// clean rewrites complete text, taking out every link the policy does not allow. Taking one out can make another
+// ("[[a](b)](c)" leaves "[a](c)"), so it repeats until nothing more goes; each round removes text, and after
+// maxCleanRounds whatever could still nest is dropped as text.
 func (f *LinkFilter) clean(s string) string {
+	for range maxCleanRounds {
+		out, removed := f.cleanOnce(s)
+		if !removed {
+			return out
+		}
+		s = out
+	}
+	return strings.NewReplacer("[", "", "]", "", "<", "", ">", "").Replace(s)
+}
+
+const maxCleanRounds = 16
+
+// cleanOnce takes out the links of s the policy does not allow, reporting whether it took any.
+func (f *LinkFilter) cleanOnce(s string) (string, bool) {
 	if !strings.ContainsAny(s, "[<:.") {
-		return s
+		return s, false
 	}
 	var b strings.Builder
 	last := 0
@@ -148,8 +181,8 @@ func (f *LinkFilter) clean(s string) string {
 		last = m[1]
 	}
 	if last == 0 {
-		return s
+		return s, false
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), true
 }
