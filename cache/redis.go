@@ -105,6 +105,13 @@ func (r *Redis) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Scripter is the server's connection pool for scripts of other stores that share it (rate limits), with the
+// cache's timeouts.
+func (r *Redis) Scripter() redis.Scripter { return r.client }
+
+// Prefix is the prefix of the cache's keys; other stores sharing the server put theirs after it.
+func (r *Redis) Prefix() string { return r.prefix }
+
 // Close closes the connections to the server.
 func (r *Redis) Close() error {
 	if err := r.client.Close(); err != nil {

@@ -254,9 +254,7 @@ func (rc *responseCache) replay(c *fiber.Ctx, s *Server, st *chatState, a *cache
 	var u compat.Usage
 	if a.Usage != nil {
 		u = *a.Usage
-		us := s.event(st, EventUsage)
-		us.Usage = u
-		s.obs.Observe(st.ctx, us)
+		s.observeUsage(st, u)
 	}
 	body := b.Completion(a.Content, u, a.Annotations)
 	if s.collect {

@@ -31,6 +31,19 @@ type chatState struct {
 	answer *cachedAnswer
 	// ended is set once end ran.
 	ended bool
+	// limitKey names the client in the rate limits ("" without limits).
+	limitKey string
+}
+
+// observeUsage reports an answer's usage and counts its tokens against the client's limits (not for an answer
+// replayed from the cache, which cost no upstream tokens).
+func (s *Server) observeUsage(st *chatState, u compat.Usage) {
+	ev := s.event(st, EventUsage)
+	ev.Usage = u
+	s.obs.Observe(st.ctx, ev)
+	if st.cache == nil || !st.cache.served {
+		s.charge(st.ctx, st.limitKey, u.CompletionTokens)
+	}
 }
 
 func (s *Server) event(st *chatState, kind EventKind) Event {
@@ -60,6 +73,13 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	if s.draining.Load() {
 		return compat.Unavailable("The server is shutting down.")
 	}
+	limitKey := ""
+	if s.cfg.RateLimits.enabled() {
+		limitKey = clientKey(c)
+		if err := s.admit(context.Background(), c, limitKey); err != nil {
+			return err
+		}
+	}
 	// The request's own context: fasthttp's RequestCtx ends at shutdown and
 	// never on client disconnect, so neither fits. This one ends when the
 	// client goes away (the stream writer notices), when the request is
@@ -70,7 +90,7 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	c.Locals(localChat, locals)
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), requestIDKey{}, id))
 	st := &chatState{id: id, start: requestStart(c), req: req, ctx: ctx, cancel: cancel, untrack: s.track(cancel),
-		task: locals.task}
+		task: locals.task, limitKey: limitKey}
 	s.obs.Observe(ctx, s.event(st, EventStart))
 	locals.observed = true
 	defer func() {
@@ -202,9 +222,7 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 		}
 	}
 	if info.Usage != nil {
-		u := s.event(st, EventUsage)
-		u.Usage = *info.Usage
-		s.obs.Observe(st.ctx, u)
+		s.observeUsage(st, *info.Usage)
 	}
 	if s.collect {
 		ev.Content = text

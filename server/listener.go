@@ -112,13 +112,13 @@ type burstLog struct {
 
 func (b *burstLog) note(log interface {
 	Warn(msg string, args ...any)
-}, err error) {
+}, msg string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if time.Since(b.last) < time.Minute {
 		b.missed++
 		return
 	}
-	log.Warn("accepting connections failed; retrying", "err", err, "since_last_log", b.missed)
+	log.Warn(msg, "err", err, "since_last_log", b.missed)
 	b.last, b.missed = time.Now(), 0
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/ratelimit"
 )
 
 // Upstream is what the server needs from the model side; *compat.Client
@@ -108,6 +109,9 @@ type Config struct {
 	RetrievalSettings string
 	IndexVersion      string
 	PromptVersion     string
+	// RateLimits bound the chat requests and tokens of each client per
+	// minute. Default none.
+	RateLimits RateLimits
 	// CORSOrigins are the browser origins allowed to call the API ("*" for
 	// any; each checked by CheckOrigin, invalid ones are ignored): their
 	// preflights are answered and responses carry the CORS headers. Default
@@ -142,8 +146,10 @@ type Server struct {
 	aliases  map[string]ModelAlias
 	upModels upstreamModels
 	draining atomic.Bool
-	// acceptErrors logs accept failures once per burst.
-	acceptErrors burstLog
+	// acceptErrors logs accept failures once per burst, limitErrors those
+	// of the rate-limit store.
+	acceptErrors, limitErrors burstLog
+	limits                    ratelimit.Store
 
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc
@@ -193,6 +199,10 @@ func New(cfg Config, up Upstream) *Server {
 	}
 	s.reqObs, _ = s.obs.(RequestObserver)
 	s.cache = newResponseCache(cfg)
+	s.limits = cfg.RateLimits.Store
+	if s.limits == nil {
+		s.limits = &ratelimit.Memory{}
+	}
 	for _, m := range cfg.Models {
 		if m.OwnedBy == "" {
 			m.OwnedBy = "ragproxy"
@@ -232,7 +242,9 @@ func (s *Server) Run(ctx context.Context) error {
 // reports not-ready, lets in-flight requests and streams finish for up to
 // DrainTimeout, cancels whatever is still running, and returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	ln = newCappedListener(ln, s.cfg.MaxConns, func(err error) { s.acceptErrors.note(s.log, err) })
+	ln = newCappedListener(ln, s.cfg.MaxConns, func(err error) {
+		s.acceptErrors.note(s.log, "accepting connections failed; retrying", err)
+	})
 	errc := make(chan error, 1)
 	go func() { errc <- s.app.Listener(ln) }()
 	select {

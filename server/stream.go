@@ -137,9 +137,7 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 		err = sw.raw(frameDone)
 	}
 	if r.usage != nil {
-		u := s.event(st, EventUsage)
-		u.Usage = *r.usage
-		s.obs.Observe(st.ctx, u)
+		s.observeUsage(st, *r.usage)
 	}
 	if err != nil {
 		if werr := sw.failed(); werr != nil {

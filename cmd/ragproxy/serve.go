@@ -17,6 +17,7 @@ import (
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/observability"
+	"github.com/ragproxy/ragproxy/ratelimit"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
@@ -30,7 +31,7 @@ type serveFlags struct {
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	streamIdle, analysisTimeout, readTimeout                       time.Duration
-	maxConns, maxConnsPerIP                                        int
+	maxConns, maxConnsPerIP, rpm, tpm                              int
 	maxBody                                                        int
 	listUpstream                                                   bool
 	logLevel                                                       string
@@ -90,6 +91,8 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.DurationVar(&f.readTimeout, "read-timeout", envDuration("RAGPROXY_READ_TIMEOUT", time.Minute), "longest a client may take to send a request, headers and body (RAGPROXY_READ_TIMEOUT)")
 	fs.IntVar(&f.maxConns, "max-conns", envInt("RAGPROXY_MAX_CONNS", 0), "connections held open at once; 0: three quarters of the file-descriptor limit (RAGPROXY_MAX_CONNS)")
 	fs.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", envInt("RAGPROXY_MAX_CONNS_PER_IP", 0), "connections from one client address; 0: a quarter of --max-conns (behind a reverse proxy, set it to --max-conns) (RAGPROXY_MAX_CONNS_PER_IP)")
+	fs.IntVar(&f.rpm, "rate-limit-rpm", envInt("RAGPROXY_RATE_LIMIT_RPM", 0), "chat requests per minute per client key (per address without client auth); 0: no limit (RAGPROXY_RATE_LIMIT_RPM)")
+	fs.IntVar(&f.tpm, "rate-limit-tpm", envInt("RAGPROXY_RATE_LIMIT_TPM", 0), "tokens per minute per client key, prompt and answer; 0: no limit (RAGPROXY_RATE_LIMIT_TPM)")
 	fs.IntVar(&f.maxBody, "max-body-bytes", envInt("RAGPROXY_MAX_BODY_BYTES", 8<<20), "largest accepted request body (RAGPROXY_MAX_BODY_BYTES)")
 	fs.BoolVar(&f.listUpstream, "list-upstream-models", envBool("RAGPROXY_LIST_UPSTREAM_MODELS", false), "add the upstream's models to /v1/models (RAGPROXY_LIST_UPSTREAM_MODELS)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("RAGPROXY_LOG_LEVEL", "info"), "debug, info, warn or error (RAGPROXY_LOG_LEVEL)")
@@ -189,6 +192,11 @@ func runServe(ctx context.Context, args []string) error {
 		return &cache.Tolerant{Cache: backend, Logger: logger, OnError: func(string, error) { metrics.Cache(name, "error") }}
 	}
 	scfg.Cache, scfg.CacheTTL = tolerant("response"), f.cacheTTL
+	scfg.RateLimits = server.RateLimits{RequestsPerMinute: f.rpm, TokensPerMinute: f.tpm}
+	if r, ok := backend.(*cache.Redis); ok {
+		// Replicas share one count through the cache's Redis.
+		scfg.RateLimits.Store = ratelimit.NewRedis(r.Scripter(), r.Prefix())
+	}
 	if f.index != "" {
 		bk, closeBackends, err := f.backends.open(ctx, f.index, logger)
 		if err != nil {
