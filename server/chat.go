@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -19,7 +20,7 @@ type chatState struct {
 	ground  *Grounding
 	call    compat.Call
 	ctx     context.Context
-	cancel  context.CancelFunc
+	cancel  func()
 	untrack func()
 	task    string
 	// prepared is the time from arrival to the upstream call's start.
@@ -33,6 +34,8 @@ type chatState struct {
 	ended bool
 	// limitKey names the client in the rate limits ("" without limits).
 	limitKey string
+	// stopWatch ends the watch for the client leaving (see watchClient).
+	stopWatch func()
 }
 
 // observeUsage reports an answer's usage and counts its tokens against the client's limits (not for an answer
@@ -54,6 +57,9 @@ func (s *Server) event(st *chatState, kind EventKind) Event {
 // end releases the request and reports EventEnd.
 func (s *Server) end(st *chatState, ev Event) {
 	st.ended = true
+	if st.stopWatch != nil {
+		st.stopWatch()
+	}
 	ev.Kind, ev.RequestID, ev.Model, ev.Stream = EventEnd, st.id, st.req.Model, st.req.Stream
 	ev.Elapsed, ev.Task, ev.Prepared = time.Since(st.start), st.task, st.prepared
 	if ev.Cache == "" && st.cache != nil {
@@ -88,11 +94,13 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	header := requestHeader(c)
 	locals := &chatLocals{stream: req.Stream, task: TaskKind(header, req.Messages)}
 	c.Locals(localChat, locals)
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), requestIDKey{}, id))
+	ctx, cancelCause := context.WithCancelCause(context.WithValue(context.Background(), requestIDKey{}, id))
+	cancel := func() { cancelCause(nil) }
 	st := &chatState{id: id, start: requestStart(c), req: req, ctx: ctx, cancel: cancel, untrack: s.track(cancel),
 		task: locals.task, limitKey: limitKey}
 	s.obs.Observe(ctx, s.event(st, EventStart))
 	locals.observed = true
+	st.stopWatch = watchClient(c, func() { cancelCause(errClientGone) })
 	defer func() {
 		// A panic below is answered by the recover middleware; the request still ends here, so it is not left
 		// in flight.
@@ -182,6 +190,9 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 		s.obs.Observe(st.ctx, up)
 		if err != nil {
 			ev.Status, ev.Err = compat.AsAPIError(err).Status, err
+			if errors.Is(context.Cause(st.ctx), errClientGone) {
+				ev.ClientGone, ev.Err = true, errors.Join(errClientGone, err)
+			}
 			s.end(st, ev)
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 )
 
@@ -144,6 +145,73 @@ func TestDisconnectCancelsUpstream(t *testing.T) {
 			if rec.Chunks >= 200 {
 				t.Errorf("upstream wrote all %d chunks; cancellation came too late", rec.Chunks)
 			}
+		})
+	}
+}
+
+// blockingGrounder waits in Ground until its request ends, as a slow analysis would, and records that it ended.
+type blockingGrounder struct{ ended chan struct{} }
+
+func (g *blockingGrounder) Ground(ctx context.Context, _ *GroundRequest) (*Grounding, error) {
+	<-ctx.Done()
+	close(g.ended)
+	return nil, ctx.Err()
+}
+
+// TestClientLeavingIsNoticedAtOnce checks that a client who closes its connection while nothing is written to it
+// (a silent upstream, a long analysis) ends its request then, not at the next write a heartbeat minutes later
+// would make. It logs how long that took.
+func TestClientLeavingIsNoticedAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		grounder   *blockingGrounder
+	}{
+		{"stream, silent upstream", `{"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil},
+		{"non-stream, silent upstream", `{"messages":[{"role":"user","content":"x"}]}`, nil},
+		{"during analysis", `{"stream":true,"messages":[{"role":"user","content":"x"}]}`, &blockingGrounder{ended: make(chan struct{})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Heartbeat: time.Hour}
+			if tc.grounder != nil {
+				cfg.Grounder = tc.grounder
+			}
+			h := newHarness(t, harnessOpts{cfg: cfg, client: compat.ClientConfig{FirstByteTimeout: time.Hour}})
+			h.Fake.FailAlways(&openaitest.Fault{Hang: true})
+			ctx, cancel := context.WithCancel(context.Background())
+			req, err := newStreamRequest(ctx, h.URL, tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				if resp, err := httpClientNoPool().Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			if tc.grounder == nil {
+				if !waitFor(waitCtx(t), func() bool { return len(h.Fake.Requests()) > 0 }) {
+					t.Fatal("the request never reached the upstream")
+				}
+			} else {
+				time.Sleep(100 * time.Millisecond) // the request is in Ground
+			}
+			left := time.Now()
+			cancel() // the client goes away
+			ended := waitFor(waitCtx(t), func() bool {
+				if tc.grounder != nil {
+					select {
+					case <-tc.grounder.ended:
+						return true
+					default:
+						return false
+					}
+				}
+				reqs := h.Fake.Requests()
+				return len(reqs) > 0 && reqs[0].Canceled
+			})
+			if !ended {
+				t.Fatal("the request went on after its client left")
+			}
+			t.Logf("%s: ended %v after the client left", tc.name, time.Since(left))
 		})
 	}
 }

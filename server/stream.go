@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -142,6 +143,9 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	if err != nil {
 		if werr := sw.failed(); werr != nil {
 			err = werr
+			ev.ClientGone = true
+		} else if errors.Is(context.Cause(st.ctx), errClientGone) {
+			err = errors.Join(errClientGone, err) // seen before any write failed
 			ev.ClientGone = true
 		} else if st.ctx.Err() != nil {
 			// Not the client and not the upstream: a drain ran out of time.
