@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/ingest/summary"
 )
@@ -22,9 +21,13 @@ func summaryReply(r *openaitest.Request) openaitest.Reply {
 	return openaitest.Reply{Content: "no page"}
 }
 
-func llmSummarizer(srv *openaitest.Server) *summary.LLM {
-	return &summary.LLM{Client: openai.NewClient(option.WithBaseURL(srv.URL()), option.WithAPIKey("test-key"),
-		option.WithMaxRetries(0))}
+func llmSummarizer(t testing.TB, srv *openaitest.Server) *summary.LLM {
+	c, err := compat.NewClient(compat.ClientConfig{Retries: -1,
+		Primary: compat.Upstream{BaseURL: srv.URL(), APIKey: "test-key", Model: summary.DefaultModel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &summary.LLM{Client: c}
 }
 
 func chatRequests(srv *openaitest.Server) int {
@@ -49,7 +52,7 @@ func TestFailingLLMKeepsExtractiveSummaries(t *testing.T) {
 		return d
 	}())
 	dir := filepath.Join(t.TempDir(), "ix")
-	rep := ingestSite(t, src, dir, func(c *Config) { c.Summarizer = llmSummarizer(srv) })
+	rep := ingestSite(t, src, dir, func(c *Config) { c.Summarizer = llmSummarizer(t, srv) })
 	if rep.Pages != 4 {
 		t.Fatalf("report %+v", rep)
 	}
@@ -69,7 +72,7 @@ func TestLLMSummariesAreReused(t *testing.T) {
 	defer srv.Close()
 	src := writeSite(t, t.TempDir(), smallSite())
 	dir := filepath.Join(t.TempDir(), "ix")
-	withLLM := func(c *Config) { c.Summarizer = llmSummarizer(srv) }
+	withLLM := func(c *Config) { c.Summarizer = llmSummarizer(t, srv) }
 
 	first := ingestSite(t, src, dir, withLLM)
 	if n := chatRequests(srv); n != first.Pages {
@@ -101,7 +104,7 @@ func TestFailedLLMSummariesAreAskedAgain(t *testing.T) {
 	defer srv.Close()
 	src := writeSite(t, t.TempDir(), smallSite())
 	dir := filepath.Join(t.TempDir(), "ix")
-	withLLM := func(c *Config) { c.Summarizer = llmSummarizer(srv) }
+	withLLM := func(c *Config) { c.Summarizer = llmSummarizer(t, srv) }
 
 	srv.Fail(openaitest.Fault{Status: 500}) // the first page's call fails
 	first := ingestSite(t, src, dir, withLLM)

@@ -174,20 +174,11 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	if a.SiteName != "" {
 		site = " for " + a.SiteName
 	}
-	body, err := compat.Marshal(map[string]any{
-		"model": a.Model,
-		"messages": []map[string]string{
-			{"role": "system", "content": fmt.Sprintf(AnalysisPrompt, site)},
-			{"role": "user", "content": convo.String()},
-		},
-		"temperature": 0,
-		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{
-			"name": "query_analysis", "strict": true, "schema": analysisSchema}},
-	})
-	if err != nil {
-		return Analysis{}, fmt.Errorf("analysis: %w", err)
-	}
-	req, err := compat.DecodeChatRequest(body)
+	call, err := compat.NewTextCall(a.Model, []compat.Message{
+		compat.TextMessage("system", fmt.Sprintf(AnalysisPrompt, site)),
+		compat.TextMessage("user", convo.String()),
+	}, map[string]any{"temperature": 0, "response_format": map[string]any{"type": "json_schema",
+		"json_schema": map[string]any{"name": "query_analysis", "strict": true, "schema": analysisSchema}}})
 	if err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}
@@ -197,22 +188,19 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, _, err := a.Client.Complete(ctx, &compat.Call{Request: req, Model: a.Model})
+	resp, _, err := a.Client.Complete(ctx, call)
 	if err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}
-	info, err := compat.ParseCompletion(resp)
+	content, err := compat.FirstContent(resp)
 	if err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
-	}
-	if len(info.Choices) == 0 || !info.Choices[0].HasContent {
-		return Analysis{}, errors.New("analysis: no answer")
 	}
 	var out struct {
 		RetrievalNeeded *bool    `json:"retrieval_needed"`
 		Rewrites        []string `json:"rewrites"`
 	}
-	if err := json.Unmarshal([]byte(info.Choices[0].Content), &out); err != nil {
+	if err := json.Unmarshal([]byte(content), &out); err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}
 	rw := dedupe(out.Rewrites)

@@ -141,7 +141,11 @@ func runIngest(ctx context.Context, args []string) error {
 	case "extractive":
 	case "llm", "auto":
 		if up.online() {
-			cfg.Summarizer = &summary.LLM{Client: up.client(), Model: up.model}
+			client, err := up.compatClient()
+			if err != nil {
+				return fmt.Errorf("ingest: %w", err)
+			}
+			cfg.Summarizer = &summary.LLM{Client: client, Model: up.model}
 		} else if summaries == "llm" {
 			return fmt.Errorf("ingest: --summaries llm needs OPENAI_API_KEY")
 		}

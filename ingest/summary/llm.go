@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
+	"github.com/ragproxy/ragproxy/compat"
 )
 
 // LLMPrompt is the instruction given to the summarising model (the FHNW prototype: one dense line per page; we add that
@@ -18,10 +18,18 @@ const LLMPrompt = `You summarise one web page for a search index. Write a single
 // DefaultModel is the chat model LLM uses when Model is empty.
 const DefaultModel = "gpt-4o-mini"
 
+// Completer sends one chat request upstream and returns the completion's body; *compat.Client implements it, with
+// the proxy's timeouts, retry rules and failover.
+type Completer interface {
+	Complete(ctx context.Context, call *compat.Call) ([]byte, compat.Served, error)
+}
+
+var _ Completer = (*compat.Client)(nil)
+
 // LLM writes summaries with an OpenAI-compatible chat model.
 type LLM struct {
-	// Client is the upstream client.
-	Client openai.Client
+	// Client sends the requests. Required.
+	Client Completer
 	// Model is the chat model; default gpt-4o-mini.
 	Model string
 	// MaxInputChars bounds the page text sent; default 24000 (about 6k tokens).
@@ -42,21 +50,22 @@ func (l *LLM) Summarize(ctx context.Context, d Doc) (string, error) {
 	if len(text) > limit {
 		text = text[:limit]
 	}
-	resp, err := l.Client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-		Model: model,
-		Messages: []openai.ChatCompletionMessageParamUnion{
-			openai.SystemMessage(LLMPrompt),
-			openai.UserMessage("Title: " + d.Title + "\n\n" + text),
-		},
-		Temperature: openai.Float(0),
-	})
+	call, err := compat.NewTextCall(model, []compat.Message{
+		compat.TextMessage("system", LLMPrompt),
+		compat.TextMessage("user", "Title: "+d.Title+"\n\n"+text),
+	}, map[string]any{"temperature": 0})
 	if err != nil {
 		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
 	}
-	if len(resp.Choices) == 0 {
-		return "", fmt.Errorf("summarize %q: %w", d.Title, errors.New("upstream returned no choices"))
+	resp, _, err := l.Client.Complete(ctx, call)
+	if err != nil {
+		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
 	}
-	line := strings.Join(strings.Fields(resp.Choices[0].Message.Content), " ")
+	content, err := compat.FirstContent(resp)
+	if err != nil {
+		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
+	}
+	line := strings.Join(strings.Fields(content), " ")
 	if line == "" {
 		return "", fmt.Errorf("summarize %q: %w", d.Title, errors.New("empty summary"))
 	}
