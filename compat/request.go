@@ -36,6 +36,10 @@ type Message struct {
 	Content    json.RawMessage // string, array of parts, null, or absent (nil)
 	ToolCallID string
 	Raw        json.RawMessage
+	// text is Text's result, worked out once when the message was decoded or built: a long message is then
+	// not decoded again each time its text is read.
+	text    string
+	hasText bool
 }
 
 // ContentPart is one element of an array content.
@@ -47,7 +51,15 @@ type ContentPart struct {
 // Text returns the message's text: the string content, or the text parts of
 // an array content joined by newlines.
 func (m Message) Text() string {
-	c := bytes.TrimSpace(m.Content)
+	if m.hasText {
+		return m.text
+	}
+	return contentText(m.Content)
+}
+
+// contentText is the text of a message content (see Message.Text).
+func contentText(content json.RawMessage) string {
+	c := bytes.TrimSpace(content)
 	if len(c) == 0 {
 		return ""
 	}
@@ -179,10 +191,17 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 	if raw == nil || isNull(raw) {
 		return nil, InvalidRequest("messages", "missing_required_parameter", "Missing required parameter: 'messages'.")
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	// The whole body was validated as JSON already: the messages are read with gjson, without validating and
+	// copying each level again (a long message would be scanned once per level).
+	list := gjson.ParseBytes(raw)
+	if !list.IsArray() {
 		return nil, InvalidRequest("messages", "invalid_type", "Invalid type for 'messages': expected an array of objects.")
 	}
+	var items []json.RawMessage
+	list.ForEach(func(_, v gjson.Result) bool {
+		items = append(items, json.RawMessage(v.Raw))
+		return true
+	})
 	if len(items) == 0 {
 		return nil, InvalidRequest("messages", "empty_array",
 			"Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
@@ -200,10 +219,15 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 
 func decodeMessage(i int, raw json.RawMessage) (Message, error) {
 	at := fmt.Sprintf("messages[%d]", i)
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+	parsed := gjson.ParseBytes(raw)
+	if !parsed.IsObject() {
 		return Message{}, InvalidRequest(at, "invalid_type", "Invalid type for '%s': expected an object.", at)
 	}
+	obj := map[string]json.RawMessage{}
+	parsed.ForEach(func(k, v gjson.Result) bool {
+		obj[k.Str] = json.RawMessage(v.Raw)
+		return true
+	})
 	m := Message{Raw: raw}
 	roleRaw, ok := obj["role"]
 	if !ok {
@@ -219,9 +243,11 @@ func decodeMessage(i int, raw json.RawMessage) (Message, error) {
 	content, hasContent := obj["content"]
 	if hasContent && !isNull(content) {
 		m.Content = content
-		if err := checkContent(at+".content", content); err != nil {
+		text, err := checkContent(at+".content", content)
+		if err != nil {
 			return Message{}, err
 		}
+		m.text, m.hasText = text, true
 	}
 	hasText := hasContent && !isNull(content)
 	switch m.Role {
@@ -258,30 +284,31 @@ func decodeMessage(i int, raw json.RawMessage) (Message, error) {
 
 // checkContent accepts a string or an array of part objects that each carry
 // a string "type"; the parts' own fields are the upstream's business.
-func checkContent(param string, raw json.RawMessage) error {
+// checkContent validates a message content and returns its text.
+func checkContent(param string, raw json.RawMessage) (string, error) {
 	c := bytes.TrimSpace(raw)
 	switch c[0] {
 	case '"':
 		var s string
 		if json.Unmarshal(c, &s) != nil {
-			return InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+			return "", InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
 		}
-		return nil
+		return s, nil
 	case '[':
 		var parts []map[string]json.RawMessage
 		if json.Unmarshal(c, &parts) != nil {
-			return InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected an array of content part objects.", param)
+			return "", InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected an array of content part objects.", param)
 		}
 		for j, p := range parts {
 			var typ string
 			if p == nil || json.Unmarshal(p["type"], &typ) != nil || typ == "" {
 				at := fmt.Sprintf("%s[%d].type", param, j)
-				return InvalidRequest(at, "missing_required_parameter", "Missing required parameter: '%s'.", at)
+				return "", InvalidRequest(at, "missing_required_parameter", "Missing required parameter: '%s'.", at)
 			}
 		}
-		return nil
+		return contentText(raw), nil
 	}
-	return InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+	return "", InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
 }
 
 func truncate(s string, n int) string {
@@ -364,7 +391,7 @@ func MessagesJSON(msgs []Message) (json.RawMessage, error) {
 // TextMessage returns a message with a string content.
 func TextMessage(role, text string) Message {
 	c, _ := json.Marshal(text)
-	return Message{Role: role, Content: c}
+	return Message{Role: role, Content: c, text: text, hasText: true}
 }
 
 // NewTextCall builds the call of one of the proxy's own requests upstream (query analysis, summaries): model

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -71,8 +72,22 @@ func (s *Server) end(st *chatState, ev Event) {
 	st.untrack()
 }
 
+// largeBody is the body size from which requests are decoded one at a time (see Server.large).
+const largeBody = 1 << 20
+
 func (s *Server) chat(c *fiber.Ctx) error {
-	req, err := compat.DecodeChatRequest(c.Body())
+	body := c.Body()
+	release := func() {}
+	if len(body) >= largeBody {
+		// Decoding and grounding megabytes of JSON takes a core for a while: one such request at a time, so
+		// that clients sending them back to back cannot take every core from the others. The slot is given
+		// back before the upstream call, which may take long but costs the proxy little.
+		s.large <- struct{}{}
+		var once sync.Once
+		release = func() { once.Do(func() { <-s.large }) }
+		defer release()
+	}
+	req, err := compat.DecodeChatRequest(body)
 	if err != nil {
 		return err
 	}
@@ -138,6 +153,7 @@ func (s *Server) chat(c *fiber.Ctx) error {
 		}
 		st.call.Messages = msgs
 	}
+	release()
 	if req.Stream {
 		return s.stream(c, st)
 	}

@@ -150,6 +150,8 @@ type Server struct {
 	// of the rate-limit store.
 	acceptErrors, limitErrors burstLog
 	limits                    ratelimit.Store
+	// large admits one large request body at a time to decoding.
+	large chan struct{}
 
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc
@@ -199,6 +201,7 @@ func New(cfg Config, up Upstream) *Server {
 	}
 	s.reqObs, _ = s.obs.(RequestObserver)
 	s.cache = newResponseCache(cfg)
+	s.large = make(chan struct{}, 1)
 	s.limits = cfg.RateLimits.Store
 	if s.limits == nil {
 		s.limits = &ratelimit.Memory{}

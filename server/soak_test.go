@@ -31,7 +31,9 @@ func TestSoak(t *testing.T) {
 	}
 	m := newMetrics(t)
 	fake := openaitest.Config{NoRecordBodies: true, ChunkDelay: 2 * time.Millisecond,
-		Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: "a short streamed answer of ten words for the soak"} }}
+		Reply: func(*openaitest.Request) openaitest.Reply {
+			return openaitest.Reply{Content: "a short streamed answer of ten words for the soak"}
+		}}
 	h := newHarness(t, harnessOpts{cfg: Config{Observer: &MetricsObserver{Metrics: m}}, fake: fake})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	run := func(base, model string, d time.Duration) (latencies []time.Duration, failures int64) {
