@@ -83,8 +83,16 @@ func (s *Server) chat(c *fiber.Ctx) error {
 		// that clients sending them back to back cannot take every core from the others. The slot is given
 		// back before the upstream call, which may take long but costs the proxy little.
 		s.large <- struct{}{}
+		start := time.Now()
 		var once sync.Once
-		release = func() { once.Do(func() { <-s.large }) }
+		release = func() {
+			once.Do(func() {
+				// The slot stays taken for twice the work done, so that such requests use at most a third of
+				// one core however fast they come.
+				pause := 2 * time.Since(start)
+				go func() { time.Sleep(pause); <-s.large }()
+			})
+		}
 		defer release()
 	}
 	req, err := compat.DecodeChatRequest(body)
