@@ -327,6 +327,12 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 			if !Retryable(err) {
 				return served, err
 			}
+			var ae *APIError
+			if errors.As(err, &ae) && ae.Status == http.StatusGatewayTimeout {
+				// An upstream that took the whole timeout is not asked again: that would hold the client for
+				// another timeout. The fallback, if any, is tried instead.
+				break
+			}
 		}
 	}
 	return served, last
