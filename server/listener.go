@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"syscall"
@@ -32,11 +33,13 @@ type cappedListener struct {
 	onError         func(err error)
 	closed          chan struct{}
 	closeOnce       sync.Once
+	// linger is how much a closing connection may still read and discard (see slotConn.Close).
+	linger int64
 }
 
-func newCappedListener(ln net.Listener, maxConns int, onError func(error)) *cappedListener {
+func newCappedListener(ln net.Listener, maxConns int, linger int64, onError func(error)) *cappedListener {
 	return &cappedListener{Listener: ln, slots: make(chan struct{}, maxConns), pause: 5 * time.Millisecond,
-		maxPause: time.Second, onError: onError, closed: make(chan struct{})}
+		maxPause: time.Second, onError: onError, closed: make(chan struct{}), linger: linger}
 }
 
 // Close closes the listener; an Accept waiting for a free slot returns at once.
@@ -55,7 +58,7 @@ func (l *cappedListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err == nil {
-			return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
+			return &slotConn{Conn: c, linger: l.linger, release: func() { <-l.slots }}, nil
 		}
 		if !transientAcceptError(err) {
 			<-l.slots
@@ -90,17 +93,36 @@ func transientAcceptError(err error) bool {
 	return errors.As(err, &te) && te.Temporary()
 }
 
-// slotConn gives its listener slot back when closed, once.
+// lingerTime bounds how long a closing connection reads what its client still sends.
+const lingerTime = 2 * time.Second
+
+// slotConn gives its listener slot back when closed, once. Closing a connection whose client is still sending
+// (a body over the limit is refused before it is read) would reset it, and the client would see a connection
+// error instead of the answer already sent (the SDKs then retry): so the server first ends its side, reads and
+// discards what still comes, up to linger bytes for lingerTime, and only then closes.
 type slotConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	linger  int64
 }
 
 func (c *slotConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
+	c.once.Do(func() {
+		tc, ok := c.Conn.(*net.TCPConn)
+		if !ok || c.linger <= 0 || tc.CloseWrite() != nil {
+			_ = c.Conn.Close()
+			c.release()
+			return
+		}
+		go func() {
+			_ = tc.SetReadDeadline(time.Now().Add(lingerTime))
+			_, _ = io.CopyN(io.Discard, tc, c.linger)
+			_ = tc.Close()
+			c.release()
+		}()
+	})
+	return nil
 }
 
 // burstLog logs the first of a burst of errors and then at most one a minute, with the count since.

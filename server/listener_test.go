@@ -30,7 +30,7 @@ func TestCappedListenerWaitsOutEMFILE(t *testing.T) {
 		t.Fatal(err)
 	}
 	errs := 0
-	ln := newCappedListener(&flakyListener{Listener: inner, fails: 3}, 2, func(error) { errs++ })
+	ln := newCappedListener(&flakyListener{Listener: inner, fails: 3}, 2, 0, func(error) { errs++ })
 	ln.pause = time.Millisecond
 	defer ln.Close()
 	go func() {

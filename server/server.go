@@ -245,7 +245,8 @@ func (s *Server) Run(ctx context.Context) error {
 // reports not-ready, lets in-flight requests and streams finish for up to
 // DrainTimeout, cancels whatever is still running, and returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	ln = newCappedListener(ln, s.cfg.MaxConns, func(err error) {
+	// A refused body may still be on its way when the connection closes: read up to twice the limit of it.
+	ln = newCappedListener(ln, s.cfg.MaxConns, max(2*int64(s.cfg.MaxBodyBytes), 16<<20), func(err error) {
 		s.acceptErrors.note(s.log, "accepting connections failed; retrying", err)
 	})
 	errc := make(chan error, 1)
