@@ -72,29 +72,33 @@ func (s *Server) end(st *chatState, ev Event) {
 	st.untrack()
 }
 
-// largeBody is the body size from which requests are decoded one at a time (see Server.large).
+// largeBody is the body size from which requests are decoded one at a time (see takeLarge).
 const largeBody = 1 << 20
+
+// takeLarge admits a request whose body is largeBody or more to decoding and grounding, one at a time: megabytes
+// of JSON take a core for a while, and clients sending them back to back must not take every core from the
+// others. The slot stays taken after the work for twice as long as the work took, so that such requests use at
+// most a third of one core however fast they come. The returned release is called before the upstream call
+// (which may take long but costs the proxy little); calling it again does nothing.
+func (s *Server) takeLarge(body []byte) (release func()) {
+	if len(body) < largeBody {
+		return func() {}
+	}
+	s.large <- struct{}{}
+	start := time.Now()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pause := 2 * time.Since(start)
+			go func() { time.Sleep(pause); <-s.large }()
+		})
+	}
+}
 
 func (s *Server) chat(c *fiber.Ctx) error {
 	body := c.Body()
-	release := func() {}
-	if len(body) >= largeBody {
-		// Decoding and grounding megabytes of JSON takes a core for a while: one such request at a time, so
-		// that clients sending them back to back cannot take every core from the others. The slot is given
-		// back before the upstream call, which may take long but costs the proxy little.
-		s.large <- struct{}{}
-		start := time.Now()
-		var once sync.Once
-		release = func() {
-			once.Do(func() {
-				// The slot stays taken for twice the work done, so that such requests use at most a third of
-				// one core however fast they come.
-				pause := 2 * time.Since(start)
-				go func() { time.Sleep(pause); <-s.large }()
-			})
-		}
-		defer release()
-	}
+	release := s.takeLarge(body)
+	defer release()
 	req, err := compat.DecodeChatRequest(body)
 	if err != nil {
 		return err
@@ -111,8 +115,8 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	}
 	// The request's own context: fasthttp's RequestCtx ends at shutdown and
 	// never on client disconnect, so neither fits. This one ends when the
-	// client goes away (the stream writer notices), when the request is
-	// done, or when a drain runs out of time.
+	// client goes away (watchClient, or a failed write, notices), when the
+	// request is done, or when a drain runs out of time.
 	id := requestID(c)
 	header := requestHeader(c)
 	locals := &chatLocals{stream: req.Stream, task: TaskKind(header, req.Messages)}
