@@ -24,6 +24,7 @@ func testResult() *retrieval.Result {
 func TestLinkFilter(t *testing.T) {
 	res := testResult()
 	res.Context += "Apply at https://apply.partner.example/form and see https://evil.example/phish or ![logo](https://site.edu/logo.png).\n" +
+		"Help: https://help.site.edu/x and https://help.site.edu.evil.example/x\n" +
 		"Mail mailto:Registrar@Site.edu\n"
 	policy := NewLinkPolicy(res, []string{"apply.partner.example"})
 	tests := []struct {
@@ -43,6 +44,8 @@ func TestLinkFilter(t *testing.T) {
 		{"autolink invented", []string{"see <https://bad.example/> ok"}, "see  ok"},
 		// A page may plant links: only the site's hosts and the allow-list keep theirs.
 		{"planted link to another host", []string{"[login](https://evil.example/phish)"}, "login"},
+		{"another host of the site's domain", []string{"[help](https://help.site.edu/x)"}, "[help](https://help.site.edu/x)"},
+		{"a look-alike domain", []string{"[help](https://help.site.edu.evil.example/x)"}, "help"},
 		{"allow-listed host in the context", []string{"[apply](https://apply.partner.example/form)"}, "[apply](https://apply.partner.example/form)"},
 		{"scheme and host case", []string{"[A](HTTPS://SITE.EDU/a/) and [x](HTTP://EVIL.EXAMPLE/p)"}, "[A](HTTPS://SITE.EDU/a/) and x"},
 		{"upper-case bare URL", []string{"go to HTTPS://evil.example/p now"}, "go to  now"},

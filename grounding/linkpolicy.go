@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"golang.org/x/net/publicsuffix"
+
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 
@@ -12,8 +14,9 @@ import (
 // link (a phishing page, an image whose URL carries data away), so a link survives only when both hold:
 //   - its URL was in the context (a context page, or a URL inside the context's text), so the model did not
 //     invent it;
-//   - its host is one of the site's own hosts or on the operator's allow-list, so a page cannot send readers
-//     elsewhere.
+//   - its host belongs to the site's own domains (the registrable domain of a page's host, so that
+//     help.example.org and www.example.org go together) or to the operator's allow-list, so a page cannot send
+//     readers elsewhere.
 //
 // URLs are compared normalised: scheme and host case, default ports, protocol-relative "//host" and bare
 // "www.host" forms, fragments, trailing slashes and trailing punctuation do not matter. Only http, https and
@@ -32,12 +35,12 @@ var contextURL = regexp.MustCompile(`(?i)(?:https?://|mailto:)[^\s()\[\]<>"'` + 
 func NewLinkPolicy(res *retrieval.Result, hosts []string) *LinkPolicy {
 	p := &LinkPolicy{urls: map[string]bool{}, hosts: map[string]bool{}}
 	for _, h := range hosts {
-		p.hosts[strings.ToLower(strings.TrimPrefix(h, "www."))] = true
+		p.hosts[domainOf(strings.ToLower(h))] = true
 	}
 	for _, pg := range res.Pages {
 		if n, ok := normalizeURL(pg.URL); ok {
 			p.urls[n.key] = true
-			p.hosts[n.host] = true
+			p.hosts[domainOf(n.host)] = true
 		}
 	}
 	for _, u := range contextURL.FindAllString(res.Context, -1) {
@@ -54,7 +57,20 @@ func (p *LinkPolicy) Allows(target string) bool {
 	if !ok || !p.urls[n.key] {
 		return false
 	}
-	return n.scheme == "mailto" || p.hosts[n.host]
+	return n.scheme == "mailto" || p.hosts[domainOf(n.host)]
+}
+
+// domainOf is a host's registrable domain (its public suffix and one label more, from the public suffix list
+// built into golang.org/x/net), or the host itself (an address, localhost).
+func domainOf(host string) string {
+	h := host
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
+		h = h[:i] // a port
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {
+		return d
+	}
+	return host
 }
 
 // normalized is a URL reduced to what identifies the page it names.
