@@ -56,6 +56,8 @@ func TestLinkFilter(t *testing.T) {
 		{"javascript link, upper case", []string{"[click](JavaScript:alert%281%29)"}, "click"},
 		{"script link with a title, split at the space", []string{"[x](javascript:alert(1) ", `"t")`}, "x"},
 		{"planted link with a title", []string{`[x](https://evil.example/p 'hi') ok`}, "x ok"},
+		{"a link whose text outlasts the hold", []string{"[" + strings.Repeat("x", 2*maxHold), "](javascript:alert(1)) ok"},
+			"[" + strings.Repeat("x", 2*maxHold) + "] ok"},
 		{"data link", []string{"[x](data:text/html;base64,PHNjcmlwdD4=)"}, "x"},
 		{"data autolink", []string{"<data:text/html,hi> ok"}, " ok"},
 		{"protocol-relative to another host", []string{"[x](//evil.example/p)"}, "x"},

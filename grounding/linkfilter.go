@@ -56,6 +56,10 @@ func safePrefix(s string) int {
 			break
 		}
 	}
+	// The "](" of a link whose text went out before, its target not finished.
+	if i := strings.LastIndex(s, "]("); i >= 0 && i < hold && len(s)-i <= maxHold && !targetClosed(s[i+1:]) {
+		hold = i
+	}
 	// An open "<" that may become an autolink.
 	if i := strings.LastIndexByte(s, '<'); i >= 0 && i < hold && !strings.ContainsAny(s[i:], "> \n") {
 		hold = i
@@ -90,9 +94,25 @@ func mayBecomeURL(w string) bool {
 }
 
 // linkClosed reports whether s (starting at "[") is finished: a complete [text](target), its parentheses
-// balanced as markdown reads them, or text that cannot be one.
+// balanced as markdown reads them, or text that cannot be one. Only the first maxHold bytes are read: a link
+// still open after them is not held any longer.
 func linkClosed(s string) bool {
-	end := strings.IndexByte(s, ']')
+	if len(s) > maxHold {
+		s = s[:maxHold]
+	}
+	// The "]" that closes this "[": link text may hold balanced brackets, and a link inside one can leave an
+	// outer link when it is taken out ("[[a](b)](c)").
+	end, depth := -1, 0
+	for i := 0; i < len(s) && end < 0; i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			if depth--; depth == 0 {
+				end = i
+			}
+		}
+	}
 	if end < 0 {
 		return strings.Contains(s, "\n\n")
 	}
@@ -103,10 +123,14 @@ func linkClosed(s string) bool {
 	if rest[0] != '(' {
 		return true
 	}
-	// A title may follow the target after a space ([text](url "title")), so only the closing parenthesis, or a
-	// paragraph break, ends it.
+	return targetClosed(rest)
+}
+
+// targetClosed reports whether s, starting at a link's "(", holds the whole target. A title may follow the target
+// after a space ([text](url "title")), so only the closing parenthesis, or a paragraph break, ends it.
+func targetClosed(s string) bool {
 	depth := 0
-	for i, c := range rest {
+	for i, c := range s {
 		switch c {
 		case '(':
 			depth++
@@ -115,7 +139,7 @@ func linkClosed(s string) bool {
 				return true
 			}
 		case '\n':
-			if strings.HasPrefix(rest[i+1:], "\n") {
+			if strings.HasPrefix(s[i+1:], "\n") {
 				return true
 			}
 		}
@@ -124,11 +148,13 @@ func linkClosed(s string) bool {
 }
 
 // linkPattern finds, left to right, what renders as a link: a markdown link or image (group 1 "!" for an
-// image, group 2 its text, group 3 its target), an autolink (group 4), or a bare URL as GFM autolinks them
-// (group 5: http(s) in any case, or www.).
+// image, group 2 its text, group 3 its target), an autolink (group 4), a bare URL as GFM autolinks them
+// (group 5: http(s) in any case, or www.), or the "](target)" end of a link whose text went out earlier, after
+// more than maxHold bytes (group 6).
 var linkPattern = regexp.MustCompile(`(!?)\[([^\[\]\n]*)\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?\s*\)` +
 	`|<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*)>` +
-	`|(\b(?i:https?://|www\.)[^\s<>"'\])]+)`)
+	`|(\b(?i:https?://|www\.)[^\s<>"'\])]+)` +
+	`|\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?\s*\)`)
 
 // clean rewrites complete text, taking out every link the policy does not allow. Taking one out can make another
 // ("[[a](b)](c)" leaves "[a](c)"), so it repeats until nothing more goes; each round removes text, and after
@@ -148,7 +174,7 @@ const maxCleanRounds = 16
 
 // cleanOnce takes out the links of s the policy does not allow, reporting whether it took any.
 func (f *LinkFilter) cleanOnce(s string) (string, bool) {
-	if !strings.ContainsAny(s, "[<:.") {
+	if !strings.ContainsAny(s, "[]<:.") {
 		return s, false
 	}
 	var b strings.Builder
@@ -166,6 +192,8 @@ func (f *LinkFilter) cleanOnce(s string) (string, bool) {
 			target, keep = group(3), group(2)
 		case m[8] >= 0:
 			target = group(4)
+		case m[12] >= 0:
+			target, keep = group(6), "]"
 		default:
 			target = group(5)
 			// Trailing punctuation ends a sentence, not the URL (as GFM reads it): it stays.
