@@ -56,9 +56,11 @@ func safePrefix(s string) int {
 			break
 		}
 	}
-	// The "](" of a link whose text went out before, its target not finished.
+	// The "](" of a link whose text went out before, its target not finished, or a final "]" that "(" may follow.
 	if i := strings.LastIndex(s, "]("); i >= 0 && i < hold && len(s)-i <= maxHold && !targetClosed(s[i+1:]) {
 		hold = i
+	} else if strings.HasSuffix(s, "]") && len(s)-1 < hold {
+		hold = len(s) - 1
 	}
 	// An open "<" that may become an autolink.
 	if i := strings.LastIndexByte(s, '<'); i >= 0 && i < hold && !strings.ContainsAny(s[i:], "> \n") {
