@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"

@@ -46,7 +46,8 @@ type Question struct {
 const BaseURL = "http://guide.berkeley.edu/"
 
 // QuestionsPath returns the dev question set: RAGPROXY_TEST_EVAL when set, else ../../eval/berkeley-dev.jsonl
-// next to the corpus (the layout of ../shared). It skips tb when the corpus is not configured.
+// from the corpus directory (corpus/berkeley-guide and eval/ side by side). It skips tb when the corpus is not
+// configured.
 func QuestionsPath(tb testing.TB) string {
 	tb.Helper()
 	if p := os.Getenv("RAGPROXY_TEST_EVAL"); p != "" {
