@@ -11,6 +11,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/internal/ssetest"
 	"github.com/ragproxy/ragproxy/server"
 )
 
@@ -53,35 +54,6 @@ func (c clientRequest) header() []string {
 	return h
 }
 
-// answerText is the first answer's whole content, streamed or not.
-func answerText(t *testing.T, body string) string {
-	t.Helper()
-	if !strings.HasPrefix(body, "data: ") && !strings.HasPrefix(body, ": ping") {
-		info, err := compat.ParseCompletion([]byte(body))
-		if err != nil || len(info.Choices) == 0 {
-			t.Fatalf("completion %s: %v", body, err)
-		}
-		return info.Choices[0].Content
-	}
-	var b strings.Builder
-	for _, f := range strings.Split(body, "\n\n") {
-		data, ok := strings.CutPrefix(f, "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		c, err := compat.ParseChunk([]byte(data))
-		if err != nil {
-			t.Fatalf("frame %q: %v", f, err)
-		}
-		for _, ch := range c.Choices {
-			if ch.Index == 0 {
-				b.WriteString(ch.Content)
-			}
-		}
-	}
-	return b.String()
-}
-
 // TestClientRequestsClassified checks the gateway's task classification on every client request.
 func TestClientRequestsClassified(t *testing.T) {
 	for _, c := range clientRequests(t) {
@@ -112,7 +84,7 @@ func TestClientRequestsOffline(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d: %s", resp.StatusCode, body)
 			}
-			text := answerText(t, body)
+			text := ssetest.Answer(t, body)
 			switch {
 			case c.Answer != nil && c.Answer.Text != nil:
 				if text != *c.Answer.Text {

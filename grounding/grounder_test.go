@@ -13,6 +13,7 @@ import (
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/internal/indextest"
+	"github.com/ragproxy/ragproxy/internal/ssetest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
@@ -293,24 +294,7 @@ func TestPoisonedLinks(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d: %s", resp.StatusCode, out)
 		}
-		text := out
-		if !stream {
-			info, err := compat.ParseCompletion([]byte(out))
-			if err != nil {
-				t.Fatal(err)
-			}
-			text = info.Choices[0].Content
-		} else {
-			var b strings.Builder
-			for _, f := range strings.Split(out, "\n\n") {
-				if c, err := compat.ParseChunk([]byte(strings.TrimPrefix(f, "data: "))); err == nil {
-					for _, ch := range c.Choices {
-						b.WriteString(ch.Content)
-					}
-				}
-			}
-			text = b.String()
-		}
+		text := ssetest.Answer(t, out)
 		if strings.Contains(strings.ToLower(text), "evil.example") || strings.Contains(text, "javascript:") || strings.Contains(text, "data:") {
 			t.Errorf("stream %v: a planted link survived: %q", stream, text)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/internal/redistest"
+	"github.com/ragproxy/ragproxy/internal/ssetest"
 )
 
 const cacheQuestion = `"messages":[{"role":"user","content":"when is enrolment?"}]`
@@ -211,7 +212,7 @@ func TestCacheConcurrentMisses(t *testing.T) {
 					resp, body := h.postNoKeepAlive(t, `{"temperature":0,"stream":`+boolJSON(stream)+`,`+cacheQuestion+`}`)
 					text := body
 					if stream {
-						text = streamedContent(t, body)
+						text = ssetest.Answer(t, body)
 					} else if resp.StatusCode == http.StatusOK {
 						text = parseCompletion(t, body).Choices[0].Message.Content
 					}
@@ -265,42 +266,6 @@ func boolJSON(b bool) string {
 	return "false"
 }
 
-// streamedContent joins the content deltas of an SSE transcript.
-func streamedContent(t testing.TB, transcript string) string {
-	t.Helper()
-	var b strings.Builder
-	for _, f := range streamFrames(t, transcript) {
-		for _, ch := range f.chunk.Choices {
-			b.WriteString(ch.Content)
-		}
-	}
-	return b.String()
-}
-
-// streamFrame is one data frame of an SSE transcript: its JSON and the chunk read from it.
-type streamFrame struct {
-	data  string
-	chunk compat.Chunk
-}
-
-// streamFrames reads the data frames of an SSE transcript, [DONE] left out.
-func streamFrames(t testing.TB, transcript string) []streamFrame {
-	t.Helper()
-	var out []streamFrame
-	for _, f := range strings.Split(transcript, "\n\n") {
-		data, ok := strings.CutPrefix(f, "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		c, err := compat.ParseChunk([]byte(data))
-		if err != nil {
-			t.Fatalf("chunk %q: %v", data, err)
-		}
-		out = append(out, streamFrame{data, c})
-	}
-	return out
-}
-
 // TestCacheRedisDown checks a cache that fails never fails a request: every
 // request is answered, uncached, and the failures are reported.
 func TestCacheRedisDown(t *testing.T) {
@@ -320,7 +285,7 @@ func TestCacheRedisDown(t *testing.T) {
 				misses++
 			}
 			if stream {
-				got = streamedContent(t, got)
+				got = ssetest.Answer(t, got)
 			}
 			if resp.StatusCode != http.StatusOK || !strings.Contains(got, "YOU SAID: WHEN IS ENROLMENT?") {
 				t.Fatalf("%d %s", resp.StatusCode, got)

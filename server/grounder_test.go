@@ -14,6 +14,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/internal/ssetest"
 )
 
 // fakeGrounder returns a fixed Grounding and records what it saw.
@@ -210,8 +211,8 @@ func TestGroundingManyAnswers(t *testing.T) {
 	got := map[int]string{}
 	roles := map[int]int{}
 	var finishes, annotated []int
-	for _, f := range streamFrames(t, body) {
-		for _, ch := range f.chunk.Choices {
+	for _, f := range ssetest.Frames(t, body) {
+		for _, ch := range f.Chunk.Choices {
 			got[ch.Index] += ch.Content
 			if ch.Role == "assistant" {
 				roles[ch.Index]++
@@ -219,7 +220,7 @@ func TestGroundingManyAnswers(t *testing.T) {
 			if ch.FinishReason != "" {
 				finishes = append(finishes, ch.Index)
 			}
-			if strings.Contains(f.data, `"annotations":[{"type":"url_citation","url_citation":{"end_index":2,"start_index":0,"title":"Guide","url":"`+guideURL+`"}}]`) {
+			if strings.Contains(f.Data, `"annotations":[{"type":"url_citation","url_citation":{"end_index":2,"start_index":0,"title":"Guide","url":"`+guideURL+`"}}]`) {
 				annotated = append(annotated, ch.Index)
 			}
 		}
@@ -275,15 +276,15 @@ func TestAnswerManyAnswers(t *testing.T) {
 	got := map[int]string{}
 	var usage *compat.Usage
 	finished := 0
-	for _, f := range streamFrames(t, body) {
-		for _, ch := range f.chunk.Choices {
+	for _, f := range ssetest.Frames(t, body) {
+		for _, ch := range f.Chunk.Choices {
 			got[ch.Index] += ch.Content
 			if ch.FinishReason == "stop" {
 				finished++
 			}
 		}
-		if f.chunk.Usage != nil {
-			usage = f.chunk.Usage
+		if f.Chunk.Usage != nil {
+			usage = f.Chunk.Usage
 		}
 	}
 	want := map[int]string{0: "I don't know.", 1: "I don't know.", 2: "I don't know."}
