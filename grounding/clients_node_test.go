@@ -1,10 +1,6 @@
 package grounding
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/internal/nodetest"
 	"github.com/ragproxy/ragproxy/server"
 )
 
@@ -39,16 +36,7 @@ func modelLike(r *openaitest.Request) openaitest.Reply {
 // library, and Open WebUI's stream handling) against two proxies over the example index, one in front of a fake
 // model and one offline. It needs node and `npm ci` in clients, so it runs only when RAGPROXY_NODE_TEST=1.
 func TestClients(t *testing.T) {
-	if os.Getenv("RAGPROXY_NODE_TEST") != "1" {
-		t.Skip("set RAGPROXY_NODE_TEST=1 (after npm ci in clients) to run the client tests")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "clients"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@librechat", "agents")); err != nil {
-		t.Fatalf("npm dependencies missing: run npm ci in %s: %v", dir, err)
-	}
+	dir := nodetest.Dir(t, "RAGPROXY_NODE_TEST", "@librechat/agents")
 	r, tok := exampleIndex(t)
 	const key = "sk-clients"
 	cfg := func(offline bool) server.Config {
@@ -59,17 +47,8 @@ func TestClients(t *testing.T) {
 	offline := newHarness(t, cfg(true), openaitest.Config{})
 	for _, script := range [][]string{{"sdk.mjs", "openai"}, {"sdk.mjs", "openai5"}, {"librechat.mjs"}, {"openwebui.mjs"}} {
 		t.Run(strings.Join(script, " "), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, "node", script...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "RAGPROXY_ONLINE_URL="+online.URL, "RAGPROXY_OFFLINE_URL="+offline.URL,
-				"RAGPROXY_API_KEY="+key, "RAGPROXY_MODEL=lakeshore")
-			out, err := cmd.CombinedOutput()
-			t.Logf("node %s:\n%s", strings.Join(script, " "), out)
-			if err != nil {
-				t.Fatalf("node %s failed: %v", strings.Join(script, " "), err)
-			}
+			nodetest.Run(t, dir, 3*time.Minute, []string{"RAGPROXY_ONLINE_URL=" + online.URL, "RAGPROXY_OFFLINE_URL=" + offline.URL,
+				"RAGPROXY_API_KEY=" + key, "RAGPROXY_MODEL=lakeshore"}, script...)
 		})
 	}
 }

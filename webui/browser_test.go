@@ -1,13 +1,10 @@
 package webui_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/internal/gatewaytest"
 	"github.com/ragproxy/ragproxy/internal/indextest"
+	"github.com/ragproxy/ragproxy/internal/nodetest"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/webui"
 )
@@ -54,16 +52,7 @@ func pageModel(r *openaitest.Request) openaitest.Reply {
 // client keys, with a failing upstream, and a plain gateway whose answers reach the page unfiltered. It needs
 // chromium and `npm ci` in clients, so it runs only when RAGPROXY_BROWSER_TEST=1.
 func TestChatPageBrowser(t *testing.T) {
-	if os.Getenv("RAGPROXY_BROWSER_TEST") != "1" {
-		t.Skip("set RAGPROXY_BROWSER_TEST=1 (with /usr/bin/chromium and npm ci in clients) to run the browser test")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "clients"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
-		t.Fatalf("npm dependencies missing: run npm ci in %s: %v", dir, err)
-	}
+	dir := nodetest.Dir(t, "RAGPROXY_BROWSER_TEST", "playwright-core")
 	r, tok := indextest.Shared(t)
 	const key = "sk-page-key"
 	start := func(offline, auth, grounded bool, fake openaitest.Config) *gatewaytest.Harness {
@@ -117,16 +106,9 @@ func TestChatPageBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "chatpage.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "RAGPROXY_PAGE_URL="+online.Base, "RAGPROXY_OFFLINE_PAGE_URL="+offline.Base,
-		"RAGPROXY_AUTH_PAGE_URL="+auth.Base, "RAGPROXY_API_KEY="+key, "RAGPROXY_FAIL_PAGE_URL="+failing.Base,
-		"RAGPROXY_RAW_PAGE_URL="+raw.Base, "RAGPROXY_FAKE_LOG_URL="+fakeLog.URL, "RAGPROXY_SCREENSHOT_DIR="+shots)
-	out, err := cmd.CombinedOutput()
-	t.Logf("node chatpage.mjs (screenshots in %s):\n%s", shots, out)
-	if err != nil {
-		t.Fatalf("node chatpage.mjs failed: %v", err)
-	}
+	t.Logf("screenshots in %s", shots)
+	nodetest.Run(t, dir, 5*time.Minute, []string{"RAGPROXY_PAGE_URL=" + online.Base, "RAGPROXY_OFFLINE_PAGE_URL=" + offline.Base,
+		"RAGPROXY_AUTH_PAGE_URL=" + auth.Base, "RAGPROXY_API_KEY=" + key, "RAGPROXY_FAIL_PAGE_URL=" + failing.Base,
+		"RAGPROXY_RAW_PAGE_URL=" + raw.Base, "RAGPROXY_FAKE_LOG_URL=" + fakeLog.URL, "RAGPROXY_SCREENSHOT_DIR=" + shots},
+		"chatpage.mjs")
 }
