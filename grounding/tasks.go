@@ -17,7 +17,8 @@ import (
 // answer as the title).
 func offlineTask(req *server.GroundRequest) string {
 	title := chatTitle(req.Messages)
-	if schema, ok := jsonSchema(req.Request); ok {
+	format, schema := responseFormat(req.Request)
+	if format == "json_schema" && schema != nil {
 		b, err := compat.Marshal(fromSchema(schema, "", title))
 		if err == nil {
 			return string(b)
@@ -25,7 +26,7 @@ func offlineTask(req *server.GroundRequest) string {
 	}
 	switch req.Task {
 	case server.TaskTitle:
-		if asksJSON(req) {
+		if format == "json_object" || openWebUIPrompt(req.Messages) {
 			b, _ := compat.Marshal(map[string]string{"title": title})
 			return string(b)
 		}
@@ -46,33 +47,24 @@ func offlineTask(req *server.GroundRequest) string {
 	return "Retrieval is off for this request and no language model is configured."
 }
 
-// asksJSON reports a task that wants a JSON object: response_format json_object, or one of Open WebUI's task
-// prompts, which all end by asking for JSON.
-func asksJSON(req *server.GroundRequest) bool {
-	if req.Request != nil {
-		var rf struct {
-			Type string `json:"type"`
-		}
-		if raw, ok := req.Request.Fields["response_format"]; ok && json.Unmarshal(raw, &rf) == nil && rf.Type == "json_object" {
-			return true
-		}
-	}
-	for _, m := range req.Messages {
-		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(m.Text())), "### task:") {
+// openWebUIPrompt reports a request holding one of Open WebUI's task prompts, which all end by asking for JSON.
+func openWebUIPrompt(msgs []compat.Message) bool {
+	for _, m := range msgs {
+		if server.HasTaskHeading(m.Text()) {
 			return true
 		}
 	}
 	return false
 }
 
-// jsonSchema returns the schema of a json_schema response_format.
-func jsonSchema(req *compat.ChatRequest) (map[string]any, bool) {
+// responseFormat reads a request's response_format: its type, and for json_schema the schema.
+func responseFormat(req *compat.ChatRequest) (format string, schema map[string]any) {
 	if req == nil {
-		return nil, false
+		return "", nil
 	}
 	raw, ok := req.Fields["response_format"]
 	if !ok {
-		return nil, false
+		return "", nil
 	}
 	var rf struct {
 		Type       string `json:"type"`
@@ -80,10 +72,10 @@ func jsonSchema(req *compat.ChatRequest) (map[string]any, bool) {
 			Schema map[string]any `json:"schema"`
 		} `json:"json_schema"`
 	}
-	if json.Unmarshal(raw, &rf) != nil || rf.Type != "json_schema" || rf.JSONSchema.Schema == nil {
-		return nil, false
+	if json.Unmarshal(raw, &rf) != nil {
+		return "", nil
 	}
-	return rf.JSONSchema.Schema, true
+	return rf.Type, rf.JSONSchema.Schema
 }
 
 // fromSchema builds a value that validates against a JSON schema, with title in string properties named for a

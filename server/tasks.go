@@ -87,10 +87,18 @@ func TaskKind(h http.Header, msgs []compat.Message) string {
 	return ""
 }
 
+// promptHead is the start of a message, lowercase, where task prompts are recognised.
+func promptHead(text string) string {
+	text = strings.TrimSpace(text)
+	return strings.ToLower(text[:min(len(text), 200)])
+}
+
+// HasTaskHeading reports a message that opens with Open WebUI's "### Task:" heading.
+func HasTaskHeading(text string) bool { return strings.HasPrefix(promptHead(text), taskPromptHeading) }
+
 // promptTask returns the task kind of a message that is a task prompt, "" for any other message.
 func promptTask(text string) string {
-	text = strings.TrimSpace(text)
-	head := strings.ToLower(text[:min(len(text), 200)])
+	head := promptHead(text)
 	if rest, ok := strings.CutPrefix(head, taskPromptHeading); ok {
 		line, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
 		for _, r := range taskRules {
