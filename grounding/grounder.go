@@ -77,7 +77,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	if limit <= 0 {
 		limit = 3
 	}
-	events := g.SourceEvents || hasOpenWebUIHeaders(req.Header)
+	events := g.sendsEvents(req.Header)
 	// An answer written here cites the top pages of the context, which it lists.
 	cite := func(text string) *server.Grounding {
 		top := Cited("", res, limit)
@@ -218,11 +218,14 @@ func (g *Grounder) answer(req *server.GroundRequest, text string) *server.Answer
 
 // Vary implements server.Varier: whether Open WebUI source events go out depends on the request's headers.
 func (g *Grounder) Vary(h http.Header) string {
-	if g.SourceEvents || hasOpenWebUIHeaders(h) {
+	if g.sendsEvents(h) {
 		return "openwebui"
 	}
 	return ""
 }
+
+// sendsEvents reports whether a request with these headers gets Open WebUI source events.
+func (g *Grounder) sendsEvents(h http.Header) bool { return g.SourceEvents || hasOpenWebUIHeaders(h) }
 
 // Messages are a chat request's messages as retrieval reads them: role and text.
 func Messages(msgs []compat.Message) []retrieval.Message {

@@ -245,7 +245,8 @@ func (s *Server) Run(ctx context.Context) error {
 // reports not-ready, lets in-flight requests and streams finish for up to
 // DrainTimeout, cancels whatever is still running, and returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	// A refused body may still be on its way when the connection closes: read up to twice the limit of it.
+	// A refused body may still be on its way when the connection closes: read and drop up to twice the body
+	// limit of it (at least 16 MiB).
 	ln = newCappedListener(ln, s.cfg.MaxConns, max(2*int64(s.cfg.MaxBodyBytes), 16<<20), func(err error) {
 		s.acceptErrors.note(s.log, "accepting connections failed; retrying", err)
 	})
