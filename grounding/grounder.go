@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
@@ -18,8 +18,9 @@ import (
 // and either asks the model with the context (online) or answers from the passages itself (offline). It is safe
 // for concurrent use.
 type Grounder struct {
-	// Retriever searches the index. Required.
-	Retriever *retrieval.Retriever
+	// Retriever searches the index: a *retrieval.Retriever, or a *retrieval.Live that switches index versions
+	// while serving (each request searches one version from start to end). Required.
+	Retriever retrieval.Source
 	// Analyzer writes the rewrites; default retrieval.Heuristic.
 	Analyzer retrieval.Analyzer
 	// Tokenizer counts usage of answers written without a model. Required.
@@ -45,15 +46,28 @@ type Grounder struct {
 	// ObserveRetrieval records them).
 	OnRetrieval func(ctx context.Context, r server.Retrieval)
 
-	hostsOnce sync.Once
-	hosts     []string // the site's hosts and LinkHosts
+	hosts atomic.Pointer[linkHostSet] // of the version last searched
+}
+
+// linkHostSet are the hosts answers may link to when grounded in one index version.
+type linkHostSet struct {
+	r     *retrieval.Retriever
+	hosts []string
 }
 
 var (
-	_ server.Grounder = (*Grounder)(nil)
-	_ server.Router   = (*Grounder)(nil)
-	_ server.Varier   = (*Grounder)(nil)
+	_ server.Grounder  = (*Grounder)(nil)
+	_ server.Router    = (*Grounder)(nil)
+	_ server.Varier    = (*Grounder)(nil)
+	_ server.Versioner = (*Grounder)(nil)
 )
+
+// IndexVersion implements server.Versioner: the version searches start on now.
+func (g *Grounder) IndexVersion() string {
+	r, release := g.Retriever.Acquire()
+	defer release()
+	return r.Index().Manifest.Version
+}
 
 // Ground implements server.Grounder.
 func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
@@ -63,7 +77,9 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 		}
 		return nil, nil // tasks go to the model untouched
 	}
-	_, res, err := g.Search(ctx, Messages(req.Messages))
+	r, release := g.Retriever.Acquire()
+	defer release()
+	_, res, err := g.search(ctx, r, Messages(req.Messages))
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +113,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	out := make([]compat.Message, 0, len(req.Messages)+1)
 	out = append(out, compat.TextMessage("system", SystemPrompt(g.SiteName, res)))
 	out = append(out, req.Messages...)
-	policy := NewLinkPolicy(res, g.linkHosts())
+	policy := NewLinkPolicy(res, g.linkHosts(r))
 	return &server.Grounding{
 		Messages: out,
 		NewFilter: func() server.ContentFilter {
@@ -145,31 +161,41 @@ func (g *Grounder) bounded(msgs []retrieval.Message) []retrieval.Message {
 	return out
 }
 
-// linkHosts are the hosts answers may link to: the index's pages' and LinkHosts.
-func (g *Grounder) linkHosts() []string {
-	g.hostsOnce.Do(func() {
-		seen := map[string]bool{}
-		add := func(h string) {
-			if h = strings.ToLower(strings.TrimPrefix(h, "www.")); h != "" && !seen[h] {
-				seen[h] = true
-				g.hosts = append(g.hosts, h)
-			}
+// linkHosts are the hosts answers grounded in r may link to: those of r's pages, and LinkHosts. They are kept
+// for the version last asked about.
+func (g *Grounder) linkHosts(r *retrieval.Retriever) []string {
+	if set := g.hosts.Load(); set != nil && set.r == r {
+		return set.hosts
+	}
+	set := &linkHostSet{r: r}
+	seen := map[string]bool{}
+	add := func(h string) {
+		if h = strings.ToLower(strings.TrimPrefix(h, "www.")); h != "" && !seen[h] {
+			seen[h] = true
+			set.hosts = append(set.hosts, h)
 		}
-		for _, p := range g.Retriever.Index().Pages {
-			if n, ok := normalizeURL(p.URL); ok {
-				add(n.host)
-			}
+	}
+	for _, p := range r.Index().Pages {
+		if n, ok := normalizeURL(p.URL); ok {
+			add(n.host)
 		}
-		for _, h := range g.LinkHosts {
-			add(h)
-		}
-	})
-	return g.hosts
+	}
+	for _, h := range g.LinkHosts {
+		add(h)
+	}
+	g.hosts.Store(set)
+	return set.hosts
 }
 
-// Search analyses the conversation and retrieves for it. The result is nil when there is no question, or when
-// analysis finds that no retrieval is needed.
+// Search analyses the conversation and retrieves for it, in the index version being served. The result is nil
+// when there is no question, or when analysis finds that no retrieval is needed.
 func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
+	r, release := g.Retriever.Acquire()
+	defer release()
+	return g.search(ctx, r, msgs)
+}
+
+func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
 	analyzer := g.Analyzer
 	if analyzer == nil {
 		analyzer = retrieval.Heuristic{}
@@ -183,7 +209,7 @@ func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrie
 	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
 		return a, nil, nil
 	}
-	res, err := g.Retriever.Retrieve(ctx, a.Question, a.Rewrites)
+	res, err := r.Retrieve(ctx, a.Question, a.Rewrites)
 	if err != nil {
 		return a, nil, fmt.Errorf("retrieval: %w", err)
 	}

@@ -101,6 +101,16 @@ func LoadManifest(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
+// Current names the version directory that CURRENT points at under dir. It changes with every Write that
+// changes the content, and costs one small read, so a server can poll it to notice a new version.
+func Current(dir string) (string, error) {
+	name, err := readCurrent(dir)
+	if err != nil {
+		return "", fmt.Errorf("index %s: %w", dir, err)
+	}
+	return name, nil
+}
+
 func readCurrent(dir string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, currentFile))
 	if errors.Is(err, os.ErrNotExist) {

@@ -111,6 +111,7 @@ type Metrics struct {
 	overhead        prometheus.Histogram
 	indexInfo       *prometheus.GaugeVec
 	indexPages      *prometheus.GaugeVec
+	indexReloads    *prometheus.CounterVec
 	indexChunks     *prometheus.GaugeVec
 	ingestPages     *prometheus.CounterVec
 	ingestChunks    prometheus.Counter
@@ -215,6 +216,10 @@ func New(cfg Config) (*Metrics, error) {
 		Name: "ragproxy_index_info",
 		Help: "The loaded index: always 1, with its name, version and embedding model as labels.",
 	}, []string{"name", "version", "embedder"})
+	m.indexReloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_index_reloads_total",
+		Help: "Checks for a new index version while serving, by result: switched, unchanged or failed.",
+	}, []string{"result"})
 	m.indexPages = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ragproxy_index_pages",
 		Help: "Pages in the loaded index.",
@@ -244,7 +249,7 @@ func New(cfg Config) (*Metrics, error) {
 		m.requests, m.opDuration, m.tokenUsage, m.ttft, m.streamDuration,
 		m.stageDuration, m.confidence, m.retrievalEmpty, m.cacheRequests,
 		m.upstreamReqs, m.failovers, m.inflight, m.disconnects, m.overhead,
-		m.indexInfo, m.indexPages, m.indexChunks,
+		m.indexInfo, m.indexPages, m.indexChunks, m.indexReloads,
 		m.ingestPages, m.ingestChunks, m.ingestErrors, m.ingestLastBuild,
 	}
 	if !cfg.NoRuntimeMetrics {
@@ -357,6 +362,15 @@ func (m *Metrics) SetIndexInfo(name, version, embedder string, pages, chunks int
 	m.indexInfo.WithLabelValues(name, version, embedder).Set(1)
 	m.indexPages.WithLabelValues(name).Set(float64(pages))
 	m.indexChunks.WithLabelValues(name).Set(float64(chunks))
+}
+
+// IndexReload counts one check for a new index version while serving, with result "switched", "unchanged" or
+// "failed".
+func (m *Metrics) IndexReload(result string) {
+	switch result {
+	case "switched", "unchanged", "failed":
+		m.indexReloads.WithLabelValues(result).Inc()
+	}
 }
 
 // IngestPage counts one page an ingest run handled, with result "fetched",

@@ -86,7 +86,6 @@ type responseCache struct {
 	group    *cache.Group
 	excluded map[string]bool
 	settings string
-	index    string
 	prompt   string
 }
 
@@ -99,7 +98,7 @@ func newResponseCache(cfg Config) *responseCache {
 		ttl = defaultCacheTTL
 	}
 	return &responseCache{group: &cache.Group{Cache: cfg.Cache, TTL: ttl}, excluded: keyExcludedFields(),
-		settings: cfg.RetrievalSettings, index: cfg.IndexVersion, prompt: cfg.PromptVersion}
+		settings: cfg.RetrievalSettings, prompt: cfg.PromptVersion}
 }
 
 // errNotShared tells requests waiting on a concurrent identical request that
@@ -368,5 +367,5 @@ func (rc *responseCache) key(s *Server, st *chatState, h http.Header) string {
 		grounding["vary"] = v.Vary(h)
 	}
 	return cache.Key(cacheKeyVersion, s.upstreamModel(st.req.Model), st.req.Model, body, grounding,
-		rc.settings, rc.index, rc.prompt)
+		rc.settings, s.indexVersion(), rc.prompt)
 }

@@ -100,5 +100,9 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 			return compat.Unavailable("Not ready: " + err.Error())
 		}
 	}
-	return c.JSON(fiber.Map{"status": "ready"})
+	out := fiber.Map{"status": "ready"}
+	if v := s.indexVersion(); v != "" {
+		out["index_version"] = v
+	}
+	return c.JSON(out)
 }

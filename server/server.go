@@ -104,8 +104,8 @@ type Config struct {
 	CacheTTL time.Duration
 	// RetrievalSettings, IndexVersion and PromptVersion are part of every
 	// response cache key, so an answer is never served from the cache after
-	// the index, the retrieval settings or the grounding prompt changed.
-	// Default "".
+	// the index, the retrieval settings or the grounding prompt changed. A
+	// Grounder that is a Versioner gives the index version instead. Default "".
 	RetrievalSettings string
 	IndexVersion      string
 	PromptVersion     string
@@ -117,6 +117,10 @@ type Config struct {
 	// preflights are answered and responses carry the CORS headers. Default
 	// none: browsers may call only from the server's own origin.
 	CORSOrigins []string
+	// AdminKeys are the keys of the admin API under /admin, never accepted on /v1 unless also in APIKeys; Admin
+	// are its routes. Without admin keys every /admin request gets 403. Default none.
+	AdminKeys []string
+	Admin     []Route
 	// Ready, when set, is consulted by /readyz.
 	Ready func(ctx context.Context) error
 	// Logger receives server logs. Default: discard.
@@ -125,11 +129,7 @@ type Config struct {
 
 // Redacted returns c with client keys masked, for logging.
 func (c Config) Redacted() Config {
-	keys := make([]string, len(c.APIKeys))
-	for i := range keys {
-		keys[i] = "REDACTED"
-	}
-	c.APIKeys = keys
+	c.APIKeys, c.AdminKeys = redactKeys(c.APIKeys), redactKeys(c.AdminKeys)
 	return c
 }
 
@@ -329,6 +329,7 @@ func (s *Server) routes() {
 			v1.Add(rt.Method, rt.Path, s.extraRoute(rt))
 		}
 	}
+	s.adminRoutes()
 	if s.cfg.Metrics != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.Metrics))
 	}
@@ -350,4 +351,12 @@ func (s *Server) extraRoute(rt Route) fiber.Handler {
 		}
 		return c.JSON(out)
 	}
+}
+
+func redactKeys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i := range out {
+		out[i] = "REDACTED"
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/grounding"
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/ratelimit"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -27,10 +29,10 @@ import (
 // serveFlags are serve's settings: each flag falls back to an environment
 // variable, then to a default.
 type serveFlags struct {
-	listen, apiKeys, corsOrigins, linkHosts                        string
+	listen, apiKeys, adminKeys, corsOrigins, linkHosts             string
 	fallbackURL, fallbackModel, fallbackKey                        string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
-	streamIdle, analysisTimeout, readTimeout                       time.Duration
+	streamIdle, analysisTimeout, readTimeout, reloadInterval       time.Duration
 	maxConns, maxConnsPerIP, rpm, tpm                              int
 	maxBody                                                        int
 	listUpstream                                                   bool
@@ -89,6 +91,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.DurationVar(&f.heartbeat, "heartbeat", envDuration("RAGPROXY_HEARTBEAT", 10*time.Second), "interval of ': ping' comments on waiting streams (RAGPROXY_HEARTBEAT)")
 	fs.DurationVar(&f.drain, "drain-timeout", envDuration("RAGPROXY_DRAIN_TIMEOUT", 30*time.Second), "how long SIGTERM waits for in-flight streams (RAGPROXY_DRAIN_TIMEOUT)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", envDuration("RAGPROXY_READ_TIMEOUT", time.Minute), "longest a client may take to send a request, headers and body (RAGPROXY_READ_TIMEOUT)")
+	fs.DurationVar(&f.reloadInterval, "reload-interval", envDuration("RAGPROXY_RELOAD_INTERVAL", 5*time.Second), "how often to check the index directory's CURRENT and switch to a new version; 0 checks only on SIGHUP and POST /admin/index/reload (RAGPROXY_RELOAD_INTERVAL)")
 	fs.IntVar(&f.maxConns, "max-conns", envInt("RAGPROXY_MAX_CONNS", 0), "connections held open at once; 0: three quarters of the file-descriptor limit (RAGPROXY_MAX_CONNS)")
 	fs.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", envInt("RAGPROXY_MAX_CONNS_PER_IP", 0), "connections from one client address; 0: a quarter of --max-conns (behind a reverse proxy, set it to --max-conns) (RAGPROXY_MAX_CONNS_PER_IP)")
 	fs.IntVar(&f.rpm, "rate-limit-rpm", envInt("RAGPROXY_RATE_LIMIT_RPM", 0), "chat requests per minute per client key (per address without client auth); 0: no limit (RAGPROXY_RATE_LIMIT_RPM)")
@@ -120,6 +123,14 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	// Keys come from the environment only, so they stay out of ps listings.
 	f.up.key = os.Getenv("OPENAI_API_KEY")
 	f.fallbackKey = os.Getenv("RAGPROXY_FALLBACK_API_KEY")
+	f.adminKeys = os.Getenv("RAGPROXY_ADMIN_KEYS")
+	for _, k := range splitList(f.adminKeys) {
+		for _, c := range splitList(f.apiKeys) {
+			if k == c {
+				return f, errors.New("serve: RAGPROXY_ADMIN_KEYS: an admin key is also a client key; give the admin API keys of its own")
+			}
+		}
+	}
 	f.backends.readSecrets()
 	return f, nil
 }
@@ -168,6 +179,7 @@ func runServe(ctx context.Context, args []string) error {
 	scfg := server.Config{
 		Listen:             f.listen,
 		APIKeys:            splitList(f.apiKeys),
+		AdminKeys:          splitList(f.adminKeys),
 		CORSOrigins:        splitList(f.corsOrigins),
 		MaxBodyBytes:       f.maxBody,
 		ReadTimeout:        f.readTimeout,
@@ -198,13 +210,17 @@ func runServe(ctx context.Context, args []string) error {
 		scfg.RateLimits.Store = ratelimit.NewRedis(r.Scripter(), r.Prefix())
 	}
 	if f.index != "" {
-		bk, closeBackends, err := f.backends.open(ctx, f.index, logger)
+		rl, err := f.ground(ctx, &scfg, client, logger, obs, tolerant("analysis"))
 		if err != nil {
 			return err
 		}
-		defer closeBackends()
-		if err := f.ground(&scfg, client, logger, obs, tolerant("analysis"), bk); err != nil {
-			return err
+		defer rl.live.Close()
+		scfg.Admin = append(scfg.Admin, rl.routes()...)
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		rl.onSignal(wctx)
+		if f.reloadInterval > 0 {
+			go rl.watch(wctx, f.reloadInterval)
 		}
 	}
 	page, err := webui.New(webui.Config{Site: f.siteName(), Model: f.pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0})
@@ -213,7 +229,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	scfg.Page = page
 	logger.Info("serving", "listen", f.listen, "page", "http://"+f.listen+"/", "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
-		"client_auth", len(scfg.APIKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.names())
+		"client_auth", len(scfg.APIKeys) > 0, "admin_api", len(scfg.AdminKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.names())
 	return server.New(scfg, client).Run(ctx)
 }
 
@@ -292,26 +308,31 @@ func (f serveFlags) openCache(ctx context.Context, logger *slog.Logger) (cache.C
 	return r, func() { _ = r.Close() }, nil
 }
 
-// ground loads the index and makes the server answer from it, searching bk where set.
-func (f serveFlags) ground(scfg *server.Config, client *compat.Client, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache, bk retrieval.Backends) error {
+// ground loads the index and makes the server answer from it, and returns the reloader that switches to newer
+// versions.
+func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *compat.Client, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache) (*reloader, error) {
 	tok, err := tokenizer.New()
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	var remote embed.Embedder
 	if !f.offline() {
 		if remote, err = f.up.openaiEmbedder(); err != nil {
-			return fmt.Errorf("serve: %w", err)
+			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
-	r, err := retrieval.Open(f.index, remote, tok, f.retrieval.config())
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+	open := func(ctx context.Context) (*retrieval.Retriever, func(), error) {
+		return f.openVersion(ctx, remote, tok, logger)
 	}
-	r = r.WithBackends(bk)
-	f.backends.verify(bk, r.Index(), logger)
+	r, release, err := open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	name, site := f.assistantName(), f.siteName()
-	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
+	rl := &reloader{dir: f.index, live: retrieval.NewLive(r, release), open: open, logger: logger, metrics: obs.Metrics,
+		name: name, loadedAt: time.Now()}
+	rl.seen, _ = index.Current(f.index)
+	g := &grounding.Grounder{Retriever: rl.live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval}
 	if !f.offline() {
 		// Analysis goes through the same client as the answers (timeouts, retries, failover) under its own
@@ -328,9 +349,8 @@ func (f serveFlags) ground(scfg *server.Config, client *compat.Client, logger *s
 	scfg.Models = []server.ModelAlias{{ID: name, Upstream: f.up.model}}
 	m := r.Index().Manifest
 	obs.Metrics.SetIndexInfo(name, m.Version, m.Embedder, m.Pages, m.Chunks)
-	// Everything besides the request that shapes an answer goes into the
-	// response cache key: a re-ingest changes the version, a changed prompt
-	// or binary the prompt version.
+	// Everything besides the request that shapes an answer goes into the response cache key: the Grounder gives
+	// the index version (it changes with a re-ingest), the prompt version changes with the prompt or the binary.
 	settings, err := json.Marshal(struct {
 		Retrieval retrieval.Config
 		Offline   bool
@@ -339,11 +359,26 @@ func (f serveFlags) ground(scfg *server.Config, client *compat.Client, logger *s
 		LinkHosts []string
 	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts})
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
-	scfg.IndexVersion, scfg.RetrievalSettings = m.Version, string(settings)
+	scfg.RetrievalSettings = string(settings)
 	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, site, version)[:16]
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
-		"embedder", m.Embedder, "offline", g.Offline)
-	return nil
+		"embedder", m.Embedder, "offline", g.Offline, "reload_interval", f.reloadInterval)
+	return rl, nil
+}
+
+// openVersion loads the index version that CURRENT names, with backends bound to it. The returned func closes
+// the backends.
+func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger) (*retrieval.Retriever, func(), error) {
+	r, err := retrieval.Open(f.index, remote, tok, f.retrieval.config())
+	if err != nil {
+		return nil, nil, err
+	}
+	bk, closeBackends, err := f.backends.open(ctx, f.index, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.backends.verify(bk, r.Index(), logger)
+	return r.WithBackends(bk), closeBackends, nil
 }
