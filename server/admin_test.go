@@ -115,8 +115,10 @@ func TestAdminAuth(t *testing.T) {
 // versionedGrounder passes every request through and reports an index version that the test changes.
 type versionedGrounder struct{ version atomic.Value }
 
-func (g *versionedGrounder) Ground(context.Context, *GroundRequest) (*Grounding, error) { return nil, nil }
-func (g *versionedGrounder) IndexVersion() string                                       { return g.version.Load().(string) }
+func (g *versionedGrounder) Ground(context.Context, *GroundRequest) (*Grounding, error) {
+	return nil, nil
+}
+func (g *versionedGrounder) IndexVersion() string { return g.version.Load().(string) }
 
 // TestVersionerKeysCacheAndReadyz checks that a Grounder's index version, which changes while serving, keys the
 // response cache and is named by /readyz.
