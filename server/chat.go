@@ -50,6 +50,14 @@ func (s *Server) observeUsage(st *chatState, u compat.Usage) {
 	}
 }
 
+// chargeEstimate counts an answer whose upstream reported no usage against the client's token limit, at the
+// prompt estimate's four bytes a token, so an upstream without usage reporting does not make answers free.
+func (s *Server) chargeEstimate(st *chatState, contentBytes int) {
+	if st.cache == nil || !st.cache.served {
+		s.charge(st.ctx, st.limitKey, (contentBytes+3)/4)
+	}
+}
+
 func (s *Server) event(st *chatState, kind EventKind) Event {
 	return Event{Kind: kind, RequestID: st.id, Model: st.req.Model, Stream: st.req.Stream, Elapsed: time.Since(st.start),
 		Task: st.task, Prepared: st.prepared}
@@ -262,6 +270,12 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 	}
 	if info.Usage != nil {
 		s.observeUsage(st, *info.Usage)
+	} else {
+		n := 0
+		for _, ch := range info.Choices {
+			n += len(ch.Content)
+		}
+		s.chargeEstimate(st, n)
 	}
 	if s.collect {
 		ev.Content = text

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/cache"
+	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/internal/redistest"
 	"github.com/ragproxy/ragproxy/ratelimit"
 )
@@ -55,6 +56,26 @@ func TestRateLimits(t *testing.T) {
 		resp, body = h.post(t, "/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`)
 		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, `"type":"tokens"`) {
 			t.Errorf("the answer's tokens were not counted: %d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("tokens count an answer without usage", func(t *testing.T) {
+		// An upstream that reports no usage: the answer (60 words, about 300 bytes) is charged at four bytes a
+		// token, more than the 50 the minute allows, so the next request waits.
+		long := strings.TrimSpace(strings.Repeat("answer ", 60))
+		for _, stream := range []bool{false, true} {
+			h := newHarness(t, harnessOpts{cfg: Config{RateLimits: RateLimits{TokensPerMinute: 50}},
+				fake: openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply {
+					return openaitest.Reply{Content: long, NoUsage: true}
+				}}})
+			first := `{"stream":` + boolJSON(stream) + `,"messages":[{"role":"user","content":"one two three"}]}`
+			resp, body := h.post(t, "/chat/completions", first)
+			if resp.StatusCode != 200 || strings.Contains(body, `"usage"`) && !stream {
+				t.Fatalf("stream %v, first: %d %s", stream, resp.StatusCode, body)
+			}
+			resp, body = h.post(t, "/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`)
+			if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, `"type":"tokens"`) {
+				t.Errorf("stream %v: an answer without usage was not charged: %d %s", stream, resp.StatusCode, body)
+			}
 		}
 	})
 	t.Run("replicas share Redis", func(t *testing.T) {

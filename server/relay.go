@@ -46,6 +46,9 @@ type relay struct {
 	finishReason string
 	special      bool
 	usage        *compat.Usage
+	// contentBytes counts the answers' text as the upstream sent it, which the rate limits charge when the
+	// upstream reports no usage.
+	contentBytes int
 	collect      bool
 	content      strings.Builder // the first answer's text
 
@@ -135,6 +138,7 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 				}
 			}
 		}
+		r.contentBytes += len(ch.Content)
 		if ch.Content != "" && !r.firstToken {
 			r.firstToken = true
 			if r.onFirstToken != nil {

@@ -139,6 +139,8 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	}
 	if r.usage != nil {
 		s.observeUsage(st, *r.usage)
+	} else {
+		s.chargeEstimate(st, r.contentBytes)
 	}
 	if err != nil {
 		if werr := sw.failed(); werr != nil {

@@ -58,7 +58,7 @@ type completion struct {
 	Created           int64              `json:"created"`
 	Model             string             `json:"model"`
 	Choices           []completionChoice `json:"choices"`
-	Usage             usage              `json:"usage"`
+	Usage             *usage             `json:"usage,omitempty"`
 	SystemFingerprint string             `json:"system_fingerprint"`
 }
 
@@ -177,10 +177,12 @@ func (s *Server) complete(w http.ResponseWriter, rec *Request, id string, reply 
 		}
 		choices = append(choices, completionChoice{Index: i, Message: msg, FinishReason: finish})
 	}
-	writeJSON(w, http.StatusOK, completion{ID: id, Object: "chat.completion", Created: s.cfg.Created, Model: rec.Model,
-		Choices:           choices,
-		Usage:             usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens},
-		SystemFingerprint: s.cfg.Fingerprint})
+	c := completion{ID: id, Object: "chat.completion", Created: s.cfg.Created, Model: rec.Model, Choices: choices,
+		SystemFingerprint: s.cfg.Fingerprint}
+	if !reply.NoUsage {
+		c.Usage = &usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens}
+	}
+	writeJSON(w, http.StatusOK, c)
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id string, reply Reply, prompt int, f *Fault) {
@@ -235,7 +237,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 	for i := range answers {
 		frames = append(frames, withChoice(base, i, delta{}, &finish))
 	}
-	if rec.IncludeUsage {
+	if rec.IncludeUsage && !reply.NoUsage {
 		u := base
 		u.Choices = []chunkChoice{}
 		u.Usage = &usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens}

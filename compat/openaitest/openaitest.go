@@ -60,6 +60,9 @@ type Reply struct {
 	ToolCalls []ToolCall
 	// ChunkDelay, when set, replaces Config.ChunkDelay for this reply.
 	ChunkDelay time.Duration
+	// NoUsage leaves usage out, as some OpenAI-compatible servers do: no
+	// usage chunk in a stream, no "usage" in a completion.
+	NoUsage bool
 }
 
 // ToolCall is one function call in a Reply.
