@@ -1,0 +1,250 @@
+// Package faq answers well-known questions first: it matches a visitor's question against a list of frequently
+// asked questions (an operator's file, and the FAQ markup ingest found on the site's pages) and says how sure the
+// match is, so that a near-certain match can be answered directly and a weaker one can join the context as
+// priority evidence (the FAQ-first pipeline of FAQ-backed RAG assistants).
+//
+// Matching is lexical and strict by design: a direct answer skips the model, so a question that differs from an
+// FAQ's in a word that carries meaning ("spring" for "fall", "graduate" for "undergraduate") must not match.
+// The score is a weighted Dice coefficient of the two questions' index terms (stemmed, stopwords dropped), each
+// term weighted by its rarity among the FAQ's questions, so the words that tell questions apart weigh most.
+//
+// A Matcher is safe for concurrent use.
+package faq
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// Default thresholds of a match's score. DefaultDirectThreshold answers directly: it sits above the near misses of
+// the labelled example set (`ragproxy eval --faq ... --faq-questions ...` calibrates it for a site's own set), so
+// only a rephrasing of an FAQ's own words reaches it. DefaultEvidenceThreshold adds the entry to the context as
+// priority evidence, where the model judges it.
+const (
+	DefaultDirectThreshold   = 0.90
+	DefaultEvidenceThreshold = 0.60
+)
+
+// Entry is one frequently asked question with its answer.
+type Entry struct {
+	Question string `json:"question" yaml:"question"`
+	Answer   string `json:"answer" yaml:"answer"`
+	// URL is the page the answer comes from, linked as the answer's source.
+	URL string `json:"url" yaml:"url"`
+	// Title names the URL's page in the source link; default the question.
+	Title string `json:"title,omitempty" yaml:"title,omitempty"`
+	// Alternatives are other phrasings of Question, matched like it.
+	Alternatives []string `json:"alternatives,omitempty" yaml:"alternatives,omitempty"`
+	// Source says where the entry comes from: "operator" for the operator's file, else the page markup kind.
+	Source string `json:"source,omitempty" yaml:"source,omitempty"`
+}
+
+// Load reads an operator's FAQ file: JSON Lines (one entry per line, .jsonl), a JSON array (.json) or YAML (a
+// list of entries, .yaml or .yml). Every entry needs a question, an answer and an absolute http(s) URL; the
+// first that lacks one fails the load with its position.
+func Load(path string) ([]Entry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load faq: %w", err)
+	}
+	var entries []Entry
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml":
+		if err := yaml.Unmarshal(b, &entries); err != nil {
+			return nil, fmt.Errorf("load faq %s: %w", path, err)
+		}
+	case ".json":
+		if err := json.Unmarshal(b, &entries); err != nil {
+			return nil, fmt.Errorf("load faq %s: %w", path, err)
+		}
+	default:
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		for line := 1; sc.Scan(); line++ {
+			text := bytes.TrimSpace(sc.Bytes())
+			if len(text) == 0 || text[0] == '#' {
+				continue
+			}
+			var e Entry
+			if err := json.Unmarshal(text, &e); err != nil {
+				return nil, fmt.Errorf("load faq %s: line %d: %w", path, line, err)
+			}
+			entries = append(entries, e)
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("load faq %s: %w", path, err)
+		}
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.Source == "" {
+			e.Source = "operator"
+		}
+		if err := e.validate(); err != nil {
+			return nil, fmt.Errorf("load faq %s: entry %d: %w", path, i+1, err)
+		}
+	}
+	return entries, nil
+}
+
+func (e *Entry) validate() error {
+	switch {
+	case strings.TrimSpace(e.Question) == "":
+		return errors.New("no question")
+	case strings.TrimSpace(e.Answer) == "":
+		return fmt.Errorf("question %q has no answer", e.Question)
+	case !strings.HasPrefix(e.URL, "https://") && !strings.HasPrefix(e.URL, "http://"):
+		return fmt.Errorf("question %q: url %q is not an absolute http(s) URL", e.Question, e.URL)
+	}
+	return nil
+}
+
+// Match is the best FAQ entry for a question.
+type Match struct {
+	Entry *Entry
+	// Phrasing is the entry's question or alternative that matched.
+	Phrasing string
+	// Score is the weighted Dice coefficient of the question's and the phrasing's terms, from 0 to 1.
+	Score float64
+}
+
+// Matcher finds the FAQ entry a question asks.
+type Matcher struct {
+	entries   []Entry
+	phrasings []phrasing
+	idf       map[string]float64
+	// unseen is the weight of a term no FAQ question has: the rarest weight.
+	unseen float64
+}
+
+// phrasing is one question or alternative of an entry, as terms.
+type phrasing struct {
+	entry int
+	text  string
+	terms map[string]bool
+}
+
+// NewMatcher indexes entries. Entries without a question or an answer are skipped; when two entries ask the same
+// question (the same terms), the first is kept, so an operator's entry listed first wins over the site's markup.
+func NewMatcher(entries []Entry) *Matcher {
+	m := &Matcher{idf: map[string]float64{}}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if strings.TrimSpace(e.Question) == "" || strings.TrimSpace(e.Answer) == "" {
+			continue
+		}
+		id := len(m.entries)
+		added := false
+		for _, q := range append([]string{e.Question}, e.Alternatives...) {
+			terms := termSet(q)
+			key := setKey(terms)
+			if len(terms) == 0 || seen[key] {
+				continue
+			}
+			seen[key] = true
+			m.phrasings = append(m.phrasings, phrasing{entry: id, text: q, terms: terms})
+			added = true
+		}
+		if added {
+			m.entries = append(m.entries, e)
+		}
+	}
+	df := map[string]int{}
+	for _, p := range m.phrasings {
+		for t := range p.terms {
+			df[t]++
+		}
+	}
+	n := float64(len(m.phrasings))
+	for t, d := range df {
+		m.idf[t] = math.Log(1 + n/float64(d))
+	}
+	m.unseen = math.Log(1 + n)
+	return m
+}
+
+// Len is the number of entries indexed.
+func (m *Matcher) Len() int { return len(m.entries) }
+
+// Entries are the entries indexed, in order.
+func (m *Matcher) Entries() []Entry { return m.entries }
+
+// Match returns the entry whose phrasing scores best against question; ok is false when no phrasing shares a
+// term with it.
+func (m *Matcher) Match(question string) (Match, bool) {
+	q := termSet(question)
+	if len(q) == 0 {
+		return Match{}, false
+	}
+	qw := 0.0
+	for t := range q {
+		qw += m.weight(t)
+	}
+	var best Match
+	for _, p := range m.phrasings {
+		shared, pw := 0.0, 0.0
+		for t := range p.terms {
+			w := m.weight(t)
+			pw += w
+			if q[t] {
+				shared += w
+			}
+		}
+		if shared == 0 {
+			continue
+		}
+		if s := 2 * shared / (qw + pw); s > best.Score {
+			best = Match{Entry: &m.entries[p.entry], Phrasing: p.text, Score: s}
+		}
+	}
+	return best, best.Entry != nil
+}
+
+func (m *Matcher) weight(t string) float64 {
+	if w, ok := m.idf[t]; ok {
+		return w
+	}
+	return m.unseen
+}
+
+// termSet is the set of a question's index terms (see textnorm.Terms), with the question words kept that change
+// what is asked of the same subject ("when" and "where", "how much" and "how many", a negation).
+func termSet(s string) map[string]bool {
+	out := map[string]bool{}
+	textnorm.AppendWords(nil, s, func(w []byte) bool {
+		word := string(w)
+		switch {
+		case questionWords[word]:
+			out[word] = true
+		case !textnorm.IsStopword(word):
+			out[textnorm.Stem(word)] = true
+		}
+		return true
+	})
+	return out
+}
+
+// questionWords tell apart what a question asks; stopword lists drop them.
+var questionWords = map[string]bool{"when": true, "where": true, "who": true, "whom": true, "why": true,
+	"much": true, "many": true, "not": true, "no": true}
+
+func setKey(terms map[string]bool) string {
+	keys := make([]string, 0, len(terms))
+	for t := range terms {
+		keys = append(keys, t)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, " ")
+}

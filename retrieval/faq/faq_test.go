@@ -1,0 +1,93 @@
+package faq
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadFormats(t *testing.T) {
+	const url = "https://www.example.edu/fees/"
+	files := map[string]string{
+		"faq.jsonl": `{"question":"How much is parking?","answer":"$180 a year.","url":"` + url + `","alternatives":["parking permit price?"]}` + "\n\n# a comment\n",
+		"faq.json":  `[{"question":"How much is parking?","answer":"$180 a year.","url":"` + url + `","alternatives":["parking permit price?"]}]`,
+		"faq.yaml":  "- question: How much is parking?\n  answer: $180 a year.\n  url: " + url + "\n  alternatives:\n    - parking permit price?\n",
+	}
+	for name, text := range files {
+		t.Run(name, func(t *testing.T) {
+			es, err := Load(write(t, name, text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != 1 || es[0].Question != "How much is parking?" || es[0].URL != url || es[0].Source != "operator" ||
+				len(es[0].Alternatives) != 1 {
+				t.Errorf("entries = %+v", es)
+			}
+		})
+	}
+}
+
+func TestLoadRefusesIncompleteEntries(t *testing.T) {
+	cases := map[string]string{
+		"no answer":    `{"question":"q?","url":"https://x.example/"}`,
+		"no question":  `{"answer":"a","url":"https://x.example/"}`,
+		"relative url": `{"question":"q?","answer":"a","url":"/fees/"}`,
+		"bad json":     `{"question":`,
+	}
+	for name, line := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(write(t, "faq.jsonl", line+"\n"))
+			if err == nil || !strings.Contains(err.Error(), "faq.jsonl") {
+				t.Errorf("err = %v, want an error naming the file", err)
+			}
+		})
+	}
+}
+
+func TestMatch(t *testing.T) {
+	m := NewMatcher([]Entry{
+		{Question: "When do fall classes begin?", Answer: "August 26.", URL: "https://x.example/cal/"},
+		{Question: "When do spring classes begin?", Answer: "January 21.", URL: "https://x.example/cal/"},
+		{Question: "Where is the library?", Answer: "Building 4.", URL: "https://x.example/lib/",
+			Alternatives: []string{"library location"}},
+		{Question: "When do fall classes begin?", Answer: "a duplicate, dropped", URL: "https://x.example/dup/"},
+		{Question: "", Answer: "no question, dropped", URL: "https://x.example/"},
+	})
+	if m.Len() != 3 {
+		t.Errorf("Len = %d, want 3 (duplicate and empty question dropped)", m.Len())
+	}
+	cases := []struct {
+		q, want string
+		min     float64
+	}{
+		{"when do fall classes begin", "When do fall classes begin?", 1},
+		{"fall classes begin when?", "When do fall classes begin?", 1},
+		{"library location", "Where is the library?", 1},
+		{"when do spring classes begin", "When do spring classes begin?", 1},
+	}
+	for _, c := range cases {
+		got, ok := m.Match(c.q)
+		if !ok || got.Entry.Question != c.want || got.Score < c.min-1e-9 {
+			t.Errorf("Match(%q) = %+v, want %q at >= %.2f", c.q, got, c.want, c.min)
+		}
+	}
+	// Near misses: the word that differs weighs most, so they stay below the direct threshold.
+	for _, q := range []string{"where do fall classes begin", "when do summer classes begin", "when do fall classes end"} {
+		if got, _ := m.Match(q); got.Score >= DefaultDirectThreshold {
+			t.Errorf("near miss %q matched %q at %.3f", q, got.Entry.Question, got.Score)
+		}
+	}
+	if _, ok := m.Match("the of and"); ok {
+		t.Error("a question of stopwords must not match")
+	}
+}
