@@ -16,3 +16,8 @@ const BaseURL = "https://www.lakeshore-poly.example/"
 //
 //go:embed questions.jsonl
 var Questions []byte
+
+// FAQ is the example site's operator FAQ (YAML, the format of `serve --faq`), which `ragproxy demo` serves.
+//
+//go:embed faq.yaml
+var FAQ []byte

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -42,6 +43,14 @@ type Grounder struct {
 	// LinkHosts are hosts besides the site's own (those of the index's pages) that answers may link to, when the
 	// link was in the context (see LinkPolicy). Default none.
 	LinkHosts []string
+	// FAQ, when set, is looked up with the analysed question before retrieval: a match scoring at least
+	// FAQDirectThreshold (default faq.DefaultDirectThreshold) is answered with the entry's own answer and its
+	// link, without a model and without retrieval; one scoring at least FAQEvidenceThreshold (default
+	// faq.DefaultEvidenceThreshold) goes first in the context as the site's answer.
+	FAQ                                      *faq.Matcher
+	FAQDirectThreshold, FAQEvidenceThreshold float64
+	// OnFAQ, if set, is told of every FAQ match used, with its kind (FAQDirect or FAQEvidence).
+	OnFAQ func(ctx context.Context, kind string)
 	// OnRetrieval, if set, sees every retrieval's stage times and confidence (server.MetricsObserver's
 	// ObserveRetrieval records them).
 	OnRetrieval func(ctx context.Context, r server.Retrieval)
@@ -79,9 +88,15 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	}
 	r, release := g.Retriever.Acquire()
 	defer release()
-	_, res, err := g.search(ctx, r, Messages(req.Messages))
+	_, res, fm, err := g.search(ctx, r, Messages(req.Messages), true)
 	if err != nil {
 		return nil, err
+	}
+	if fm.direct {
+		return g.faqAnswer(ctx, req, fm), nil
+	}
+	if fm.Entry != nil {
+		g.reportFAQ(ctx, FAQEvidence)
 	}
 	if res == nil {
 		if g.Offline {
@@ -187,15 +202,19 @@ func (g *Grounder) linkHosts(r *retrieval.Retriever) []string {
 	return set.hosts
 }
 
-// Search analyses the conversation and retrieves for it, in the index version being served. The result is nil
-// when there is no question, or when analysis finds that no retrieval is needed.
+// Search analyses the conversation and retrieves for it, in the index version being served; an FAQ entry the
+// question matches leads the context. The result is nil when there is no question, or when analysis finds that
+// no retrieval is needed.
 func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
 	r, release := g.Retriever.Acquire()
 	defer release()
-	return g.search(ctx, r, msgs)
+	a, res, _, err := g.search(ctx, r, msgs, false)
+	return a, res, err
 }
 
-func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
+// search analyses msgs and retrieves in r. A question the FAQ matches is answered from it when direct is set
+// (the returned match is direct, the result nil: no retrieval ran); otherwise a match joins the result's context.
+func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, msgs []retrieval.Message, direct bool) (retrieval.Analysis, *retrieval.Result, faqMatch, error) {
 	analyzer := g.Analyzer
 	if analyzer == nil {
 		analyzer = retrieval.Heuristic{}
@@ -203,22 +222,30 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, msgs []re
 	start := time.Now()
 	a, err := analyzer.Analyze(ctx, g.bounded(msgs))
 	if err != nil { // analyzers fall back on their own; an error here is a cancelled request
-		return a, nil, fmt.Errorf("analysis: %w", err)
+		return a, nil, faqMatch{}, fmt.Errorf("analysis: %w", err)
 	}
 	took := time.Since(start)
 	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
-		return a, nil, nil
+		return a, nil, faqMatch{}, nil
+	}
+	fm, found := g.matchFAQ(a.Question)
+	if found && fm.direct && direct {
+		return a, nil, fm, nil
 	}
 	res, err := r.Retrieve(ctx, a.Question, a.Rewrites)
 	if err != nil {
-		return a, nil, fmt.Errorf("retrieval: %w", err)
+		return a, nil, faqMatch{}, fmt.Errorf("retrieval: %w", err)
 	}
 	res.Durations["analysis"] = took
 	res.Timings["analysis"] = took.String()
 	if g.OnRetrieval != nil {
 		g.OnRetrieval(ctx, server.Retrieval{Durations: res.Durations, Confidence: res.Confidence, Empty: res.Empty})
 	}
-	return a, res, nil
+	if found {
+		res = withFAQ(res, fm.Entry)
+		fm.direct = false
+	}
+	return a, res, fm, nil
 }
 
 // exactUsageBytes is the longest message whose tokens an answer written here counts exactly; longer ones are

@@ -112,6 +112,7 @@ type Metrics struct {
 	indexInfo       *prometheus.GaugeVec
 	indexPages      *prometheus.GaugeVec
 	indexReloads    *prometheus.CounterVec
+	faqAnswers      *prometheus.CounterVec
 	indexChunks     *prometheus.GaugeVec
 	ingestPages     *prometheus.CounterVec
 	ingestChunks    prometheus.Counter
@@ -220,6 +221,10 @@ func New(cfg Config) (*Metrics, error) {
 		Name: "ragproxy_index_reloads_total",
 		Help: "Checks for a new index version while serving, by result: switched, unchanged or failed.",
 	}, []string{"result"})
+	m.faqAnswers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_faq_answers_total",
+		Help: "Questions the FAQ matched, by use: direct (answered from the FAQ without a model) or evidence (the entry led the context).",
+	}, []string{"kind"})
 	m.indexPages = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ragproxy_index_pages",
 		Help: "Pages in the loaded index.",
@@ -249,7 +254,7 @@ func New(cfg Config) (*Metrics, error) {
 		m.requests, m.opDuration, m.tokenUsage, m.ttft, m.streamDuration,
 		m.stageDuration, m.confidence, m.retrievalEmpty, m.cacheRequests,
 		m.upstreamReqs, m.failovers, m.inflight, m.disconnects, m.overhead,
-		m.indexInfo, m.indexPages, m.indexChunks, m.indexReloads,
+		m.indexInfo, m.indexPages, m.indexChunks, m.indexReloads, m.faqAnswers,
 		m.ingestPages, m.ingestChunks, m.ingestErrors, m.ingestLastBuild,
 	}
 	if !cfg.NoRuntimeMetrics {
@@ -370,6 +375,14 @@ func (m *Metrics) IndexReload(result string) {
 	switch result {
 	case "switched", "unchanged", "failed":
 		m.indexReloads.WithLabelValues(result).Inc()
+	}
+}
+
+// FAQAnswer counts a question the FAQ matched, with kind "direct" or "evidence".
+func (m *Metrics) FAQAnswer(kind string) {
+	switch kind {
+	case "direct", "evidence":
+		m.faqAnswers.WithLabelValues(kind).Inc()
 	}
 }
 

@@ -27,9 +27,15 @@ func runDemo(ctx context.Context, args []string) error {
 	if err := ensureDemoIndex(ctx, *dir, *rebuild); err != nil {
 		return err
 	}
+	// The example FAQ answers its questions directly; it sits beside the index.
+	faqFile := filepath.Clean(*dir) + ".faq.yaml"
+	if err := os.WriteFile(faqFile, examples.FAQ, 0o644); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 	fmt.Fprintf(os.Stderr, "demo: serving the Lakeshore Polytechnic example site at http://%s/v1 as model \"lakeshore\"\n", *listen)
 	fmt.Fprintf(os.Stderr, "demo: chat with it in a browser at http://%s/\n", *listen)
-	return runServe(ctx, append([]string{"--index", *dir, "--listen", *listen, "--name", "lakeshore", "--site-name", "Lakeshore Polytechnic"}, fs.Args()...))
+	return runServe(ctx, append([]string{"--index", *dir, "--listen", *listen, "--name", "lakeshore", "--site-name", "Lakeshore Polytechnic",
+		"--faq", faqFile}, fs.Args()...))
 }
 
 func defaultDemoIndex() string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -21,6 +22,8 @@ func runEval(ctx context.Context, args []string) error {
 		ablations               bool
 		minFact, minHit, minMRR float64
 		repeats                 int
+		faqFile, faqQuestions   string
+		faqThreshold, minFAQ    float64
 	)
 	fs.StringVar(&dir, "index", envOr("RAGPROXY_INDEX", ""), "index directory (RAGPROXY_INDEX)")
 	fs.StringVar(&questions, "questions", "", "question set (JSONL: question, expected_urls, fact)")
@@ -30,13 +33,28 @@ func runEval(ctx context.Context, args []string) error {
 	fs.Float64Var(&minHit, "min-hit8", 0, "fail when page Hit@8 is below this")
 	fs.Float64Var(&minMRR, "min-mrr", 0, "fail when page MRR is below this")
 	fs.IntVar(&repeats, "answer-repeats", 1, "with an upstream: answer each question this many times and judge each")
+	fs.StringVar(&faqFile, "faq", envOr("RAGPROXY_FAQ", ""), "operator FAQ file (JSONL, JSON or YAML) to calibrate direct answers on (RAGPROXY_FAQ)")
+	fs.StringVar(&faqQuestions, "faq-questions", "", "labelled FAQ questions (JSONL: question, faq = the FAQ question it asks or \"\" for none); with --faq")
+	fs.Float64Var(&faqThreshold, "faq-threshold", faq.DefaultDirectThreshold, "direct-answer threshold to report besides the calibrated one (serve's --faq-threshold)")
+	fs.Float64Var(&minFAQ, "min-faq-precision", 0.98, "fail when direct answers at --faq-threshold are less precise than this")
 	up.register(fs)
 	rf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if (faqFile == "") != (faqQuestions == "") {
+		return fmt.Errorf("eval: --faq and --faq-questions go together")
+	}
+	if faqFile != "" {
+		if err := evalFAQ(faqFile, faqQuestions, faqThreshold, minFAQ); err != nil {
+			return err
+		}
+		if dir == "" && questions == "" {
+			return nil
+		}
+	}
 	if dir == "" || questions == "" {
-		return fmt.Errorf("eval: --index and --questions are required")
+		return fmt.Errorf("eval: --index and --questions are required (or --faq and --faq-questions)")
 	}
 	up.key = os.Getenv("OPENAI_API_KEY")
 	qs, err := eval.LoadQuestions(questions)
@@ -100,6 +118,28 @@ func runEval(ctx context.Context, args []string) error {
 	if m.FactInContext < minFact || m.Hit[8] < minHit || m.MRR < minMRR {
 		return fmt.Errorf("eval: below the bar: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",
 			m.FactInContext, minFact, m.Hit[8], minHit, m.MRR, minMRR)
+	}
+	return nil
+}
+
+// evalFAQ calibrates the FAQ's direct answers on a labelled set and fails when they are less precise than min at
+// threshold.
+func evalFAQ(file, questions string, threshold, min float64) error {
+	entries, err := faq.Load(file)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	qs, err := eval.LoadFAQQuestions(questions)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	rep := eval.CalibrateFAQ(faq.NewMatcher(entries), qs, min, threshold)
+	for _, l := range rep.Lines() {
+		fmt.Println(l)
+	}
+	if rep.AtDefault.Precision < min {
+		return fmt.Errorf("eval: below the bar: FAQ direct answers at threshold %.2f have precision %.3f (min %.2f); use --faq-threshold %.2f or add alternatives",
+			threshold, rep.AtDefault.Precision, min, rep.Chosen)
 	}
 	return nil
 }

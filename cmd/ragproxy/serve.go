@@ -21,6 +21,7 @@ import (
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/ratelimit"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 	"github.com/ragproxy/ragproxy/webui"
@@ -37,7 +38,8 @@ type serveFlags struct {
 	maxBody                                                        int
 	listUpstream                                                   bool
 	logLevel                                                       string
-	index, name, site                                              string
+	index, name, site, faqFile                                     string
+	faqDirect, faqEvidence                                         float64
 	sourceEvents                                                   bool
 	redisURL                                                       string
 	cacheTTL                                                       time.Duration
@@ -102,6 +104,9 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.index, "index", envOr("RAGPROXY_INDEX", ""), "index directory to answer from; empty serves a plain pass-through gateway (RAGPROXY_INDEX)")
 	fs.StringVar(&f.site, "site-name", envOr("RAGPROXY_SITE_NAME", ""), "the site's name in the grounding prompt and on the chat page; default the assistant's model id (RAGPROXY_SITE_NAME)")
 	fs.StringVar(&f.name, "name", envOr("RAGPROXY_NAME", ""), "model id of the assistant in /v1/models; default the index directory's name (RAGPROXY_NAME)")
+	fs.StringVar(&f.faqFile, "faq", envOr("RAGPROXY_FAQ", ""), "FAQ file (JSONL, JSON or YAML: question, answer, url, optional title and alternatives) whose close matches are answered directly (RAGPROXY_FAQ)")
+	fs.Float64Var(&f.faqDirect, "faq-threshold", faq.DefaultDirectThreshold, "FAQ match score from which the FAQ's answer is given directly, without a model (calibrate with ragproxy eval --faq)")
+	fs.Float64Var(&f.faqEvidence, "faq-evidence-threshold", faq.DefaultEvidenceThreshold, "FAQ match score from which the entry leads the context")
 	fs.BoolVar(&f.sourceEvents, "source-events", envBool("RAGPROXY_SOURCE_EVENTS", false), "send Open WebUI source events on every stream, not only to Open WebUI (RAGPROXY_SOURCE_EVENTS)")
 	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis for the response cache, redis://[user:password@]host:port/db; empty keeps it in process (REDIS_URL)")
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", envDuration("RAGPROXY_CACHE_TTL", time.Hour), "how long cached answers are served (RAGPROXY_CACHE_TTL)")
@@ -333,7 +338,17 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		name: name, loadedAt: time.Now()}
 	rl.seen, _ = index.Current(f.index)
 	g := &grounding.Grounder{Retriever: rl.live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
-		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval}
+		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval,
+		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence,
+		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
+	if f.faqFile != "" {
+		entries, err := faq.Load(f.faqFile)
+		if err != nil {
+			return nil, fmt.Errorf("serve: --faq: %w", err)
+		}
+		g.FAQ = faq.NewMatcher(entries)
+		logger.Info("faq loaded", "file", f.faqFile, "entries", g.FAQ.Len(), "direct_threshold", f.faqDirect)
+	}
 	if !f.offline() {
 		// Analysis goes through the same client as the answers (timeouts, retries, failover) under its own
 		// short deadline.
@@ -357,7 +372,8 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		Sources   int
 		Backends  string
 		LinkHosts []string
-	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts})
+		FAQ       string
+	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts, f.faqDigest()})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -366,6 +382,15 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline, "reload_interval", f.reloadInterval)
 	return rl, nil
+}
+
+// faqDigest identifies the FAQ's content and thresholds for the response cache key: editing the file changes it.
+func (f serveFlags) faqDigest() string {
+	if f.faqFile == "" {
+		return ""
+	}
+	b, _ := os.ReadFile(f.faqFile)
+	return cache.Key(string(b), fmt.Sprint(f.faqDirect, f.faqEvidence))[:16]
 }
 
 // openVersion loads the index version that CURRENT names, with backends bound to it. The returned func closes
