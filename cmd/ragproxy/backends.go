@@ -49,7 +49,7 @@ func (b backendFlags) qdrantConfig(indexDir string) qdrant.Config {
 }
 
 func (b backendFlags) neo4jConfig() neo4j.Config {
-	return neo4j.Config{URI: b.neo4jURI, User: b.neo4jUser, Password: b.neo4jPassword, Database: b.neo4jDatabase}
+	return neo4j.Config{URI: b.neo4jURI, User: b.neo4jUser, Password: b.neo4jPassword, Database: b.neo4jDatabase, KeepVersions: b.keepVersions}
 }
 
 // syncReport is what ingest wrote into the backends.
@@ -77,11 +77,17 @@ type qdrantSync struct {
 	Duration        time.Duration `json:"duration_ns"`
 }
 
+// neo4jSync reports a Neo4j write: the version's graph and how it was written (see neo4j.WriteStats).
 type neo4jSync struct {
-	Pages    int           `json:"pages"`
-	Chunks   int           `json:"chunks"`
-	Links    int           `json:"links"`
-	Duration time.Duration `json:"duration_ns"`
+	Version      string        `json:"version"`
+	Previous     string        `json:"previous,omitempty"`
+	Pages        int           `json:"pages"`
+	Chunks       int           `json:"chunks"`
+	Links        int           `json:"links"`
+	PagesWritten int           `json:"pages_written"`
+	PagesCopied  int           `json:"pages_copied"`
+	Dropped      []string      `json:"dropped_versions,omitempty"`
+	Duration     time.Duration `json:"duration_ns"`
 }
 
 // lines renders the report for the terminal.
@@ -108,8 +114,20 @@ func (r *syncReport) lines() []string {
 		}
 	}
 	if n := r.Neo4j; n != nil {
-		out = append(out, fmt.Sprintf("neo4j: graph of %d pages, %d chunks, %d links written in %s",
-			n.Pages, n.Chunks, n.Links, n.Duration.Round(time.Millisecond)))
+		d := n.Duration.Round(time.Millisecond)
+		if n.PagesWritten+n.PagesCopied == 0 && n.Pages > 0 {
+			out = append(out, fmt.Sprintf("neo4j: graph of version %s is the newest written already, nothing written in %s", n.Version, d))
+		} else {
+			from := ""
+			if n.Previous != "" {
+				from = " from version " + n.Previous
+			}
+			out = append(out, fmt.Sprintf("neo4j: graph of version %s, %d pages, %d chunks, %d links: %d pages written, %d copied%s in %s",
+				n.Version, n.Pages, n.Chunks, n.Links, n.PagesWritten, n.PagesCopied, from, d))
+		}
+		if len(n.Dropped) > 0 {
+			out = append(out, "neo4j: deleted the graphs of versions "+strings.Join(n.Dropped, ", "))
+		}
 	}
 	return out
 }
@@ -154,14 +172,16 @@ func (b backendFlags) sync(ctx context.Context, dir string) (*syncReport, error)
 			return rep, fmt.Errorf("sync neo4j: %w", err)
 		}
 		defer s.Close(context.WithoutCancel(ctx))
-		if err := s.Write(ctx, ix); err != nil {
+		st, err := s.Write(ctx, ix)
+		if err != nil {
 			return rep, fmt.Errorf("sync neo4j (the local index is written): %w", err)
 		}
 		links := 0
 		for _, p := range ix.Pages {
 			links += len(p.Links)
 		}
-		rep.Neo4j = &neo4jSync{Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links, Duration: time.Since(start)}
+		rep.Neo4j = &neo4jSync{Version: st.Version, Previous: st.Previous, Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links,
+			PagesWritten: st.PagesWritten, PagesCopied: st.PagesCopied, Dropped: st.Dropped, Duration: time.Since(start)}
 	}
 	return rep, nil
 }
@@ -217,9 +237,9 @@ func (b backendFlags) open(ctx context.Context, dir string, ix *index.Index, log
 		if err != nil {
 			logger.Warn("neo4j does not answer; retrieval fails until it does", "neo4j", cfg.Redacted().URI, "err", err)
 		} else {
-			logger.Info("communities from neo4j", "neo4j", cfg.Redacted().URI)
+			logger.Info("communities from neo4j", "neo4j", cfg.Redacted().URI, "index_version", ix.Manifest.Version)
 		}
-		bk.Communities = s
+		bk.Communities = s.Graph(ix.Manifest.Version)
 	}
 	return bk, closeAll, nil
 }
