@@ -74,6 +74,10 @@ func (r remotePage) sameLabels(p *index.Page) bool {
 //
 // When the aliases already name the version, nothing is written (steps 3 and 4 only tidy up). Writes wait for
 // Qdrant to apply them. Sync assumes one sync at a time per Config.Name.
+//
+// Qdrant's API has no server-side copy of points, so a copy is a scroll and an upsert through ingest: it moves
+// about as many bytes as writing the page from the index would (BenchmarkIngest's next-version case). What it
+// keeps is the previous version's points exactly as they were, and it needs no vectors from the index for them.
 func (s *Store) Sync(ctx context.Context, ix *index.Index) (SyncStats, error) {
 	version := ix.Manifest.Version
 	st := SyncStats{Version: version}
