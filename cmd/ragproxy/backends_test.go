@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval/neo4j"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant"
 	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
 )
 
@@ -101,12 +103,15 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	if q == nil {
 		t.Fatalf("ingest report has no qdrant sync: %+v", first)
 	}
-	want := qdrantSync{Summaries: "lakeshore_summaries", Chunks: "lakeshore_chunks", PagesWritten: len(ix.Pages), ChunksWritten: len(ix.Chunks)}
+	v := ix.Manifest.Version
+	sum, ch := "lakeshore_v"+v+"_summaries", "lakeshore_v"+v+"_chunks"
+	want := qdrantSync{Version: v, Summaries: sum, Chunks: ch, Aliases: []string{"lakeshore_summaries", "lakeshore_chunks"},
+		PagesWritten: len(ix.Pages), ChunksWritten: len(ix.Chunks)}
 	q.Duration = 0
 	if diff := cmp.Diff(want, *q); diff != "" {
 		t.Errorf("first sync (-want +got):\n%s", diff)
 	}
-	for name, n := range map[string]int{"lakeshore_summaries": len(ix.Pages), "lakeshore_chunks": len(ix.Chunks)} {
+	for name, n := range map[string]int{sum: len(ix.Pages), ch: len(ix.Chunks), "lakeshore_summaries": len(ix.Pages)} {
 		c, ok := srv.Collection(name)
 		if !ok || len(c.Payloads) != n {
 			t.Errorf("collection %s: exists %v with %d points, want %d", name, ok, len(c.Payloads), n)
@@ -122,12 +127,18 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	if err := json.Unmarshal(stdout(), &second); err != nil {
 		t.Fatal(err)
 	}
-	if q := second.Backends.Qdrant; q == nil || q.PagesWritten != 0 || q.PagesDeleted != 0 || srv.Count("Upsert") != upserts {
+	if q := second.Backends.Qdrant; q == nil || q.PagesWritten+q.PagesCopied != 0 || q.Previous != v || srv.Count("Upsert") != upserts {
 		t.Errorf("unchanged re-ingest: sync %+v, %d upserts", q, srv.Count("Upsert")-upserts)
 	}
+	rep := syncReport{Qdrant: second.Backends.Qdrant}
+	if lines := rep.lines(); len(lines) != 1 || !strings.Contains(lines[0], "is current already, nothing written") {
+		t.Errorf("report of the unchanged re-ingest: %q", lines)
+	}
 
-	// Serve's backends search the same collections.
-	bk, closeBackends, err := backendFlags{qdrantURL: url}.open(ctx, idx, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// Serve's backends search the collections of the version they were opened for.
+	r, _ := indextest.Open(t, idx)
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bk, closeBackends, err := backendFlags{qdrantURL: url}.open(ctx, idx, r.Index(), discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +146,6 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	if bk.Vectors == nil || bk.Communities != nil {
 		t.Fatalf("backends = %+v, want vectors only", bk)
 	}
-	r, _ := indextest.Open(t, idx)
 	queries := srv.Count("Query")
 	res, err := r.WithBackends(bk).Retrieve(ctx, "how much is out of state tuition per semester full time", nil)
 	if err != nil {
@@ -151,17 +161,79 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	// Serve checks at start that Qdrant holds the index it serves.
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	backendFlags{qdrantURL: url}.verify(bk, r.Index(), logger)
-	if !strings.Contains(logs.String(), "qdrant holds the index") {
-		t.Errorf("in-sync check logged %q", logs.String())
+	if err := (backendFlags{qdrantURL: url}).verify(bk, r.Index(), logger); err != nil || !strings.Contains(logs.String(), "qdrant holds the index") {
+		t.Errorf("in-sync check = %v, logged %q", err, logs.String())
 	}
 	stale := *r.Index()
 	stale.Pages = slices.Clone(stale.Pages)
 	stale.Pages[0].Community = 4242
 	logs.Reset()
-	backendFlags{qdrantURL: url}.verify(bk, &stale, logger)
-	if !strings.Contains(logs.String(), "qdrant holds another version") || !strings.Contains(logs.String(), "stale_pages=1") {
-		t.Errorf("stale check logged %q", logs.String())
+	if err := (backendFlags{qdrantURL: url}).verify(bk, &stale, logger); !errors.Is(err, errQdrantDrift) ||
+		!strings.Contains(logs.String(), "hold other pages") || !strings.Contains(logs.String(), "stale_pages=1") {
+		t.Errorf("stale check = %v, logged %q", err, logs.String())
+	}
+	// A re-ingest after one page changed syncs a second version: the unchanged pages are copied, the aliases
+	// move, and the server still bound to the first version keeps answering from it.
+	edit := func(from, to string) {
+		t.Helper()
+		path := filepath.Join(site, "about", "index.html")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(from)) {
+			t.Fatalf("%s does not contain %q", path, from)
+		}
+		if err := os.WriteFile(path, bytes.Replace(b, []byte(from), []byte(to), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("nine-member Board", "eleven-member Board")
+	if err := run(ctx, args); err != nil {
+		t.Fatal(err)
+	}
+	var third ingestJSON
+	if err := json.Unmarshal(stdout(), &third); err != nil {
+		t.Fatal(err)
+	}
+	v2 := third.Backends.Qdrant
+	if v2 == nil || v2.Previous != v || v2.Version == v || v2.PagesWritten == 0 || v2.PagesCopied == 0 ||
+		v2.PagesWritten+v2.PagesCopied != len(ix.Pages) {
+		t.Fatalf("sync after one page changed = %+v, want some pages written, the rest copied from %s", v2, v)
+	}
+	if got := srv.Aliases()["lakeshore_summaries"]; got != v2.Summaries {
+		t.Errorf("alias names %s after the second version, want %s", got, v2.Summaries)
+	}
+	if _, err := r.WithBackends(bk).Retrieve(ctx, "how much is out of state tuition per semester full time", nil); err != nil {
+		t.Errorf("retrieval one version behind: %v", err)
+	}
+	// A third version drops the first (two are kept): its server's searches fail, saying why.
+	edit("eleven-member Board", "twelve-member Board")
+	if err := run(ctx, args); err != nil {
+		t.Fatal(err)
+	}
+	var fourth ingestJSON
+	if err := json.Unmarshal(stdout(), &fourth); err != nil {
+		t.Fatal(err)
+	}
+	if q := fourth.Backends.Qdrant; q == nil || !slices.Equal(q.Dropped, []string{v}) {
+		t.Errorf("third version's sync = %+v, want version %s dropped", q, v)
+	}
+	if _, err := r.WithBackends(bk).Retrieve(ctx, "how much is out of state tuition per semester full time", nil); !errors.Is(err, qdrant.ErrVersionMissing) {
+		t.Errorf("retrieval two versions behind = %v, want ErrVersionMissing", err)
+	}
+
+	// A version Qdrant has no collections for (never synced, or dropped) is named as such.
+	stale.Manifest.Version = "0123456789abcdef"
+	other, closeOther, err := backendFlags{qdrantURL: url}.open(ctx, idx, &stale, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeOther()
+	logs.Reset()
+	if err := (backendFlags{qdrantURL: url}).verify(other, &stale, logger); !errors.Is(err, qdrant.ErrVersionMissing) ||
+		!strings.Contains(logs.String(), "no collections for the index version") {
+		t.Errorf("missing version check = %v, logged %q", err, logs.String())
 	}
 }
 
@@ -218,11 +290,42 @@ func TestIngestSyncsNeo4j(t *testing.T) {
 	for i, p := range ix.Pages {
 		ids[i], want[i] = i, p.Community
 	}
-	got, err := s.Communities(ctx, ids)
+	got, err := s.Graph(ix.Manifest.Version).Communities(ctx, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("communities in neo4j (-index +neo4j):\n%s", diff)
+	}
+}
+
+func TestSyncReportLines(t *testing.T) {
+	tests := []struct {
+		name string
+		rep  syncReport
+		want []string
+	}{
+		{"qdrant next version", syncReport{Qdrant: &qdrantSync{Version: "b2", Previous: "a1", Summaries: "s_vb2_summaries", Chunks: "s_vb2_chunks",
+			Aliases: []string{"s_summaries", "s_chunks"}, PagesWritten: 1, ChunksWritten: 3, PagesCopied: 9, ChunksCopied: 27, PagesRelabelled: 2,
+			PagesDeleted: 1, Dropped: []string{"z0"}}},
+			[]string{"qdrant s_vb2_summaries, s_vb2_chunks (s_summaries, s_chunks): 1 pages written (3 chunks), 9 copied (27 chunks) from version a1, 2 relabelled, 1 deleted in 0s",
+				"qdrant: dropped the collections of versions z0"}},
+		{"qdrant migration", syncReport{Qdrant: &qdrantSync{Version: "b2", Summaries: "s_vb2_summaries", Chunks: "s_vb2_chunks",
+			Aliases: []string{"s_summaries", "s_chunks"}, PagesCopied: 4, ChunksCopied: 8, Migrated: true}},
+			[]string{"qdrant s_vb2_summaries, s_vb2_chunks (s_summaries, s_chunks): 0 pages written (0 chunks), 4 copied (8 chunks) from the unversioned collections, now deleted, 0 relabelled, 0 deleted in 0s"}},
+		{"qdrant current", syncReport{Qdrant: &qdrantSync{Version: "b2", Previous: "b2", Summaries: "s_vb2_summaries", Chunks: "s_vb2_chunks"}},
+			[]string{"qdrant s_vb2_summaries, s_vb2_chunks: version b2 is current already, nothing written in 0s"}},
+		{"neo4j next version", syncReport{Neo4j: &neo4jSync{Version: "b2", Previous: "a1", Pages: 10, Chunks: 30, Links: 40, PagesWritten: 1, PagesCopied: 9, Dropped: []string{"z0"}}},
+			[]string{"neo4j: graph of version b2, 10 pages, 30 chunks, 40 links: 1 pages written, 9 copied from version a1 in 0s",
+				"neo4j: deleted the graphs of versions z0"}},
+		{"neo4j current", syncReport{Neo4j: &neo4jSync{Version: "b2", Pages: 10}},
+			[]string{"neo4j: graph of version b2 is the newest written already, nothing written in 0s"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.rep.lines()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

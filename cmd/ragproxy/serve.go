@@ -400,7 +400,7 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 	if err != nil {
 		return nil, nil, err
 	}
-	bk, closeBackends, err := f.backends.open(ctx, f.index, logger)
+	bk, closeBackends, err := f.backends.open(ctx, f.index, r.Index(), logger)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,7 +33,7 @@ func BenchmarkIngest(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.Upsert(context.Background(), ix); err != nil {
+			if _, err := s.Sync(context.Background(), ix); err != nil {
 				b.Fatal(err)
 			}
 			_ = s.Close()
@@ -47,15 +47,36 @@ func BenchmarkIngest(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		if _, err := s.Upsert(context.Background(), ix); err != nil {
+		if _, err := s.Sync(context.Background(), ix); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if st, err := s.Upsert(context.Background(), ix); err != nil || st != (SyncStats{}) {
+			if st, err := s.Sync(context.Background(), ix); err != nil || st.PagesWritten+st.PagesCopied != 0 {
 				b.Fatalf("resync = %+v, %v", st, err)
 			}
 		}
+	})
+	b.Run("wire-next-version-one-page-changed", func(b *testing.B) {
+		_, url := qdranttest.NewServer(b)
+		s, err := New(Config{URL: url, KeepVersions: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.Sync(context.Background(), ix); err != nil {
+			b.Fatal(err)
+		}
+		// Two versions that differ in one page, synced in turn: each sync copies all pages but one.
+		other := changePage(ix, 0, " Changed.")
+		versions := []*index.Index{other, ix}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if st, err := s.Sync(context.Background(), versions[i%2]); err != nil || st.PagesWritten != 1 {
+				b.Fatalf("sync = %+v, %v", st, err)
+			}
+		}
+		report(b)
 	})
 	b.Run("flat", func(b *testing.B) {
 		b.ReportAllocs()

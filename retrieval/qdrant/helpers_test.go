@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/ragproxy/ragproxy/index"
@@ -38,7 +39,27 @@ func synthIndex(n, chunksPerPage, dim int, seed uint64) *index.Index {
 		ix.Pages = append(ix.Pages, p)
 		ix.SummaryVectors = append(ix.SummaryVectors, randomUnit(rng, dim))
 	}
+	return stamp(ix)
+}
+
+// stamp sets the manifest's version from what the points are made of, as ingest derives it from the content.
+func stamp(ix *index.Index) *index.Index {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00", ix.Manifest.Embedder, ix.Manifest.Dimension)
+	for _, p := range ix.Pages {
+		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00", p.ID, p.URL, p.Hash, p.Title, p.Summary, p.Section, p.Community, len(p.Chunks))
+	}
+	ix.Manifest.Version = hex.EncodeToString(h.Sum(nil))[:16]
 	return ix
+}
+
+// changePage returns a copy of ix whose page id has more text (so a new hash and fingerprint), stamped.
+func changePage(ix *index.Index, id int, more string) *index.Index {
+	cp := *ix
+	cp.Pages = slices.Clone(ix.Pages)
+	cp.Pages[id].Markdown += more
+	cp.Pages[id].Hash = hashOf(cp.Pages[id].Markdown)
+	return stamp(&cp)
 }
 
 // renumber rebuilds page and chunk ids as positions after pages were added, removed or reordered.
@@ -58,7 +79,7 @@ func renumber(ix *index.Index) *index.Index {
 		out.Pages = append(out.Pages, np)
 		out.SummaryVectors = append(out.SummaryVectors, ix.SummaryVectors[p.ID])
 	}
-	return out
+	return stamp(out)
 }
 
 // withoutPage returns ix without page id, renumbered.

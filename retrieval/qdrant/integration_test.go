@@ -34,7 +34,7 @@ func TestIntegration(t *testing.T) {
 	t.Logf("Qdrant %s", version)
 
 	ix := synthIndex(30, 3, 32, 9)
-	if _, err := s.Upsert(ctx, ix); err != nil {
+	if _, err := s.Sync(ctx, ix); err != nil {
 		t.Fatal(err)
 	}
 	hits, err := s.SearchSummaries(ctx, ix.SummaryVectors[7], nil, nil, 3)
@@ -61,12 +61,12 @@ func TestIntegration(t *testing.T) {
 		}
 	}
 	// Drop a page and re-sync: its points go.
-	st, err := s.Upsert(ctx, withoutPage(ix, 0))
+	st, err := s.Sync(ctx, withoutPage(ix, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.PagesDeleted != 1 || st.PagesRelabelled != 29 {
-		t.Errorf("sync after dropping page 0 = %+v, want 1 deleted and 29 relabelled", st)
+	if st.PagesDeleted != 1 || st.PagesRelabelled != 29 || st.PagesCopied != 29 || st.PagesWritten != 0 {
+		t.Errorf("sync after dropping page 0 = %+v, want 1 deleted and 29 copied and relabelled", st)
 	}
 	idx, val = BM25Query("topic0")
 	if hits, err = s.SearchSummaries(ctx, nil, idx, val, 3); err != nil {

@@ -49,7 +49,7 @@ func syncedStore(t *testing.T, ix *index.Index) (*qdrant.Store, *qdranttest.Serv
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	if _, err := s.Upsert(context.Background(), ix); err != nil {
+	if _, err := s.Sync(context.Background(), ix); err != nil {
 		t.Fatal(err)
 	}
 	return s, srv
@@ -72,7 +72,7 @@ func TestRetrieveWithQdrant(t *testing.T) {
 	ctx := context.Background()
 	local := exampleRetriever(t)
 	store, srv := syncedStore(t, local.Index())
-	remote := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store)})
+	remote := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store, local.Index().Manifest.Version)})
 
 	qs := exampleQuestions(t)
 	for _, q := range qs {
@@ -128,10 +128,47 @@ func TestRetrieveWithStaleQdrant(t *testing.T) {
 		stale.Pages[i].URL += "old/"
 	}
 	store, _ := syncedStore(t, &stale)
-	remote := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store)})
+	remote := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store, local.Index().Manifest.Version)})
 	_, err := remote.Retrieve(context.Background(), "when do fall classes start 2024", nil)
 	if !errors.Is(err, retrieval.ErrBackendMismatch) {
 		t.Errorf("Retrieve over a stale Qdrant = %v, want ErrBackendMismatch", err)
+	}
+}
+
+// TestRetrieveOneVersionBehind is the rolling re-ingest: a server holds v1 in memory while ingest syncs v2,
+// in which every page moved (new URLs). Bound to v1's collections, the server keeps answering from v1; bound
+// to v2's (what searching the alias would give it), it would fail with ErrBackendMismatch.
+func TestRetrieveOneVersionBehind(t *testing.T) {
+	ctx := context.Background()
+	local := exampleRetriever(t)
+	v1 := local.Index()
+	store, _ := syncedStore(t, v1)
+	behind := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store, v1.Manifest.Version)})
+
+	v2 := *v1
+	v2.Manifest.Version = v1.Manifest.Version + "-moved"
+	v2.Pages = append([]index.Page(nil), v1.Pages...)
+	for i := range v2.Pages {
+		v2.Pages[i].URL += "moved/"
+	}
+	st, err := store.Sync(ctx, &v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Previous != v1.Manifest.Version || st.PagesWritten != len(v2.Pages) {
+		t.Fatalf("sync of v2 = %+v, want every page written over v1", st)
+	}
+	const question = "how much is out of state tuition per semester full time"
+	res, err := behind.Retrieve(ctx, question, nil)
+	if err != nil {
+		t.Fatalf("retrieval one version behind: %v", err)
+	}
+	if len(res.Pages) == 0 || res.Pages[0].URL != examples.BaseURL+"tuition/" {
+		t.Errorf("retrieval one version behind found %v, want v1's tuition page first", urls(res.Pages))
+	}
+	ahead := local.WithBackends(retrieval.Backends{Vectors: qdrant.NewSearcher(store, v2.Manifest.Version)})
+	if _, err := ahead.Retrieve(ctx, question, nil); !errors.Is(err, retrieval.ErrBackendMismatch) {
+		t.Errorf("v1 retrieval over v2's collections = %v, want ErrBackendMismatch", err)
 	}
 }
 

@@ -27,9 +27,14 @@ type ChunkHit struct {
 
 // SearchSummaries returns the k pages whose summary is nearest to dense and whose text best matches the
 // sparse BM25 query (sparseIdx, sparseVal, as BM25Query makes them), each list k long, fused inside Qdrant
-// with reciprocal rank fusion. Either query may be empty; with both empty there is nothing to search.
+// with reciprocal rank fusion. Either query may be empty; with both empty there is nothing to search. It
+// searches the current version (the alias); a server bound to the version it loaded uses a Searcher.
 func (s *Store) SearchSummaries(ctx context.Context, dense []float32, sparseIdx []uint32, sparseVal []float32, k int) ([]PageHit, error) {
-	points, err := s.hybrid(ctx, s.summaries, dense, sparseIdx, sparseVal, nil, k)
+	return s.searchSummaries(ctx, s.summaries, dense, sparseIdx, sparseVal, k)
+}
+
+func (s *Store) searchSummaries(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, k int) ([]PageHit, error) {
+	points, err := s.hybrid(ctx, coll, dense, sparseIdx, sparseVal, nil, k)
 	if err != nil || len(points) == 0 {
 		return nil, err
 	}
@@ -52,17 +57,21 @@ func (s *Store) SearchChunks(ctx context.Context, dense []float32, sparseIdx []u
 	if len(pageIDs) == 0 {
 		return nil, nil
 	}
+	return s.searchChunks(ctx, s.chunks, dense, sparseIdx, sparseVal, pagesFilter(pageIDs), k)
+}
+
+// pagesFilter selects the points of the pages with the given ids.
+func pagesFilter(pageIDs []int) *qdrant.Filter {
 	ids := make([]int64, len(pageIDs))
 	for i, id := range pageIDs {
 		ids[i] = int64(id)
 	}
-	filter := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInts(keyPageID, ids...)}}
-	return s.searchChunks(ctx, dense, sparseIdx, sparseVal, filter, k)
+	return &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInts(keyPageID, ids...)}}
 }
 
-// searchChunks is SearchChunks with any filter; nil searches every chunk.
-func (s *Store) searchChunks(ctx context.Context, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]ChunkHit, error) {
-	points, err := s.hybrid(ctx, s.chunks, dense, sparseIdx, sparseVal, filter, k)
+// searchChunks is SearchChunks on a collection with any filter; nil searches every chunk.
+func (s *Store) searchChunks(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]ChunkHit, error) {
+	points, err := s.hybrid(ctx, coll, dense, sparseIdx, sparseVal, filter, k)
 	if err != nil || len(points) == 0 {
 		return nil, err
 	}

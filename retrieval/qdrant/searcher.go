@@ -3,27 +3,43 @@ package qdrant
 import (
 	"context"
 
+	"github.com/qdrant/go-client/qdrant"
+
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 
-// Searcher runs retrieval's summary and chunk searches on a Store: each query's vector and its BM25 terms
-// (BM25Query, matching the Store's default document encoder) in one hybrid query, fused inside Qdrant.
+// Searcher runs retrieval's summary and chunk searches on the collections of one index version: each query's
+// vector and its BM25 terms (BM25Query, matching the Store's default document encoder) in one hybrid query,
+// fused inside Qdrant. Bound to its version rather than to the aliases, it keeps answering with the pages of the
+// index its server loaded while ingest syncs newer versions, until Sync drops its version (then its searches
+// fail with ErrVersionMissing).
 type Searcher struct {
-	store *Store
+	store             *Store
+	version           string
+	summaries, chunks string
 }
 
 var _ retrieval.VectorStore = (*Searcher)(nil)
 
-// NewSearcher returns a Searcher over s's collections.
-func NewSearcher(s *Store) *Searcher { return &Searcher{store: s} }
+// NewSearcher returns a Searcher over the collections of index version (an index's Manifest.Version).
+func NewSearcher(s *Store, version string) *Searcher {
+	sum, ch := s.VersionCollections(version)
+	return &Searcher{store: s, version: version, summaries: sum, chunks: ch}
+}
+
+// Version returns the index version the searcher reads.
+func (s *Searcher) Version() string { return s.version }
+
+// Collections returns the names of the collections the searcher reads.
+func (s *Searcher) Collections() (summaries, chunks string) { return s.summaries, s.chunks }
 
 // SearchSummaries implements retrieval.VectorStore.
 func (s *Searcher) SearchSummaries(ctx context.Context, q retrieval.VectorQuery, k int) ([]retrieval.VectorHit, error) {
 	idx, val := BM25Query(q.Text)
-	hits, err := s.store.SearchSummaries(ctx, q.Vector, idx, val, k)
+	hits, err := s.store.searchSummaries(ctx, s.summaries, q.Vector, idx, val, k)
 	if err != nil {
-		return nil, err
+		return nil, missing(err, s.version)
 	}
 	out := make([]retrieval.VectorHit, len(hits))
 	for i, h := range hits {
@@ -35,18 +51,17 @@ func (s *Searcher) SearchSummaries(ctx context.Context, q retrieval.VectorQuery,
 // SearchChunks implements retrieval.VectorStore; nil pageIDs searches the whole chunks collection, where
 // Store.SearchChunks would find nothing.
 func (s *Searcher) SearchChunks(ctx context.Context, q retrieval.VectorQuery, pageIDs []int, k int) ([]retrieval.VectorHit, error) {
-	idx, val := BM25Query(q.Text)
-	var (
-		hits []ChunkHit
-		err  error
-	)
-	if pageIDs == nil {
-		hits, err = s.store.searchChunks(ctx, q.Vector, idx, val, nil, k)
-	} else {
-		hits, err = s.store.SearchChunks(ctx, q.Vector, idx, val, pageIDs, k)
+	if pageIDs != nil && len(pageIDs) == 0 {
+		return nil, nil
 	}
+	idx, val := BM25Query(q.Text)
+	var filter *qdrant.Filter
+	if pageIDs != nil {
+		filter = pagesFilter(pageIDs)
+	}
+	hits, err := s.store.searchChunks(ctx, s.chunks, q.Vector, idx, val, filter, k)
 	if err != nil {
-		return nil, err
+		return nil, missing(err, s.version)
 	}
 	out := make([]retrieval.VectorHit, len(hits))
 	for i, h := range hits {
@@ -55,7 +70,9 @@ func (s *Searcher) SearchChunks(ctx context.Context, q retrieval.VectorQuery, pa
 	return out, nil
 }
 
-// Verify reports how the collections the searcher reads differ from ix (see Store.Verify).
+// Verify reports how the collections the searcher reads differ from ix (see Store.Verify); ErrVersionMissing
+// when they do not exist.
 func (s *Searcher) Verify(ctx context.Context, ix *index.Index) (Drift, error) {
-	return s.store.Verify(ctx, ix)
+	d, err := s.store.verify(ctx, s.summaries, ix)
+	return d, missing(err, s.version)
 }

@@ -1,12 +1,20 @@
 // Package qdrant keeps ragproxy's page summaries and chunks in Qdrant, for deployments that outgrow the
-// in-process vector index. Each index name gets two collections, <name>_summaries (one point per page) and
-// <name>_chunks (one point per chunk), each with a cosine dense vector "dense" of the embedder's dimension and
-// a BM25 sparse vector "bm25" whose IDF Qdrant applies, so hybrid search (dense + BM25, fused with reciprocal
-// rank fusion) runs inside Qdrant.
+// in-process vector index. Each index version gets two collections of its own, <name>_v<version>_summaries
+// (one point per page) and <name>_v<version>_chunks (one point per chunk), each with a cosine dense vector
+// "dense" of the embedder's dimension and a BM25 sparse vector "bm25" whose IDF Qdrant applies, so hybrid
+// search (dense + BM25, fused with reciprocal rank fusion) runs inside Qdrant.
 //
 // Points carry the payload page_id, url, community and section (indexed), so chunk search can be restricted
 // to a set of pages by filter. Point ids are derived from page URLs, which survive re-ingests; page ids are
-// positions in the current index and are rewritten when they move.
+// positions in the index version, set on each version's points.
+//
+// Versions: ingest fills a new version's collections (copying unchanged pages from the version before), then
+// switches the aliases <name>_summaries and <name>_chunks to it in one request; a server searches the
+// collections of the version it loaded (NewSearcher), never the aliases, so a server one version behind keeps
+// reading its own version. Sync keeps the collections of the newest Config.KeepVersions versions (default 2:
+// current and previous, as the index directory keeps on disk) and drops older ones; a server still on a dropped
+// version gets ErrVersionMissing until it loads the current index. The kept versions, newest first, are recorded
+// in aliases too: <name>_prev1_summaries names the previous version, and so on.
 //
 // A Store is safe for concurrent use.
 package qdrant
@@ -50,8 +58,13 @@ type Config struct {
 	URL string
 	// APIKey is sent as Qdrant's api-key header when set.
 	APIKey string
-	// Name prefixes the collections: <Name>_summaries and <Name>_chunks. Default "ragproxy".
+	// Name prefixes the collections: <Name>_v<version>_summaries and _chunks, and the aliases <Name>_summaries
+	// and <Name>_chunks. Default "ragproxy".
 	Name string
+	// KeepVersions is the number of index versions whose collections Sync keeps: the one it syncs and the
+	// newest ones before it. Default 2 (current and previous); a server more versions behind loses its
+	// collections.
+	KeepVersions int
 	// BatchSize is the number of points per upsert request and of operations per batch update. Default 256.
 	BatchSize int
 	// Sparse encodes a document into BM25 term weights. Default BM25Document; queries must be encoded to
@@ -72,11 +85,14 @@ func (c Config) Redacted() Config {
 	return c
 }
 
-// Store reads and writes a pair of collections on a Qdrant server.
+// Store reads and writes the collections of one index name on a Qdrant server.
 type Store struct {
-	client    *qdrant.Client
+	client *qdrant.Client
+	name   string
+	// summaries and chunks are the aliases naming the current version.
 	summaries string
 	chunks    string
+	keep      int
 	batch     int
 	sparse    SparseEncoder
 	rrfK      uint32
@@ -113,8 +129,14 @@ func New(cfg Config) (*Store, error) {
 	if sparse == nil {
 		sparse = BM25Document
 	}
+	keep := cfg.KeepVersions
+	if keep <= 0 {
+		keep = 2
+	}
 	return &Store{
 		client:    client,
+		name:      name,
+		keep:      keep,
 		summaries: name + "_summaries",
 		chunks:    name + "_chunks",
 		batch:     batch,
@@ -150,7 +172,8 @@ func parseURL(raw string) (host string, port int, tls bool, err error) {
 	return host, port, tls, nil
 }
 
-// Collections returns the names of the summaries and chunks collections.
+// Collections returns the names of the aliases that point at the current version's summaries and chunks
+// collections; Store's own searches use them.
 func (s *Store) Collections() (summaries, chunks string) {
 	return s.summaries, s.chunks
 }
@@ -172,13 +195,13 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// EnsureCollections creates both collections with their payload indexes if they do not exist, and checks the
+// ensureCollections creates the collections with their payload indexes if they do not exist, and checks the
 // dense dimension of those that do.
-func (s *Store) EnsureCollections(ctx context.Context, dim int) error {
+func (s *Store) ensureCollections(ctx context.Context, dim int, names ...string) error {
 	if dim <= 0 {
 		return fmt.Errorf("qdrant: ensure collections: dimension %d", dim)
 	}
-	for _, name := range []string{s.summaries, s.chunks} {
+	for _, name := range names {
 		exists, err := s.client.CollectionExists(ctx, name)
 		if err != nil {
 			return fmt.Errorf("qdrant: collection %s exists: %w", name, err)
@@ -250,19 +273,16 @@ func (s *Store) checkDimension(ctx context.Context, name string, dim int) error 
 	return nil
 }
 
-// DeleteCollections drops both collections (a full rebuild starts from nothing); missing ones are skipped.
+// DeleteCollections drops every collection of the store's name, of all versions and unversioned ones, and
+// with them their aliases. Missing ones are skipped.
 func (s *Store) DeleteCollections(ctx context.Context) error {
-	for _, name := range []string{s.summaries, s.chunks} {
-		exists, err := s.client.CollectionExists(ctx, name)
-		if err != nil {
-			return fmt.Errorf("qdrant: collection %s exists: %w", name, err)
-		}
-		if !exists {
-			continue
-		}
-		if err := s.client.DeleteCollection(ctx, name); err != nil {
-			return fmt.Errorf("qdrant: delete collection %s: %w", name, err)
-		}
+	l, err := s.readLayout(ctx)
+	if err != nil {
+		return err
 	}
-	return nil
+	if err := s.dropLegacy(ctx, l); err != nil {
+		return err
+	}
+	_, err = s.dropVersions(ctx, l, nil)
+	return err
 }

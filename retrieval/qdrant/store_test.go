@@ -25,14 +25,20 @@ func newTestStore(t testing.TB, url string, name string) *Store {
 }
 
 // remoteState reads back, per URL, the page id recorded on the summary point and on each chunk point.
-func remoteState(t *testing.T, f *qdranttest.Server, s *Store) (summaries map[string]int64, chunks map[string][]int64) {
+func remoteState(t *testing.T, f *qdranttest.Server, sumColl, chunkColl string) (summaries map[string]int64, chunks map[string][]int64) {
 	t.Helper()
 	summaries, chunks = map[string]int64{}, map[string][]int64{}
-	sc, _ := f.Collection(s.summaries)
+	sc, ok := f.Collection(sumColl)
+	if !ok {
+		t.Errorf("no collection %s", sumColl)
+	}
 	for _, pl := range sc.Payloads {
 		summaries[pl[keyURL].GetStringValue()] = pl[keyPageID].GetIntegerValue()
 	}
-	cc, _ := f.Collection(s.chunks)
+	cc, ok := f.Collection(chunkColl)
+	if !ok {
+		t.Errorf("no collection %s", chunkColl)
+	}
 	for _, pl := range cc.Payloads {
 		u := pl[keyURL].GetStringValue()
 		chunks[u] = append(chunks[u], pl[keyPageID].GetIntegerValue())
@@ -54,7 +60,13 @@ func wantState(ix *index.Index) (map[string]int64, map[string][]int64) {
 
 func checkState(t *testing.T, f *qdranttest.Server, s *Store, ix *index.Index) {
 	t.Helper()
-	gotS, gotC := remoteState(t, f, s)
+	checkStateOf(t, f, s.summaries, s.chunks, ix)
+}
+
+// checkStateOf is checkState on the named collections or aliases.
+func checkStateOf(t *testing.T, f *qdranttest.Server, summaries, chunks string, ix *index.Index) {
+	t.Helper()
+	gotS, gotC := remoteState(t, f, summaries, chunks)
 	wantS, wantC := wantState(ix)
 	if diff := cmp.Diff(wantS, gotS); diff != "" {
 		t.Errorf("summary points: url -> page_id (-want +got):\n%s", diff)
@@ -64,23 +76,33 @@ func checkState(t *testing.T, f *qdranttest.Server, s *Store, ix *index.Index) {
 	}
 }
 
-func TestUpsertCreatesCollections(t *testing.T) {
+func TestSyncCreatesCollections(t *testing.T) {
 	f, url := qdranttest.NewServer(t)
 	s := newTestStore(t, url, "site")
 	ix := synthIndex(5, 2, 8, 1)
-	if _, err := s.Upsert(context.Background(), ix); err != nil {
+	if _, err := s.Sync(context.Background(), ix); err != nil {
 		t.Fatal(err)
 	}
 	sum, ch := s.Collections()
 	if sum != "site_summaries" || ch != "site_chunks" {
 		t.Errorf("Collections() = %q, %q", sum, ch)
 	}
+	vSum, vCh := s.VersionCollections(ix.Manifest.Version)
+	if want := "site_v" + ix.Manifest.Version + "_summaries"; vSum != want || vCh != "site_v"+ix.Manifest.Version+"_chunks" {
+		t.Errorf("VersionCollections = %q, %q; want %q and its chunks", vSum, vCh, want)
+	}
+	if diff := cmp.Diff([]string{vCh, vSum}, f.Collections()); diff != "" {
+		t.Errorf("collections (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{sum: vSum, ch: vCh}, f.Aliases()); diff != "" {
+		t.Errorf("aliases (-want +got):\n%s", diff)
+	}
 	wantIndexes := map[string]qdrant.FieldType{
 		"page_id": qdrant.FieldType_FieldTypeInteger, "url": qdrant.FieldType_FieldTypeKeyword,
 		"community": qdrant.FieldType_FieldTypeInteger, "section": qdrant.FieldType_FieldTypeKeyword,
 		"ord": qdrant.FieldType_FieldTypeInteger,
 	}
-	for _, name := range []string{sum, ch} {
+	for _, name := range []string{vSum, vCh} {
 		c, ok := f.Collection(name)
 		if !ok {
 			t.Fatalf("collection %s not created", name)
@@ -99,35 +121,45 @@ func TestUpsertCreatesCollections(t *testing.T) {
 	if got, want := f.Count("Upsert"), 1+2; got != want { // 5 summaries in one batch of 7, 10 chunks in two
 		t.Errorf("upsert requests = %d, want %d", got, want)
 	}
-	// A second store on the same collections with another dimension is refused.
-	if _, err := s.Upsert(context.Background(), synthIndex(2, 1, 16, 1)); !errors.Is(err, ErrDimension) {
-		t.Errorf("Upsert with another dimension = %v, want ErrDimension", err)
+	// A new version of another dimension gets collections of that dimension, and copies nothing; existing
+	// collections of another dimension are refused.
+	wide := synthIndex(5, 2, 16, 1)
+	st, err := s.Sync(context.Background(), wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PagesWritten != 5 || st.PagesCopied != 0 {
+		t.Errorf("sync of another dimension = %+v, want 5 pages written and none copied", st)
+	}
+	if err := s.ensureCollections(context.Background(), 16, vSum); !errors.Is(err, ErrDimension) {
+		t.Errorf("ensureCollections with another dimension = %v, want ErrDimension", err)
 	}
 }
 
-func TestUpsertIncremental(t *testing.T) {
+func TestSyncIncremental(t *testing.T) {
 	f, url := qdranttest.NewServer(t)
 	s := newTestStore(t, url, "site")
 	ctx := context.Background()
 	v1 := synthIndex(10, 3, 8, 2)
-	st, err := s.Upsert(ctx, v1)
+	st, err := s.Sync(ctx, v1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(SyncStats{PagesWritten: 10, ChunksWritten: 30}, st); diff != "" {
+	if diff := cmp.Diff(SyncStats{Version: v1.Manifest.Version, PagesWritten: 10, ChunksWritten: 30}, st); diff != "" {
 		t.Errorf("first sync (-want +got):\n%s", diff)
 	}
 
-	// Re-syncing the same index sends nothing.
-	upserts, batches := f.Count("Upsert"), f.Count("UpdateBatch")
-	if st, err = s.Upsert(ctx, v1); err != nil {
+	// Re-syncing the same version sends nothing.
+	upserts, batches, aliases := f.Count("Upsert"), f.Count("UpdateBatch"), f.Count("UpdateAliases")
+	if st, err = s.Sync(ctx, v1); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(SyncStats{}, st); diff != "" {
+	if diff := cmp.Diff(SyncStats{Version: v1.Manifest.Version, Previous: v1.Manifest.Version}, st); diff != "" {
 		t.Errorf("unchanged sync (-want +got):\n%s", diff)
 	}
-	if f.Count("Upsert") != upserts || f.Count("UpdateBatch") != batches {
-		t.Errorf("unchanged sync sent %d upserts and %d batch updates", f.Count("Upsert")-upserts, f.Count("UpdateBatch")-batches)
+	if f.Count("Upsert") != upserts || f.Count("UpdateBatch") != batches || f.Count("UpdateAliases") != aliases {
+		t.Errorf("unchanged sync sent %d upserts, %d batch updates and %d alias updates", f.Count("Upsert")-upserts,
+			f.Count("UpdateBatch")-batches, f.Count("UpdateAliases")-aliases)
 	}
 
 	// v2: page 3 disappears, page 5 loses two chunks and changes text, page 7 moves community, and a new page
@@ -154,10 +186,11 @@ func TestUpsertIncremental(t *testing.T) {
 		SummaryVectors: append(slices.Clone(v1.SummaryVectors), next.SummaryVectors[10]), ChunkVectors: append(slices.Clone(v1.ChunkVectors), next.ChunkVectors[30:]...)}
 	merged.Pages[0].ID = 10 // the new page's vectors sit at position 10 before renumbering
 	v2 := renumber(merged)
-	if st, err = s.Upsert(ctx, v2); err != nil {
+	if st, err = s.Sync(ctx, v2); err != nil {
 		t.Fatal(err)
 	}
-	want := SyncStats{PagesWritten: 2, ChunksWritten: 3 + 1, PagesDeleted: 1, PagesRelabelled: 4} // pages 0, 1, 2 and 7
+	want := SyncStats{Version: v2.Manifest.Version, Previous: v1.Manifest.Version, PagesWritten: 2, ChunksWritten: 3 + 1,
+		PagesCopied: 8, ChunksCopied: 24, PagesDeleted: 1, PagesRelabelled: 4} // pages 0, 1, 2 and 7
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("incremental sync (-want +got):\n%s", diff)
 	}
@@ -168,6 +201,9 @@ func TestUpsertIncremental(t *testing.T) {
 			t.Errorf("relabelled page kept community %d", pl[keyCommunity].GetIntegerValue())
 		}
 	}
+	// v1's collections are as v1 left them.
+	v1Sum, v1Ch := s.VersionCollections(v1.Manifest.Version)
+	checkStateOf(t, f, v1Sum, v1Ch, v1)
 }
 
 func TestSearchSummaries(t *testing.T) {
@@ -175,7 +211,7 @@ func TestSearchSummaries(t *testing.T) {
 	s := newTestStore(t, url, "site")
 	ctx := context.Background()
 	ix := synthIndex(20, 2, 16, 3)
-	if _, err := s.Upsert(ctx, ix); err != nil {
+	if _, err := s.Sync(ctx, ix); err != nil {
 		t.Fatal(err)
 	}
 	topic := func(i int) ([]uint32, []float32) { return BM25Query(fmt.Sprintf("topic%d", i)) }
@@ -238,7 +274,7 @@ func TestSearchChunksFilter(t *testing.T) {
 	s := newTestStore(t, url, "site")
 	ctx := context.Background()
 	ix := synthIndex(12, 4, 16, 4)
-	if _, err := s.Upsert(ctx, ix); err != nil {
+	if _, err := s.Sync(ctx, ix); err != nil {
 		t.Fatal(err)
 	}
 	allowed := []int{2, 5, 11}
@@ -318,7 +354,7 @@ func TestHybridQueryShape(t *testing.T) {
 	}
 }
 
-func TestUpsertRejectsInconsistentIndex(t *testing.T) {
+func TestSyncRejectsInconsistentIndex(t *testing.T) {
 	s := &Store{}
 	tests := map[string]func(ix *index.Index){
 		"missing summary vector": func(ix *index.Index) { ix.SummaryVectors = ix.SummaryVectors[1:] },
@@ -329,8 +365,8 @@ func TestUpsertRejectsInconsistentIndex(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ix := synthIndex(3, 2, 8, 5)
 			breakIt(ix)
-			if _, err := s.Upsert(context.Background(), ix); err == nil || !contains(err.Error(), "qdrant: upsert") {
-				t.Errorf("Upsert = %v, want a validation error", err)
+			if _, err := s.Sync(context.Background(), ix); err == nil || !contains(err.Error(), "qdrant: sync") {
+				t.Errorf("Sync = %v, want a validation error", err)
 			}
 		})
 	}
@@ -376,19 +412,24 @@ func TestVerify(t *testing.T) {
 	s := newTestStore(t, url, "site")
 	ctx := context.Background()
 	v1 := synthIndex(10, 3, 8, 2)
-	if _, err := s.Upsert(ctx, v1); err != nil {
+	if _, err := s.Sync(ctx, v1); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := s.Verify(ctx, v1); err != nil || !d.InSync() {
-		t.Fatalf("Verify after Upsert = %+v, %v; want in sync", d, err)
+		t.Fatalf("Verify after Sync = %+v, %v; want in sync", d, err)
 	}
-	// v2 drops page 9, changes page 2's text and moves page 4 to another community; Qdrant still holds v1.
+	// v2 drops page 9, changes page 2's text and moves page 4 to another community; Qdrant still holds v1 only.
 	v2 := synthIndex(10, 3, 8, 2)
 	v2.Pages[2].Markdown += " Changed."
 	v2.Pages[2].Hash = hashOf(v2.Pages[2].Markdown)
 	v2.Pages[4].Community = 42
 	v2.Pages[9].URL = "https://example.edu/elsewhere"
-	d, err := s.Verify(ctx, v2)
+	stamp(v2)
+	if _, err := s.Verify(ctx, v2); !errors.Is(err, ErrVersionMissing) {
+		t.Errorf("Verify of an unsynced version = %v, want ErrVersionMissing", err)
+	}
+	// v1's collections compared with v2, as a server bound to v1 that loaded v2 would see them.
+	d, err := NewSearcher(s, v1.Manifest.Version).Verify(ctx, v2)
 	if err != nil {
 		t.Fatal(err)
 	}

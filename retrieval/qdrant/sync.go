@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -16,16 +19,30 @@ import (
 // pointNamespace scopes the name-based UUIDs of points.
 var pointNamespace = uuid.MustParse("3c1b5c0e-8f0d-4c53-9d8e-6b0a3f2d7e41")
 
-// SyncStats counts what Upsert changed.
+// SyncStats counts what Sync did.
 type SyncStats struct {
-	// PagesWritten is the number of pages whose summary and chunks were (re)written.
+	// Version is the index version synced.
+	Version string
+	// Previous is the version the aliases named before the sync; "" when there was none (a first sync, or one
+	// that migrated unversioned collections).
+	Previous string
+	// PagesWritten is the number of pages whose summary and chunks were written from the index: pages that are
+	// new or changed since Previous (content, summary, embedder or ingest settings).
 	PagesWritten int
-	// ChunksWritten is the number of chunk points written.
+	// ChunksWritten is the number of chunk points written from the index.
 	ChunksWritten int
-	// PagesDeleted is the number of pages removed because the index no longer has them.
-	PagesDeleted int
-	// PagesRelabelled is the number of unchanged pages whose page_id, community or section was rewritten.
+	// PagesCopied is the number of unchanged pages whose points were copied from Previous's collections
+	// (vectors and payload, with the new labels), and ChunksCopied the number of their chunk points.
+	PagesCopied  int
+	ChunksCopied int
+	// PagesRelabelled is the number of copied pages whose page_id, community or section differs from Previous.
 	PagesRelabelled int
+	// PagesDeleted is the number of pages of the source collections the index no longer has.
+	PagesDeleted int
+	// Migrated reports that unversioned collections of an earlier release were copied from and deleted.
+	Migrated bool
+	// Dropped lists the versions whose collections were deleted because they fell out of the kept versions.
+	Dropped []string
 }
 
 // remotePage is what the summaries collection records about a page.
@@ -37,39 +54,107 @@ type remotePage struct {
 	chunks      int64
 }
 
-// Upsert makes the collections hold exactly the pages and chunks of ix: it creates missing collections,
-// deletes the points of pages that disappeared, rewrites pages whose content, summary, embedder or ingest
-// settings changed, and relabels unchanged pages whose page id, community or section moved. Unchanged pages
-// are not re-sent. Writes wait for Qdrant to apply them, so a search after Upsert sees the new state.
-func (s *Store) Upsert(ctx context.Context, ix *index.Index) (SyncStats, error) {
-	var st SyncStats
-	dim := ix.Manifest.Dimension
+// sameLabels reports whether the point records the page's current labels.
+func (r remotePage) sameLabels(p *index.Page) bool {
+	return r.pageID == int64(p.ID) && r.community == int64(p.Community) && r.section == p.Section
+}
+
+// Sync makes Qdrant serve index version ix.Manifest.Version, without changing the collections of any version
+// a server may be reading:
+//
+//  1. It fills the version's own collections (VersionCollections). Pages whose fingerprint matches the version
+//     the aliases point at (or, on the first sync after an upgrade, the unversioned collections) are copied
+//     from there with their vectors, relabelled as ix numbers them; only new or changed pages are written from
+//     the index. Chunks go before their page's summary point, so a summary marks a complete page, and a sync
+//     interrupted part-way is completed by the next one without rewriting what it finished.
+//  2. It deletes the unversioned collections, if any, whose names the aliases take.
+//  3. It switches the aliases <name>_summaries and <name>_chunks to the version in one request, and records
+//     the older kept versions in the aliases <name>_prev<i>_summaries and _chunks (i = 1 is the previous).
+//  4. It drops the collections of every version beyond Config.KeepVersions.
+//
+// When the aliases already name the version, nothing is written (steps 3 and 4 only tidy up). Writes wait for
+// Qdrant to apply them. Sync assumes one sync at a time per Config.Name.
+//
+// Qdrant's API has no server-side copy of points, so a copy is a scroll and an upsert through ingest: it moves
+// about as many bytes as writing the page from the index would (BenchmarkIngest's next-version case). What it
+// keeps is the previous version's points exactly as they were, and it needs no vectors from the index for them.
+func (s *Store) Sync(ctx context.Context, ix *index.Index) (SyncStats, error) {
+	version := ix.Manifest.Version
+	st := SyncStats{Version: version}
+	if err := checkVersion(version); err != nil {
+		return st, fmt.Errorf("qdrant: sync: %w", err)
+	}
 	if err := checkIndex(ix); err != nil {
 		return st, err
 	}
-	if err := s.EnsureCollections(ctx, dim); err != nil {
-		return st, err
-	}
-	remote, err := s.remotePages(ctx)
+	l, err := s.readLayout(ctx)
 	if err != nil {
 		return st, err
 	}
+	st.Previous = l.current()
+	if l.current() != version || len(l.legacy) > 0 {
+		if err := s.fill(ctx, ix, l, &st); err != nil {
+			return st, err
+		}
+		if err := s.dropLegacy(ctx, l); err != nil {
+			return st, err
+		}
+		st.Migrated = len(l.legacy) > 0
+	}
+	kept := nextKept(version, l.kept, s.keep)
+	if err := s.switchAliases(ctx, l, kept); err != nil {
+		return st, err
+	}
+	if st.Dropped, err = s.dropVersions(ctx, l, kept); err != nil {
+		return st, err
+	}
+	return st, nil
+}
 
-	// Pages that disappeared.
+// fill makes the version's collections hold ix, copying unchanged pages from the source collections.
+func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncStats) error {
+	sumT, chT := s.VersionCollections(ix.Manifest.Version)
+	if err := s.ensureCollections(ctx, ix.Manifest.Dimension, sumT, chT); err != nil {
+		return err
+	}
+	have, err := s.remotePages(ctx, sumT)
+	if err != nil {
+		return err
+	}
+	var srcSum, srcCh string
+	switch {
+	case l.legacy[s.summaries] && l.legacy[s.chunks]:
+		srcSum, srcCh = s.summaries, s.chunks
+	case l.current() != "":
+		srcSum, srcCh = s.VersionCollections(l.current())
+	}
+	src := map[string]remotePage{}
+	if srcSum != "" {
+		if src, err = s.remotePages(ctx, srcSum); err != nil {
+			return err
+		}
+	}
+
 	present := make(map[string]bool, len(ix.Pages))
 	for _, p := range ix.Pages {
 		present[p.URL] = true
 	}
+	for u := range src {
+		if !present[u] {
+			st.PagesDeleted++
+		}
+	}
+	// Pages an interrupted sync of this version wrote and the index does not have cannot arise from one
+	// index, but the collections must hold exactly ix.
 	var gone []string
-	for u := range remote {
+	for u := range have {
 		if !present[u] {
 			gone = append(gone, u)
 		}
 	}
-	if err := s.deleteURLs(ctx, gone); err != nil {
-		return st, err
+	if err := s.deleteURLs(ctx, sumT, chT, gone); err != nil {
+		return err
 	}
-	st.PagesDeleted = len(gone)
 
 	pageAvg := averageTerms(func(yield func(string) bool) {
 		for _, p := range ix.Pages {
@@ -88,61 +173,65 @@ func (s *Store) Upsert(ctx context.Context, ix *index.Index) (SyncStats, error) 
 	settings := settingsDigest(ix)
 
 	var summaryPoints, chunkPoints []*qdrant.PointStruct
-	var summaryOps, chunkOps []*qdrant.PointsUpdateOperation
+	var trims []*qdrant.PointsUpdateOperation
+	copies := map[string]*index.Page{}
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
 		fp := fingerprint(p, settings)
-		r, known := remote[p.URL]
-		switch {
-		case !known || r.fingerprint != fp:
-			summaryPoints = append(summaryPoints, s.summaryPoint(ix, p, fp, pageAvg))
-			for _, cid := range p.Chunks {
-				chunkPoints = append(chunkPoints, s.chunkPoint(ix, p, cid, chunkAvg))
-			}
-			if known && r.chunks > int64(len(p.Chunks)) {
-				chunkOps = append(chunkOps, deleteOp(urlFilter(p.URL, int64(len(p.Chunks)))))
-			}
-			st.PagesWritten++
-			st.ChunksWritten += len(p.Chunks)
-		case r.pageID != int64(p.ID) || r.community != int64(p.Community) || r.section != p.Section:
-			labels := labelPayload(p)
-			summaryOps = append(summaryOps, setPayloadOp(labels, qdrant.NewPointsSelector(pageID(p.URL))))
-			chunkOps = append(chunkOps, setPayloadOp(labels, qdrant.NewPointsSelectorFilter(urlFilter(p.URL, -1))))
-			st.PagesRelabelled++
+		if h, ok := have[p.URL]; ok && h.fingerprint == fp && h.sameLabels(p) {
+			continue // written by an interrupted sync of this version
 		}
+		if h, ok := have[p.URL]; ok && h.chunks > int64(len(p.Chunks)) {
+			trims = append(trims, deleteOp(urlFilter(p.URL, int64(len(p.Chunks)))))
+		}
+		if r, ok := src[p.URL]; ok && r.fingerprint == fp {
+			copies[p.URL] = p
+			st.PagesCopied++
+			st.ChunksCopied += len(p.Chunks)
+			if !r.sameLabels(p) {
+				st.PagesRelabelled++
+			}
+			continue
+		}
+		summaryPoints = append(summaryPoints, s.summaryPoint(ix, p, fp, pageAvg))
+		for _, cid := range p.Chunks {
+			chunkPoints = append(chunkPoints, s.chunkPoint(ix, p, cid, chunkAvg))
+		}
+		st.PagesWritten++
+		st.ChunksWritten += len(p.Chunks)
 	}
-	if err := s.upsert(ctx, s.summaries, summaryPoints); err != nil {
-		return st, err
+	if err := s.updateBatch(ctx, chT, trims); err != nil {
+		return err
 	}
-	if err := s.upsert(ctx, s.chunks, chunkPoints); err != nil {
-		return st, err
+	if err := s.copyPoints(ctx, srcCh, chT, copies); err != nil {
+		return err
 	}
-	if err := s.updateBatch(ctx, s.summaries, summaryOps); err != nil {
-		return st, err
+	if err := s.upsert(ctx, chT, chunkPoints); err != nil {
+		return err
 	}
-	if err := s.updateBatch(ctx, s.chunks, chunkOps); err != nil {
-		return st, err
+	if err := s.copyPoints(ctx, srcSum, sumT, copies); err != nil {
+		return err
 	}
-	return st, nil
+	return s.upsert(ctx, sumT, summaryPoints)
 }
 
 func checkIndex(ix *index.Index) error {
 	dim := ix.Manifest.Dimension
 	if len(ix.SummaryVectors) != len(ix.Pages) || len(ix.ChunkVectors) != len(ix.Chunks) {
-		return fmt.Errorf("qdrant: upsert: %d summary vectors for %d pages, %d chunk vectors for %d chunks",
+		return fmt.Errorf("qdrant: sync: %d summary vectors for %d pages, %d chunk vectors for %d chunks",
 			len(ix.SummaryVectors), len(ix.Pages), len(ix.ChunkVectors), len(ix.Chunks))
 	}
 	for _, rows := range [][][]float32{ix.SummaryVectors, ix.ChunkVectors} {
 		for i, v := range rows {
 			if len(v) != dim {
-				return fmt.Errorf("qdrant: upsert: vector %d has dimension %d, manifest %d", i, len(v), dim)
+				return fmt.Errorf("qdrant: sync: vector %d has dimension %d, manifest %d", i, len(v), dim)
 			}
 		}
 	}
 	for i := range ix.Pages {
 		for _, c := range ix.Pages[i].Chunks {
 			if c < 0 || c >= len(ix.Chunks) {
-				return fmt.Errorf("qdrant: upsert: page %d names chunk %d of %d", i, c, len(ix.Chunks))
+				return fmt.Errorf("qdrant: sync: page %d names chunk %d of %d", i, c, len(ix.Chunks))
 			}
 		}
 	}
@@ -154,10 +243,13 @@ func pageText(p *index.Page) string {
 	return p.Title + "\n" + p.Markdown
 }
 
-// settingsDigest condenses what, besides a page's own fields, shapes its points.
+// settingsDigest condenses what, besides a page's own fields, shapes its points: the embedder and its state
+// (the local embedder's IDF table, under which every vector changes), the tokenizer and the ingest settings.
 func settingsDigest(ix *index.Index) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", ix.Manifest.Embedder, ix.Manifest.Dimension, ix.Manifest.Tokenizer)
+	st := sha256.Sum256(ix.EmbedderState)
+	h.Write(st[:])
 	h.Write(ix.Manifest.Settings)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -223,23 +315,19 @@ func deleteOp(f *qdrant.Filter) *qdrant.PointsUpdateOperation {
 	return qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{Points: qdrant.NewPointsSelectorFilter(f)})
 }
 
-func setPayloadOp(payload map[string]*qdrant.Value, sel *qdrant.PointsSelector) *qdrant.PointsUpdateOperation {
-	return qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{Payload: payload, PointsSelector: sel})
-}
-
-// remotePages scrolls the summaries collection for what it records of each page, by URL.
-func (s *Store) remotePages(ctx context.Context) (map[string]remotePage, error) {
+// remotePages scrolls a summaries collection for what it records of each page, by URL.
+func (s *Store) remotePages(ctx context.Context, coll string) (map[string]remotePage, error) {
 	out := map[string]remotePage{}
 	var offset *qdrant.PointId
 	for {
 		points, next, err := s.client.ScrollAndOffset(ctx, &qdrant.ScrollPoints{
-			CollectionName: s.summaries,
+			CollectionName: coll,
 			Offset:         offset,
 			Limit:          qdrant.PtrOf(uint32(1024)),
 			WithPayload:    qdrant.NewWithPayloadInclude(keyURL, keyFingerprint, keyPageID, keyCommunity, keySection, keyChunks),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("qdrant: scroll %s: %w", s.summaries, err)
+			return nil, fmt.Errorf("qdrant: scroll %s: %w", coll, err)
 		}
 		for _, p := range points {
 			pl := p.GetPayload()
@@ -259,11 +347,11 @@ func (s *Store) remotePages(ctx context.Context) (map[string]remotePage, error) 
 }
 
 // deleteURLs removes every point of the given pages from both collections.
-func (s *Store) deleteURLs(ctx context.Context, urls []string) error {
+func (s *Store) deleteURLs(ctx context.Context, summaries, chunks string, urls []string) error {
 	for start := 0; start < len(urls); start += s.batch {
 		part := urls[start:min(start+s.batch, len(urls))]
 		f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords(keyURL, part...)}}
-		for _, coll := range []string{s.summaries, s.chunks} {
+		for _, coll := range []string{summaries, chunks} {
 			_, err := s.client.Delete(ctx, &qdrant.DeletePoints{
 				CollectionName: coll,
 				Wait:           qdrant.PtrOf(true),
@@ -297,4 +385,85 @@ func (s *Store) updateBatch(ctx context.Context, coll string, ops []*qdrant.Poin
 		}
 	}
 	return nil
+}
+
+// copyPoints copies the points of the given pages (by URL) from one collection to another, vectors and
+// payload as they are except the labels, which are set from the pages.
+func (s *Store) copyPoints(ctx context.Context, from, to string, pages map[string]*index.Page) error {
+	urls := make([]string, 0, len(pages))
+	for u := range pages {
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	for start := 0; start < len(urls); start += s.batch {
+		part := urls[start:min(start+s.batch, len(urls))]
+		filter := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords(keyURL, part...)}}
+		var offset *qdrant.PointId
+		for {
+			points, next, err := s.client.ScrollAndOffset(ctx, &qdrant.ScrollPoints{
+				CollectionName: from,
+				Filter:         filter,
+				Offset:         offset,
+				Limit:          qdrant.PtrOf(uint32(s.batch)),
+				WithPayload:    qdrant.NewWithPayload(true),
+				WithVectors:    qdrant.NewWithVectors(true),
+			})
+			if err != nil {
+				return fmt.Errorf("qdrant: copy from %s: %w", from, err)
+			}
+			out := make([]*qdrant.PointStruct, 0, len(points))
+			for _, p := range points {
+				vs, err := inputVectors(p.GetVectors())
+				if err != nil {
+					return fmt.Errorf("qdrant: copy from %s: point %s: %w", from, idKey(p.GetId()), err)
+				}
+				payload := p.GetPayload()
+				if page := pages[payload[keyURL].GetStringValue()]; page != nil {
+					maps.Copy(payload, labelPayload(page))
+				}
+				out = append(out, &qdrant.PointStruct{Id: p.GetId(), Payload: payload, Vectors: vs})
+			}
+			if err := s.upsert(ctx, to, out); err != nil {
+				return err
+			}
+			if next == nil || len(points) == 0 {
+				break
+			}
+			offset = next
+		}
+	}
+	return nil
+}
+
+// inputVectors turns the named vectors a scroll returns into the form an upsert sends. Older Qdrant
+// versions answer in the deprecated flat fields (data, and indices for sparse vectors), newer ones in the typed
+// ones.
+func inputVectors(out *qdrant.VectorsOutput) (*qdrant.Vectors, error) {
+	named := out.GetVectors().GetVectors()
+	if named == nil {
+		return nil, errors.New("no named vectors")
+	}
+	vs := make(map[string]*qdrant.Vector, len(named))
+	for name, v := range named {
+		switch {
+		case v.GetDense() != nil:
+			vs[name] = qdrant.NewVectorDense(v.GetDense().GetData())
+		case v.GetSparse() != nil:
+			vs[name] = qdrant.NewVectorSparse(v.GetSparse().GetIndices(), v.GetSparse().GetValues())
+		case v.GetIndices() != nil:
+			vs[name] = qdrant.NewVectorSparse(v.GetIndices().GetData(), v.GetData())
+		case len(v.GetData()) > 0:
+			vs[name] = qdrant.NewVectorDense(v.GetData())
+		default:
+			return nil, fmt.Errorf("vector %q of an unsupported kind", name)
+		}
+	}
+	return qdrant.NewVectorsMap(vs), nil
+}
+
+func idKey(id *qdrant.PointId) string {
+	if u := id.GetUuid(); u != "" {
+		return u
+	}
+	return strconv.FormatUint(id.GetNum(), 10)
 }

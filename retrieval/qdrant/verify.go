@@ -2,6 +2,7 @@ package qdrant
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/ragproxy/ragproxy/index"
 )
@@ -15,12 +16,23 @@ type Drift struct {
 // InSync reports that the collections hold exactly the index.
 func (d Drift) InSync() bool { return d == Drift{} }
 
-// Verify compares what the summaries collection records of each page with ix, without changing anything. A
-// server started on an index that Qdrant does not hold would fail its searches; Verify says so at start, with
-// the counts an operator needs ("run ingest with --qdrant-url").
+// Verify compares what the summaries collection of version ix.Manifest.Version records of each page with ix,
+// without changing anything; ErrVersionMissing when that version has no collections. A server started on an
+// index that Qdrant does not hold would fail its searches; Verify says so at start, with the counts an operator
+// needs ("run ingest with --qdrant-url").
 func (s *Store) Verify(ctx context.Context, ix *index.Index) (Drift, error) {
+	if err := checkVersion(ix.Manifest.Version); err != nil {
+		return Drift{}, fmt.Errorf("qdrant: verify: %w", err)
+	}
+	sum, _ := s.VersionCollections(ix.Manifest.Version)
+	d, err := s.verify(ctx, sum, ix)
+	return d, missing(err, ix.Manifest.Version)
+}
+
+// verify is Verify on a summaries collection.
+func (s *Store) verify(ctx context.Context, coll string, ix *index.Index) (Drift, error) {
 	var d Drift
-	remote, err := s.remotePages(ctx)
+	remote, err := s.remotePages(ctx, coll)
 	if err != nil {
 		return d, err
 	}
@@ -31,8 +43,7 @@ func (s *Store) Verify(ctx context.Context, ix *index.Index) (Drift, error) {
 		switch {
 		case !ok:
 			d.Missing++
-		case r.fingerprint != fingerprint(p, settings) || r.pageID != int64(p.ID) || r.community != int64(p.Community) ||
-			r.section != p.Section:
+		case r.fingerprint != fingerprint(p, settings) || !r.sameLabels(p):
 			d.Stale++
 		}
 		delete(remote, p.URL)

@@ -23,12 +23,16 @@ import (
 // Server is an in-memory Qdrant speaking the real gRPC protocol through the client's generated service
 // interfaces. It implements the subset ragproxy uses, with Qdrant's behaviour: named dense vectors with cosine
 // distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, range,
-// nested filters), scroll with offsets, hybrid query with prefetch and RRF fusion, batch updates. Anything
-// else fails with Unimplemented, so an adapter change that relies on more shows up in the tests.
+// nested filters), scroll with offsets and vectors, hybrid query with prefetch and RRF fusion, batch updates,
+// collection listing and aliases (created, deleted and switched atomically in one request, resolved by every
+// point and collection read, removed with their collection). Anything else fails with Unimplemented, so an
+// adapter change that relies on more shows up in the tests.
 type Server struct {
-	mu    sync.Mutex
-	colls map[string]*fakeCollection
-	calls map[string]int // RPC name -> number of calls
+	mu       sync.Mutex
+	colls    map[string]*fakeCollection
+	aliases  map[string]string // alias -> collection
+	calls    map[string]int    // RPC name -> number of calls
+	upserted map[string]int    // collection -> points received by Upsert and batch upserts
 }
 
 type fakeCollection struct {
@@ -49,7 +53,7 @@ type fakePoint struct {
 // for qdrant.Config.URL.
 func NewServer(tb testing.TB) (*Server, string) {
 	tb.Helper()
-	f := &Server{colls: map[string]*fakeCollection{}, calls: map[string]int{}}
+	f := &Server{colls: map[string]*fakeCollection{}, aliases: map[string]string{}, calls: map[string]int{}, upserted: map[string]int{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -77,6 +81,37 @@ func (f *Server) Count(rpc string) int {
 	return f.calls[rpc]
 }
 
+// Upserted returns how many points upserts have written into the collection (named as the requests named it,
+// alias or collection) since the server started.
+func (f *Server) Upserted(collection string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.upserted[collection]
+}
+
+// Collections returns the names of the collections, sorted; aliases are not collections.
+func (f *Server) Collections() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names := make([]string, 0, len(f.colls))
+	for n := range f.colls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Aliases returns a copy of the aliases: alias name -> collection name.
+func (f *Server) Aliases() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]string, len(f.aliases))
+	for a, c := range f.aliases {
+		out[a] = c
+	}
+	return out
+}
+
 // Collection is a copy of what the server holds for one collection.
 type Collection struct {
 	// Dense maps each dense vector name to its dimension (all cosine).
@@ -87,14 +122,17 @@ type Collection struct {
 	Indexes map[string]qdrant.FieldType
 	// Payloads holds each point's payload, in point id order.
 	Payloads []map[string]*qdrant.Value
+	// Vectors holds each point's dense vectors by name, in the order of Payloads.
+	Vectors []map[string][]float32
 }
 
-// Collection returns a copy of the named collection, and false when it does not exist.
+// Collection returns a copy of the named collection (or of the one an alias of that name points at), and false
+// when it does not exist.
 func (f *Server) Collection(name string) (Collection, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c, ok := f.colls[name]
-	if !ok {
+	c, err := f.coll(name)
+	if err != nil {
 		return Collection{}, false
 	}
 	out := Collection{Dense: map[string]uint64{}, Sparse: map[string]bool{}, Indexes: map[string]qdrant.FieldType{}}
@@ -118,6 +156,11 @@ func (f *Server) Collection(name string) (Collection, bool) {
 			pl[name] = proto.Clone(v).(*qdrant.Value)
 		}
 		out.Payloads = append(out.Payloads, pl)
+		dense := map[string][]float32{}
+		for name, v := range c.points[k].dense {
+			dense[name] = slices.Clone(v)
+		}
+		out.Vectors = append(out.Vectors, dense)
 	}
 	return out, true
 }
@@ -128,7 +171,11 @@ func (f *Server) lock(rpc string) {
 	f.calls[rpc]++
 }
 
+// coll resolves a collection name or alias, as Qdrant does for every read and write of points.
 func (f *Server) coll(name string) (*fakeCollection, error) {
+	if target, ok := f.aliases[name]; ok {
+		name = target
+	}
 	c, ok := f.colls[name]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "Collection `%s` doesn't exist!", name)
@@ -153,8 +200,89 @@ type fakeCollections struct {
 func (s fakeCollections) CollectionExists(_ context.Context, r *qdrant.CollectionExistsRequest) (*qdrant.CollectionExistsResponse, error) {
 	s.f.lock("CollectionExists")
 	defer s.f.mu.Unlock()
-	_, ok := s.f.colls[r.GetCollectionName()]
-	return &qdrant.CollectionExistsResponse{Result: &qdrant.CollectionExists{Exists: ok}}, nil
+	_, err := s.f.coll(r.GetCollectionName())
+	return &qdrant.CollectionExistsResponse{Result: &qdrant.CollectionExists{Exists: err == nil}}, nil
+}
+
+func (s fakeCollections) List(context.Context, *qdrant.ListCollectionsRequest) (*qdrant.ListCollectionsResponse, error) {
+	s.f.lock("List")
+	defer s.f.mu.Unlock()
+	res := &qdrant.ListCollectionsResponse{}
+	for name := range s.f.colls {
+		res.Collections = append(res.Collections, &qdrant.CollectionDescription{Name: name})
+	}
+	sort.Slice(res.Collections, func(i, j int) bool { return res.Collections[i].Name < res.Collections[j].Name })
+	return res, nil
+}
+
+func (s fakeCollections) ListAliases(context.Context, *qdrant.ListAliasesRequest) (*qdrant.ListAliasesResponse, error) {
+	s.f.lock("ListAliases")
+	defer s.f.mu.Unlock()
+	res := &qdrant.ListAliasesResponse{}
+	for a, c := range s.f.aliases {
+		res.Aliases = append(res.Aliases, &qdrant.AliasDescription{AliasName: a, CollectionName: c})
+	}
+	sort.Slice(res.Aliases, func(i, j int) bool { return res.Aliases[i].AliasName < res.Aliases[j].AliasName })
+	return res, nil
+}
+
+func (s fakeCollections) ListCollectionAliases(_ context.Context, r *qdrant.ListCollectionAliasesRequest) (*qdrant.ListAliasesResponse, error) {
+	s.f.lock("ListCollectionAliases")
+	defer s.f.mu.Unlock()
+	if _, ok := s.f.colls[r.GetCollectionName()]; !ok {
+		return nil, status.Errorf(codes.NotFound, "Collection `%s` doesn't exist!", r.GetCollectionName())
+	}
+	res := &qdrant.ListAliasesResponse{}
+	for a, c := range s.f.aliases {
+		if c == r.GetCollectionName() {
+			res.Aliases = append(res.Aliases, &qdrant.AliasDescription{AliasName: a, CollectionName: c})
+		}
+	}
+	sort.Slice(res.Aliases, func(i, j int) bool { return res.Aliases[i].AliasName < res.Aliases[j].AliasName })
+	return res, nil
+}
+
+// UpdateAliases applies the actions in order, all or none, as Qdrant does: an alias may not take the name of a
+// collection, must name an existing collection, and creating one that exists repoints it; deleting or
+// renaming a missing alias fails.
+func (s fakeCollections) UpdateAliases(_ context.Context, r *qdrant.ChangeAliases) (*qdrant.CollectionOperationResponse, error) {
+	s.f.lock("UpdateAliases")
+	defer s.f.mu.Unlock()
+	next := make(map[string]string, len(s.f.aliases))
+	for a, c := range s.f.aliases {
+		next[a] = c
+	}
+	for _, op := range r.GetActions() {
+		switch a := op.GetAction().(type) {
+		case *qdrant.AliasOperations_CreateAlias:
+			name, coll := a.CreateAlias.GetAliasName(), a.CreateAlias.GetCollectionName()
+			if _, ok := s.f.colls[name]; ok {
+				return nil, status.Errorf(codes.AlreadyExists, "Wrong input: Collection `%s` already exists!", name)
+			}
+			if _, ok := s.f.colls[coll]; !ok {
+				return nil, status.Errorf(codes.NotFound, "Collection `%s` doesn't exist!", coll)
+			}
+			next[name] = coll
+		case *qdrant.AliasOperations_DeleteAlias:
+			name := a.DeleteAlias.GetAliasName()
+			if _, ok := next[name]; !ok {
+				return nil, status.Errorf(codes.NotFound, "Alias `%s` doesn't exist!", name)
+			}
+			delete(next, name)
+		case *qdrant.AliasOperations_RenameAlias:
+			old, name := a.RenameAlias.GetOldAliasName(), a.RenameAlias.GetNewAliasName()
+			coll, ok := next[old]
+			if !ok {
+				return nil, status.Errorf(codes.NotFound, "Alias `%s` doesn't exist!", old)
+			}
+			delete(next, old)
+			next[name] = coll
+		default:
+			return nil, status.Errorf(codes.InvalidArgument, "alias action %T", a)
+		}
+	}
+	s.f.aliases = next
+	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
 
 func (s fakeCollections) Create(_ context.Context, r *qdrant.CreateCollection) (*qdrant.CollectionOperationResponse, error) {
@@ -162,6 +290,9 @@ func (s fakeCollections) Create(_ context.Context, r *qdrant.CreateCollection) (
 	defer s.f.mu.Unlock()
 	if _, ok := s.f.colls[r.GetCollectionName()]; ok {
 		return nil, status.Errorf(codes.AlreadyExists, "Collection `%s` already exists!", r.GetCollectionName())
+	}
+	if _, ok := s.f.aliases[r.GetCollectionName()]; ok {
+		return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Can't create collection with name %s. Alias with the same name already exists", r.GetCollectionName())
 	}
 	c := &fakeCollection{dense: map[string]uint64{}, sparse: map[string]bool{}, indexes: map[string]qdrant.FieldType{}, points: map[string]*fakePoint{}}
 	params := r.GetVectorsConfig().GetParamsMap().GetMap()
@@ -205,6 +336,11 @@ func (s fakeCollections) Delete(_ context.Context, r *qdrant.DeleteCollection) (
 	defer s.f.mu.Unlock()
 	_, ok := s.f.colls[r.GetCollectionName()]
 	delete(s.f.colls, r.GetCollectionName())
+	for a, c := range s.f.aliases { // Qdrant drops a collection's aliases with it
+		if c == r.GetCollectionName() {
+			delete(s.f.aliases, a)
+		}
+	}
 	return &qdrant.CollectionOperationResponse{Result: ok}, nil
 }
 
@@ -238,6 +374,7 @@ func (s fakePoints) Upsert(_ context.Context, r *qdrant.UpsertPoints) (*qdrant.P
 	if err := c.upsert(r.GetPoints()); err != nil {
 		return nil, err
 	}
+	s.f.upserted[r.GetCollectionName()] += len(r.GetPoints())
 	return completed(), nil
 }
 
@@ -279,6 +416,7 @@ func (s fakePoints) UpdateBatch(_ context.Context, r *qdrant.UpdateBatchPoints) 
 		switch o := op.GetOperation().(type) {
 		case *qdrant.PointsUpdateOperation_Upsert:
 			err = c.upsert(o.Upsert.GetPoints())
+			s.f.upserted[r.GetCollectionName()] += len(o.Upsert.GetPoints())
 		case *qdrant.PointsUpdateOperation_DeletePoints_:
 			err = c.delete(o.DeletePoints.GetPoints())
 		case *qdrant.PointsUpdateOperation_SetPayload_:
@@ -327,7 +465,11 @@ func (s fakePoints) Scroll(_ context.Context, r *qdrant.ScrollPoints) (*qdrant.S
 			res.NextPageOffset = p.id
 			break
 		}
-		res.Result = append(res.Result, &qdrant.RetrievedPoint{Id: p.id, Payload: selectPayload(r.GetWithPayload(), p.payload)})
+		vectors, err := selectVectors(r.GetWithVectors(), p)
+		if err != nil {
+			return nil, err
+		}
+		res.Result = append(res.Result, &qdrant.RetrievedPoint{Id: p.id, Payload: selectPayload(r.GetWithPayload(), p.payload), Vectors: vectors})
 	}
 	return res, nil
 }
@@ -715,6 +857,36 @@ func selectPayload(sel *qdrant.WithPayloadSelector, payload map[string]*qdrant.V
 		return out
 	}
 	return nil
+}
+
+// selectVectors applies a with_vectors selector, answering in the typed form current Qdrant versions use.
+func selectVectors(sel *qdrant.WithVectorsSelector, p *fakePoint) (*qdrant.VectorsOutput, error) {
+	var want func(string) bool
+	switch s := sel.GetSelectorOptions().(type) {
+	case nil:
+		return nil, nil
+	case *qdrant.WithVectorsSelector_Enable:
+		if !s.Enable {
+			return nil, nil
+		}
+		want = func(string) bool { return true }
+	case *qdrant.WithVectorsSelector_Include:
+		want = func(name string) bool { return slices.Contains(s.Include.GetNames(), name) }
+	default:
+		return nil, status.Errorf(codes.Unimplemented, "fake: vectors selector %T", s)
+	}
+	named := map[string]*qdrant.VectorOutput{}
+	for name, v := range p.dense {
+		if want(name) {
+			named[name] = &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: slices.Clone(v)}}}
+		}
+	}
+	for name, v := range p.sparse {
+		if want(name) {
+			named[name] = &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Sparse{Sparse: proto.Clone(v).(*qdrant.SparseVector)}}
+		}
+	}
+	return &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{Vectors: named}}}, nil
 }
 
 func isDouble(v *qdrant.Value) bool {
