@@ -25,6 +25,12 @@ const (
 type Stats struct {
 	// Pages is the number of pages emitted.
 	Pages int
+	// NotModified is the number of pages emitted as NotModified.
+	NotModified int
+	// Requests is the number of HTTP requests made (robots.txt and sitemaps
+	// included); BodyBytes the response body bytes read. Zero for a mirror.
+	Requests  int
+	BodyBytes int64
 	// Skipped counts the pages not emitted, by reason.
 	Skipped map[SkipReason]int
 }
