@@ -467,7 +467,12 @@ func (c *crawler) get(ctx context.Context, u string, prev Revisit) (answer, Skip
 		}
 		return answer{}, SkipHTTPError
 	}
-	defer resp.Body.Close()
+	defer func() {
+		// Read a little of what is not kept (a redirect's or an error's page) so the connection can be reused.
+		n, _ := io.CopyN(io.Discard, resp.Body, 4<<10)
+		c.countBytes(n)
+		resp.Body.Close()
+	}()
 	a := answer{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified"), fetched: time.Now().UTC()}
 	switch {
 	case resp.StatusCode == http.StatusNotModified:
