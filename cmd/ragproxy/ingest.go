@@ -99,7 +99,7 @@ func runIngest(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Crawl.MaxPages, "max-pages", crawl.DefaultMaxPages, "stop the crawl after this many pages (negative: no limit)")
 	fs.DurationVar(&cfg.Crawl.MaxCrawlDelay, "max-crawl-delay", crawl.DefaultMaxCrawlDelay, "longest robots.txt Crawl-delay honoured")
 	fs.BoolVar(&cfg.Crawl.AllowPrivate, "allow-private", false, "allow crawling private and loopback addresses")
-	fs.BoolVar(&cfg.Crawl.NoSitemaps, "no-sitemaps", false, "do not seed the crawl from /sitemap.xml and the sitemaps robots.txt lists")
+	fs.BoolVar(&cfg.Crawl.NoSitemaps, "no-sitemaps", false, "crawl from the start URL only, not also from /sitemap.xml and the sitemaps robots.txt lists")
 	fs.BoolVar(&cfg.Crawl.TrustLastmod, "trust-lastmod", false, "re-crawl: skip pages whose sitemap lastmod is not after their last fetch, instead of asking conditionally")
 	fs.StringVar(&cfg.Clean.ContentSelector, "content-selector", "", "CSS selector of the main content (default: detected)")
 	fs.Var(&removes, "remove-selector", "CSS selector removed from the content (repeatable)")

@@ -255,9 +255,9 @@ func Crawl(ctx context.Context, cfg Config, emit func(Page)) (Stats, error) {
 
 	level := []string{start}
 	if cfg.MaxDepth >= 0 && !cfg.NoSitemaps {
-		seeds, lastmod := c.sitemapSeeds(ctx, start, sitemaps, cfg.MaxPages)
+		fromSitemaps, lastmod := c.sitemapURLs(ctx, start, sitemaps, cfg.MaxPages)
 		c.lastmod = lastmod
-		for _, u := range seeds {
+		for _, u := range fromSitemaps {
 			if !c.seen[u] {
 				c.seen[u] = true
 				level = append(level, u)

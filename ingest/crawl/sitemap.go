@@ -26,13 +26,13 @@ type sitemapEntry struct {
 	Lastmod string `xml:"lastmod"`
 }
 
-// sitemapSeeds reads /sitemap.xml and the sitemaps robots.txt lists (https://www.sitemaps.org/protocol.html,
+// sitemapURLs reads /sitemap.xml and the sitemaps robots.txt lists (https://www.sitemaps.org/protocol.html,
 // "Informing search engine crawlers"), following sitemap index files, and returns the URLs they list that the
 // crawl may fetch: on the start URL's host, under the prefix, allowed by robots.txt, not a file type the crawler
 // skips. It stops at limit URLs (0: no limit). lastmod maps each URL to the end of the period its <lastmod>
 // names. Sitemaps on other hosts are not read (the protocol's cross-submission needs the other host's robots.txt
 // to vouch for them); a sitemap that is missing or malformed gives what it listed before the error.
-func (c *crawler) sitemapSeeds(ctx context.Context, start string, listed []string, limit int) (seeds []string, lastmod map[string]time.Time) {
+func (c *crawler) sitemapURLs(ctx context.Context, start string, listed []string, limit int) (pages []string, lastmod map[string]time.Time) {
 	lastmod = make(map[string]time.Time)
 	su, err := url.Parse(start)
 	if err != nil {
@@ -43,7 +43,7 @@ func (c *crawler) sitemapSeeds(ctx context.Context, start string, listed []strin
 	queue = append(queue, listed...)
 	read := map[string]bool{}
 	seen := map[string]bool{}
-	for len(queue) > 0 && len(read) < maxSitemaps && (limit <= 0 || len(seeds) < limit) {
+	for len(queue) > 0 && len(read) < maxSitemaps && (limit <= 0 || len(pages) < limit) {
 		sm, ok := Canonical(su, queue[0])
 		queue = queue[1:]
 		if !ok || read[sm] || hostOf(sm) != c.host || !c.allowed(sm) {
@@ -59,16 +59,16 @@ func (c *crawler) sitemapSeeds(ctx context.Context, start string, listed []strin
 				continue
 			}
 			seen[u] = true
-			seeds = append(seeds, u)
+			pages = append(pages, u)
 			if t, ok := parseLastmod(e.Lastmod); ok {
 				lastmod[u] = t
 			}
-			if limit > 0 && len(seeds) >= limit {
+			if limit > 0 && len(pages) >= limit {
 				break
 			}
 		}
 	}
-	return seeds, lastmod
+	return pages, lastmod
 }
 
 // readSitemap fetches one sitemap, gzipped or not, and returns its URL entries and, for a sitemap index, the
