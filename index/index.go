@@ -1,5 +1,6 @@
 // Package index defines the on-disk index that ingest writes and retrieval reads: pages with their cleaned
-// markdown, summaries, links and communities; chunks; summary and chunk vectors; and a manifest.
+// markdown, summaries, links and communities; chunks; summary and chunk vectors; a manifest; and, for a crawled
+// site, the crawl record a re-crawl starts from.
 //
 // An index directory holds one subdirectory per version and a CURRENT file naming the live one. Write builds a
 // new version in a temporary directory, renames it into place and only then replaces CURRENT (write and rename),
@@ -37,6 +38,16 @@ type Page struct {
 	Hash string `json:"hash"`
 	// RawHash is the hex SHA-256 of the fetched body; an unchanged body lets re-ingest skip cleaning and chunking.
 	RawHash string `json:"raw_hash,omitempty"`
+	// ETag and LastModified are the validators of the response the page was built from (RFC 9110 section 8.8),
+	// which a re-crawl sends back as If-None-Match and If-Modified-Since; empty when the server sent none or the
+	// page came from a mirror.
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+	// Fetched is when that response arrived; a re-crawl compares it with the sitemap's lastmod.
+	Fetched time.Time `json:"fetched,omitzero"`
+	// Source is the URL that answered with the page when it is not URL: a page that names URL as its
+	// canonical. A re-crawl asks Source conditionally.
+	Source string `json:"source,omitempty"`
 	// Links are the ids of pages this page links to after link cleaning (LINKS_TO).
 	Links []int `json:"links,omitempty"`
 	// Component is the page's weakly connected component.
@@ -88,6 +99,29 @@ type Manifest struct {
 	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
+// CrawlRecord is what the crawl that built a version learnt beyond the pages' content, so that a re-crawl whose
+// pages answer 304 Not Modified (no body to read links from) still discovers the same pages as a full crawl: every
+// same-host link each page holds (Page.Links keeps only those that survive link cleaning) and the meta refresh
+// pages the crawl passed through. An index built from a mirror has none.
+type CrawlRecord struct {
+	// URLs is the table that Links refers to; a site repeats its navigation on every page, so each URL is
+	// written once.
+	URLs []string `json:"urls"`
+	// Links[i] are the links found on Pages[i], in document order, as positions in URLs.
+	Links [][]int32 `json:"links"`
+	// Refreshes are the pages that were a meta refresh to another URL.
+	Refreshes []Refresh `json:"refreshes,omitempty"`
+}
+
+// Refresh is a page whose answer was a meta refresh to Target, with the validators of that answer.
+type Refresh struct {
+	URL          string    `json:"url"`
+	Target       string    `json:"target"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"last_modified,omitempty"`
+	Fetched      time.Time `json:"fetched,omitzero"`
+}
+
 // Index is a loaded index version.
 type Index struct {
 	Manifest Manifest
@@ -98,6 +132,8 @@ type Index struct {
 	ChunkVectors   [][]float32
 	// EmbedderState is opaque state the embedder needs at query time (the local embedder's IDF table); may be nil.
 	EmbedderState []byte
+	// Crawl is what the crawl learnt for the next one; nil for an index built from a mirror.
+	Crawl *CrawlRecord
 }
 
 // PageByURL returns the page with the given URL.

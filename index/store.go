@@ -28,6 +28,7 @@ const (
 	summariesFile = "summaries.f32"
 	chunkVecFile  = "chunks.f32"
 	embedderFile  = "embedder.bin"
+	crawlFile     = "crawl.json"
 	versionPrefix = "v-"
 )
 
@@ -143,6 +144,9 @@ func writeFiles(dir string, ix *Index) error {
 	if ix.EmbedderState != nil {
 		g.Go(func() error { return writeFileSynced(filepath.Join(dir, embedderFile), ix.EmbedderState) })
 	}
+	if ix.Crawl != nil {
+		g.Go(func() error { return writeJSON(filepath.Join(dir, crawlFile), ix.Crawl) })
+	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -173,6 +177,18 @@ func loadVersion(dir string) (*Index, error) {
 			err = nil
 		}
 		return err
+	})
+	g.Go(func() error {
+		var c CrawlRecord
+		err := readJSON(filepath.Join(dir, crawlFile), &c)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		}
+		ix.Crawl = &c
+		return nil
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -211,6 +227,18 @@ func (ix *Index) validate() error {
 	for i, c := range ix.Chunks {
 		if c.ID != i || c.PageID < 0 || c.PageID >= len(ix.Pages) {
 			return fmt.Errorf("chunk %d has id %d, page %d", i, c.ID, c.PageID)
+		}
+	}
+	if c := ix.Crawl; c != nil {
+		if len(c.Links) != len(ix.Pages) {
+			return fmt.Errorf("crawl record has links of %d pages, want %d", len(c.Links), len(ix.Pages))
+		}
+		for i, ls := range c.Links {
+			for _, l := range ls {
+				if l < 0 || int(l) >= len(c.URLs) {
+					return fmt.Errorf("crawl record: page %d links to URL %d of %d", i, l, len(c.URLs))
+				}
+			}
 		}
 	}
 	return nil

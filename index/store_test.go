@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -29,22 +30,35 @@ func sample(version string) *Index {
 	}
 }
 
+// crawled is sample as a crawl leaves it: validators on the pages and a crawl record.
+func crawled(version string) *Index {
+	ix := sample(version)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	ix.Pages[0].ETag, ix.Pages[0].LastModified, ix.Pages[0].Fetched = `"a1"`, "Sun, 01 Mar 2026 11:00:00 GMT", at
+	ix.Pages[1].ETag, ix.Pages[1].Fetched, ix.Pages[1].Source = `W/"b"`, at, "http://x/b/?print=1"
+	ix.Crawl = &CrawlRecord{URLs: []string{"http://x/a/", "http://x/b/", "http://x/logo.png"},
+		Links:     [][]int32{{1, 2}, {0}},
+		Refreshes: []Refresh{{URL: "http://x/old/", Target: "http://x/a/", ETag: `"r"`, Fetched: at}}}
+	return ix
+}
+
 func TestWriteLoadRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	want := sample("one")
-	if err := Write(dir, want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("round trip (-want +got):\n%s", diff)
-	}
-	m, err := LoadManifest(dir)
-	if err != nil || m.Version != "one" {
-		t.Fatalf("LoadManifest = %+v, %v", m, err)
+	for _, want := range []*Index{sample("one"), crawled("one")} {
+		dir := t.TempDir()
+		if err := Write(dir, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+		m, err := LoadManifest(dir)
+		if err != nil || m.Version != "one" {
+			t.Fatalf("LoadManifest = %+v, %v", m, err)
+		}
 	}
 }
 
@@ -101,11 +115,13 @@ func TestLoadRejectsDamagedIndex(t *testing.T) {
 		{"chunk of another page", func(ix *Index) { ix.Pages[1].Chunks = []int{0} }},
 		{"missing vectors", func(ix *Index) { ix.ChunkVectors = ix.ChunkVectors[:2] }},
 		{"count mismatch", func(ix *Index) { ix.Manifest.Pages = 5 }},
+		{"crawl record of too few pages", func(ix *Index) { ix.Crawl.Links = ix.Crawl.Links[:1] }},
+		{"crawl record link out of range", func(ix *Index) { ix.Crawl.Links[1] = []int32{3} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			ix := sample("bad")
+			ix := crawled("bad")
 			tt.damage(ix)
 			if err := Write(dir, ix); err != nil {
 				return // rejected at write time is fine too

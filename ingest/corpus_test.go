@@ -119,5 +119,20 @@ func TestIngestBerkeleyCrawl(t *testing.T) {
 		if !strings.HasPrefix(p.URL, srv.URL+"/") {
 			t.Fatalf("page %s is not on the crawled host", p.URL)
 		}
+		if p.LastModified == "" || p.Fetched.IsZero() {
+			t.Fatalf("page %s has no validator: Last-Modified %q, fetched %v", p.URL, p.LastModified, p.Fetched)
+		}
+	}
+
+	// The file server answers If-Modified-Since: a re-crawl of the unchanged site gets a 304 for every page of
+	// the index and finds the same pages.
+	again, err := Run(context.Background(), Config{Source: srv.URL + "/2016-17/", IndexDir: dir, Logger: quiet(),
+		Crawl: crawl.Config{AllowPrivate: true, Delay: crawl.NoDelay, HTTPClient: srv.Client()}})
+	if err != nil {
+		t.Fatalf("re-crawl: %v", err)
+	}
+	if again.Changed || again.Version != rep.Version || again.NotModified < again.Pages || again.Reused != again.Pages ||
+		again.FetchedBytes >= rep.FetchedBytes/10 {
+		t.Errorf("unchanged re-crawl %+v\nafter %+v", again, rep)
 	}
 }

@@ -69,19 +69,24 @@ type Config struct {
 
 // Report says what a run did.
 type Report struct {
-	Fetched    int                      `json:"fetched"`
-	Skipped    map[crawl.SkipReason]int `json:"skipped,omitempty"`
-	Unreadable int                      `json:"unreadable"`
-	Duplicates int                      `json:"duplicates"`
-	Pages      int                      `json:"pages"`
-	Reused     int                      `json:"reused"`
-	Removed    int                      `json:"removed"`
-	Chunks     int                      `json:"chunks"`
-	Links      int                      `json:"links"`
-	Embedded   int                      `json:"embedded"`
-	Version    string                   `json:"version"`
-	Changed    bool                     `json:"changed"`
-	Duration   time.Duration            `json:"duration_ns"`
+	Fetched int `json:"fetched"`
+	// NotModified counts the fetched pages the server answered 304 Not Modified.
+	NotModified int `json:"not_modified"`
+	// Requests and FetchedBytes are the crawl's HTTP requests and the body bytes they read; zero for a mirror.
+	Requests     int                      `json:"requests,omitempty"`
+	FetchedBytes int64                    `json:"fetched_bytes,omitempty"`
+	Skipped      map[crawl.SkipReason]int `json:"skipped,omitempty"`
+	Unreadable   int                      `json:"unreadable"`
+	Duplicates   int                      `json:"duplicates"`
+	Pages        int                      `json:"pages"`
+	Reused       int                      `json:"reused"`
+	Removed      int                      `json:"removed"`
+	Chunks       int                      `json:"chunks"`
+	Links        int                      `json:"links"`
+	Embedded     int                      `json:"embedded"`
+	Version      string                   `json:"version"`
+	Changed      bool                     `json:"changed"`
+	Duration     time.Duration            `json:"duration_ns"`
 }
 
 // ErrNoPages is returned when the source yields no usable page.
@@ -171,6 +176,8 @@ type run struct {
 	embState  []byte
 	// fromChunk[i] is the previous index's chunk that new chunk i repeats with the same search text, or -1.
 	fromChunk []int
+	// crawled says the pages came from a crawl (not a mirror), so the index keeps a crawl record.
+	crawled bool
 }
 
 // isMirror reports whether source names a local directory rather than a URL.

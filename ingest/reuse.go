@@ -6,6 +6,7 @@ import (
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
+	"github.com/ragproxy/ragproxy/ingest/crawl"
 )
 
 // reuse answers what the previous index already computed. A nil *reuse (no previous index) reuses nothing.
@@ -41,6 +42,44 @@ func (r *reuse) page(url string) *index.Page {
 		return nil
 	}
 	return r.byURL[url]
+}
+
+// revisits is what the previous crawl learnt, for the crawler's conditional requests (crawl.Config.Previous):
+// each page of the previous index under the URL that answered with it, with its validators and its links as
+// crawled, and the meta refreshes passed on the way to them. It gives only what a 304 can be rebuilt from: pages
+// whose markdown and chunks may be reused. Pages the previous crawl dropped (duplicates, unreadable, outside the
+// sections) have no markdown in the index, so they are fetched in full.
+func (r *reuse) revisits() map[string]crawl.Revisit {
+	if r == nil || !r.content || r.ix.Crawl == nil {
+		return nil
+	}
+	c := r.ix.Crawl
+	out := make(map[string]crawl.Revisit, len(r.ix.Pages)+len(c.Refreshes))
+	for i, p := range r.ix.Pages {
+		if p.Fetched.IsZero() {
+			continue
+		}
+		var links []string
+		if len(c.Links[i]) > 0 {
+			links = make([]string, len(c.Links[i]))
+			for j, l := range c.Links[i] {
+				links[j] = c.URLs[l]
+			}
+		}
+		at := p.URL
+		if p.Source != "" {
+			at = p.Source
+		}
+		out[at] = crawl.Revisit{Page: p.URL, ETag: p.ETag, LastModified: p.LastModified, Fetched: p.Fetched,
+			Links: links}
+	}
+	for _, f := range c.Refreshes {
+		if _, ok := out[f.URL]; !ok {
+			out[f.URL] = crawl.Revisit{Refresh: f.Target, ETag: f.ETag, LastModified: f.LastModified,
+				Fetched: f.Fetched}
+		}
+	}
+	return out
 }
 
 func (r *reuse) chunks(p *index.Page) []chunk.Chunk {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/index"
@@ -23,13 +25,19 @@ import (
 type doc struct {
 	url, title, markdown string
 	hash, rawHash        string
-	links                []string
+	links                []string    // the page's links, those to dropped duplicates redirected to the copy kept
+	discovered           []string    // the page's links as crawled, for the crawl record
 	reused               *index.Page // the previous index's page when the body is unchanged
+	// The response the page was built from, for the next crawl's conditional requests.
+	etag, lastModified, source string
+	fetched                    time.Time
+	refreshes                  []crawl.Refresh
 }
 
 // fetchAndClean crawls or reads the mirror and cleans each page as it arrives, on all cores, so reading and
 // cleaning overlap and raw bodies are dropped once hashed and cleaned. Pages whose raw body is unchanged since the
-// previous index keep their previous markdown without being cleaned again. Duplicate content is dropped.
+// previous index, or that the server answered 304 Not Modified, keep their previous markdown without being cleaned
+// again. Duplicate content is dropped.
 func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 	cleaner, err := clean.New(r.cfg.Clean)
 	if err != nil {
@@ -84,7 +92,10 @@ func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 		go func() {
 			defer wg.Done()
 			for p := range pages {
-				h := hashedPage{p, sha(p.Body)}
+				h := hashedPage{page: p}
+				if !p.NotModified {
+					h.rawHash = sha(p.Body)
+				}
 				select {
 				case <-r.prevReady:
 				default:
@@ -116,8 +127,13 @@ func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 			st, err = crawl.ReadMirror(ctx, r.cfg.Source, r.cfg.BaseURL, emit)
 		}
 	} else {
+		// The crawl asks conditionally for what the previous index holds, so it waits for that index to load
+		// (a fraction of a second, against the minutes of a polite crawl).
+		<-r.prevReady
+		r.crawled = true
 		cc := r.cfg.Crawl
 		cc.Start = r.cfg.Source
+		cc.Previous = r.prev.revisits()
 		st, err = crawl.Crawl(ctx, cc, emit)
 	}
 	close(pages)
@@ -129,7 +145,8 @@ func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ingest %s: %w", r.cfg.Source, err)
 	}
-	r.report.Fetched, r.report.Skipped = st.Pages, st.Skipped
+	r.report.Fetched, r.report.Skipped, r.report.NotModified = st.Pages, st.Skipped, st.NotModified
+	r.report.Requests, r.report.FetchedBytes = st.Requests, st.BodyBytes
 	if st.SkippedTotal() > 0 {
 		r.cfg.Logger.Info("pages skipped while fetching", "skipped", st.String())
 	}
@@ -155,8 +172,12 @@ func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 		out = append(out, d)
 	}
 	for _, d := range out {
+		cloned := false
 		for j, l := range d.links {
 			if a, ok := alias[l]; ok {
+				if !cloned {
+					d.links, cloned = slices.Clone(d.links), true // d.discovered keeps the links as crawled
+				}
 				d.links[j] = a
 			}
 		}
@@ -180,17 +201,32 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		return nil
 	}
 	p := h.page
-	d := &doc{url: p.URL, rawHash: h.rawHash, links: p.Links}
-	if old := r.prev.page(p.URL); old != nil && old.RawHash == d.rawHash {
+	d := &doc{url: p.URL, rawHash: h.rawHash, links: p.Links, discovered: p.Links, etag: p.ETag,
+		lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, refreshes: p.Refreshes}
+	old := r.prev.page(p.URL)
+	if p.NotModified {
+		// The crawler asks conditionally only for pages of the previous index (reuse.revisits), so a 304 takes
+		// the path of an unchanged body.
+		if old == nil {
+			r.cfg.Logger.Warn("page not modified but not in the previous index", "url", p.URL)
+			return nil
+		}
+		d.rawHash = old.RawHash
+	}
+	if old != nil && old.RawHash == d.rawHash {
 		d.title, d.markdown, d.hash, d.reused = old.Title, old.Markdown, old.Hash, old
 		return d
+	}
+	base := p.URL
+	if p.Source != "" {
+		base = p.Source // relative links in the body resolve against the URL that served it
 	}
 	var c clean.Doc
 	var err error
 	if p.ContentType == "application/pdf" {
 		c, err = clean.PDF(p.Body)
 	} else {
-		c, err = cleaner.HTML(p.Body, p.URL)
+		c, err = cleaner.HTML(p.Body, base)
 	}
 	if err != nil || strings.TrimSpace(c.Markdown) == "" {
 		r.cfg.Logger.Debug("page unreadable", "url", p.URL, "err", err)
@@ -218,10 +254,15 @@ func (r *run) graph(docs []*doc) *index.Index {
 		ids[u] = i
 	}
 	ix := &index.Index{Pages: make([]index.Page, len(keep))}
+	var rec *crawlRecorder
+	if r.crawled {
+		rec = newCrawlRecorder(len(keep))
+	}
 	for i, u := range keep {
 		d := byURL[u]
 		p := index.Page{ID: i, URL: u, Title: d.title, Markdown: d.markdown, Hash: d.hash, RawHash: d.rawHash,
-			Section: r.section(u)}
+			Section: r.section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source}
+		rec.add(d)
 		for _, l := range cleaned[u] {
 			if j, ok := ids[l]; ok {
 				p.Links = append(p.Links, j)
@@ -229,7 +270,52 @@ func (r *run) graph(docs []*doc) *index.Index {
 		}
 		ix.Pages[i] = p
 	}
+	ix.Crawl = rec.record()
 	return ix
+}
+
+// crawlRecorder builds the index's crawl record from the kept pages, in page order. A nil *crawlRecorder (an
+// index read from a mirror) records nothing.
+type crawlRecorder struct {
+	rec       index.CrawlRecord
+	pos       map[string]int32
+	refreshed map[string]bool
+}
+
+func newCrawlRecorder(pages int) *crawlRecorder {
+	return &crawlRecorder{rec: index.CrawlRecord{URLs: []string{}, Links: make([][]int32, 0, pages)},
+		pos: map[string]int32{}, refreshed: map[string]bool{}}
+}
+
+func (cr *crawlRecorder) add(d *doc) {
+	if cr == nil {
+		return
+	}
+	links := make([]int32, len(d.discovered))
+	for j, l := range d.discovered {
+		n, ok := cr.pos[l]
+		if !ok {
+			n = int32(len(cr.rec.URLs))
+			cr.pos[l] = n
+			cr.rec.URLs = append(cr.rec.URLs, l)
+		}
+		links[j] = n
+	}
+	cr.rec.Links = append(cr.rec.Links, links)
+	for _, f := range d.refreshes {
+		if !cr.refreshed[f.URL] {
+			cr.refreshed[f.URL] = true
+			cr.rec.Refreshes = append(cr.rec.Refreshes, index.Refresh{URL: f.URL, Target: f.Target, ETag: f.ETag,
+				LastModified: f.LastModified, Fetched: f.Fetched})
+		}
+	}
+}
+
+func (cr *crawlRecorder) record() *index.CrawlRecord {
+	if cr == nil {
+		return nil
+	}
+	return &cr.rec
 }
 
 func (r *run) section(u string) string {

@@ -99,6 +99,8 @@ func runIngest(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Crawl.MaxPages, "max-pages", crawl.DefaultMaxPages, "stop the crawl after this many pages (negative: no limit)")
 	fs.DurationVar(&cfg.Crawl.MaxCrawlDelay, "max-crawl-delay", crawl.DefaultMaxCrawlDelay, "longest robots.txt Crawl-delay honoured")
 	fs.BoolVar(&cfg.Crawl.AllowPrivate, "allow-private", false, "allow crawling private and loopback addresses")
+	fs.BoolVar(&cfg.Crawl.NoSitemaps, "no-sitemaps", false, "crawl from the start URL only, not also from /sitemap.xml and the sitemaps robots.txt lists")
+	fs.BoolVar(&cfg.Crawl.TrustLastmod, "trust-lastmod", false, "re-crawl: skip pages whose sitemap lastmod is not after their last fetch, instead of asking conditionally")
 	fs.StringVar(&cfg.Clean.ContentSelector, "content-selector", "", "CSS selector of the main content (default: detected)")
 	fs.Var(&removes, "remove-selector", "CSS selector removed from the content (repeatable)")
 	fs.Var(&sections, "section", "URL prefix selecting a subset of the site plus the pages it links to (repeatable)")
@@ -180,6 +182,10 @@ func runIngest(ctx context.Context, args []string) error {
 	fmt.Printf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s\n",
 		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, cfg.IndexDir,
 		rep.Version, rep.Duration.Round(time.Millisecond))
+	if rep.Requests > 0 {
+		fmt.Printf("crawled %d pages (%d not modified) in %d requests, %.1f MB of bodies\n", rep.Fetched,
+			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6)
+	}
 	if synced != nil {
 		for _, line := range synced.lines() {
 			fmt.Println(line)

@@ -61,7 +61,9 @@ func isPublic(a netip.Addr) bool {
 // copy gets a clone of c's *http.Transport with that dialer. A client with
 // another kind of RoundTripper is refused, because the guard could not be
 // enforced. Unless c has its own CheckRedirect, redirects are followed up to 10
-// times and only on host: a redirect elsewhere stops at the 3xx response.
+// times and only on host: a redirect elsewhere stops at the 3xx response. (The
+// crawler reads robots.txt and sitemaps through this client; it follows the
+// redirects of pages itself, with a copy that returns them.)
 func guardedClient(c *http.Client, host string, allowPrivate bool, timeout time.Duration) (*http.Client, error) {
 	var cc http.Client
 	if c != nil {

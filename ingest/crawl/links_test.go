@@ -31,6 +31,8 @@ func TestExtractLinks(t *testing.T) {
 		{"first href wins", `<a href="/one" href="/two">`, []string{"http://example.org/one/"}},
 		{"unterminated tag", `<a href="/x`, nil},
 		{"spaces around equals", `<a href = "/sp">`, []string{"http://example.org/sp/"}},
+		{"absolute links on the host count as relative ones do", `<a href="http://example.org/abs">a</a><a href="HTTP://Example.ORG:80/dir/page/x.html">b</a><a href="//example.org/proto/">c</a>`,
+			[]string{"http://example.org/abs/", "http://example.org/dir/page/x.html", "http://example.org/proto/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

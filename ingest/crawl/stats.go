@@ -25,6 +25,12 @@ const (
 type Stats struct {
 	// Pages is the number of pages emitted.
 	Pages int
+	// NotModified is the number of pages emitted as NotModified.
+	NotModified int
+	// Requests is the number of HTTP requests made (robots.txt and sitemaps
+	// included); BodyBytes the response body bytes read. Zero for a mirror.
+	Requests  int
+	BodyBytes int64
 	// Skipped counts the pages not emitted, by reason.
 	Skipped map[SkipReason]int
 }
@@ -56,8 +62,12 @@ func (s Stats) String() string {
 	for _, r := range reasons {
 		parts = append(parts, fmt.Sprintf("%s=%d", r, s.Skipped[SkipReason(r)]))
 	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("%d pages, none skipped", s.Pages)
+	pages := fmt.Sprintf("%d pages", s.Pages)
+	if s.NotModified > 0 {
+		pages += fmt.Sprintf(" (%d not modified)", s.NotModified)
 	}
-	return fmt.Sprintf("%d pages, skipped: %s", s.Pages, strings.Join(parts, " "))
+	if len(parts) == 0 {
+		return pages + ", none skipped"
+	}
+	return pages + ", skipped: " + strings.Join(parts, " ")
 }
