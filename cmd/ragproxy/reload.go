@@ -36,7 +36,17 @@ type reloader struct {
 	mu       sync.Mutex // serialises reloads
 	seen     string     // CURRENT's content at the last load attempt
 	loadedAt time.Time
+	// retryAt is when the watcher tries again a version that failed to load (zero: it does not), and backoff the
+	// wait after the next failure: a version may fail only until ingest has synced its backends.
+	retryAt time.Time
+	backoff time.Duration
 }
+
+// Bounds of the watcher's wait before trying a version that failed to load again.
+const (
+	minReloadRetry = 10 * time.Second
+	maxReloadRetry = 5 * time.Minute
+)
 
 // reloadResult is what a reload did: the body of POST /admin/index/reload.
 type reloadResult struct {
@@ -59,6 +69,7 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 	if err == nil {
 		rl.seen = name
 		if name == "v-"+served.Version {
+			rl.retryAt, rl.backoff = time.Time{}, 0
 			rl.metrics.IndexReload("unchanged")
 			return rl.result(false, "", start), nil
 		}
@@ -71,6 +82,7 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 				rl.metrics.IndexReload("unchanged")
 				return rl.result(false, "", start), nil
 			}
+			rl.retryAt, rl.backoff = time.Time{}, 0
 			rl.live.Swap(r, func() {
 				release()
 				rl.logger.Info("index version released: its last request ended", "version", served.Version)
@@ -84,6 +96,8 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 			return res, nil
 		}
 	}
+	rl.backoff = min(max(2*rl.backoff, minReloadRetry), maxReloadRetry)
+	rl.retryAt = time.Now().Add(rl.backoff)
 	rl.metrics.IndexReload("failed")
 	rl.logger.Error("index reload failed; still serving the loaded version", "reason", reason, "index", rl.dir,
 		"version", served.Version, "err", err)
@@ -97,8 +111,8 @@ func (rl *reloader) result(switched bool, previous string, start time.Time) relo
 }
 
 // watch polls CURRENT every interval until ctx ends and reloads when it names another version than the last
-// attempt saw, so a version that failed to load is tried again only when CURRENT changes again (or on SIGHUP or
-// the admin call). Polling, not file events, because the index often sits on a shared volume (NFS, a
+// attempt saw. A version that failed to load is tried again after a growing pause (10 s doubling to 5 min), at
+// once when CURRENT changes again, or on SIGHUP or the admin call. Polling, not file events, because the index often sits on a shared volume (NFS, a
 // Kubernetes persistent volume) where events from another machine's writes do not arrive.
 func (rl *reloader) watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
@@ -112,9 +126,13 @@ func (rl *reloader) watch(ctx context.Context, interval time.Duration) {
 		name, err := index.Current(rl.dir)
 		rl.mu.Lock()
 		changed := err == nil && name != rl.seen
+		retry := !changed && !rl.retryAt.IsZero() && time.Now().After(rl.retryAt)
 		rl.mu.Unlock()
-		if changed {
+		switch {
+		case changed:
 			_, _ = rl.reload(ctx, "CURRENT changed") // logged and counted there
+		case retry:
+			_, _ = rl.reload(ctx, "retry")
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,11 @@ import (
 
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/internal/ssetest"
+	"github.com/ragproxy/ragproxy/observability"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 const (
@@ -306,5 +312,65 @@ func TestReloadOnRequest(t *testing.T) {
 			t.Fatal("SIGHUP did not switch the version within a minute")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReloadWaitsForQdrant checks the order ingest leaves behind: CURRENT names a new version before Qdrant holds
+// its collections. A reload then keeps the served version (its searches would fail), and succeeds once the
+// backends are synced.
+func TestReloadWaitsForQdrant(t *testing.T) {
+	noBackendsEnv(t)
+	_, url := qdranttest.NewServer(t)
+	s := &servedIndex{}
+	s.site, s.idx = exampleSite(t)
+	captureStdout(t)
+	ingest := func(args ...string) {
+		t.Helper()
+		if err := run(context.Background(), append([]string{"ingest", s.site, "--base-url", examples.BaseURL, "--index", s.idx}, args...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingest("--qdrant-url", url)
+	f, err := parseServeFlags([]string{"--index", s.idx, "--qdrant-url", url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r, release, err := f.openVersion(context.Background(), nil, tok, logger, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := observability.New(observability.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &reloader{dir: s.idx, live: retrieval.NewLive(r, release), logger: logger, metrics: metrics, name: "lakeshore",
+		open: func(ctx context.Context) (*retrieval.Retriever, func(), error) {
+			return f.openVersion(ctx, nil, tok, logger, true)
+		}}
+	v1 := r.Index().Manifest.Version
+
+	s.changeCalendar(t)
+	ingest() // the local index only: Qdrant lags behind
+	if _, err := rl.reload(context.Background(), "test"); !errors.Is(err, qdrant.ErrVersionMissing) {
+		t.Fatalf("reload before the sync: err = %v, want ErrVersionMissing", err)
+	}
+	if got := rl.live.Current().Index().Manifest.Version; got != v1 {
+		t.Fatalf("a failed reload replaced the served version: %s, want %s", got, v1)
+	}
+	if rl.retryAt.IsZero() {
+		t.Error("a failed reload must schedule a retry")
+	}
+	ingest("--qdrant-url", url) // unchanged content: the index stays, the backends catch up
+	res, err := rl.reload(context.Background(), "test")
+	if err != nil || !res.Switched || res.Previous != v1 {
+		t.Fatalf("reload after the sync: %+v, %v", res, err)
+	}
+	if !rl.retryAt.IsZero() {
+		t.Error("a successful reload must clear the retry")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/ragproxy/ragproxy/ratelimit"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 	"github.com/ragproxy/ragproxy/webui"
@@ -327,9 +328,9 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		}
 	}
 	open := func(ctx context.Context) (*retrieval.Retriever, func(), error) {
-		return f.openVersion(ctx, remote, tok, logger)
+		return f.openVersion(ctx, remote, tok, logger, true)
 	}
-	r, release, err := open(ctx)
+	r, release, err := f.openVersion(ctx, remote, tok, logger, false)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -394,8 +395,10 @@ func (f serveFlags) faqDigest() string {
 }
 
 // openVersion loads the index version that CURRENT names, with backends bound to it. The returned func closes
-// the backends.
-func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger) (*retrieval.Retriever, func(), error) {
+// the backends. With strict (a reload, while another version serves), a version whose Qdrant collections are
+// missing or hold other pages fails to open: ingest replaces CURRENT before it syncs the backends, so a server
+// that noticed early keeps its version until the sync is done (the reloader tries again).
+func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger, strict bool) (*retrieval.Retriever, func(), error) {
 	r, err := retrieval.Open(f.index, remote, tok, f.retrieval.config())
 	if err != nil {
 		return nil, nil, err
@@ -404,6 +407,10 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 	if err != nil {
 		return nil, nil, err
 	}
-	f.backends.verify(bk, r.Index(), logger)
+	if err := f.backends.verify(bk, r.Index(), logger); err != nil && strict &&
+		(errors.Is(err, qdrant.ErrVersionMissing) || errors.Is(err, errQdrantDrift)) {
+		closeBackends()
+		return nil, nil, err
+	}
 	return r.WithBackends(bk), closeBackends, nil
 }
