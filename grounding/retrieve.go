@@ -34,7 +34,8 @@ func (g *Grounder) Routes() []server.Route {
 
 // retrieve accepts {"query": "..."} or {"messages": [...]} (chat messages, validated like a chat request) and
 // returns the retrieval without generation.
-func (g *Grounder) retrieve(ctx context.Context, body []byte) (any, error) {
+func (g *Grounder) retrieve(ctx context.Context, req *server.Request) (any, error) {
+	body := req.Body
 	var in struct {
 		Query    *string         `json:"query"`
 		Messages json.RawMessage `json:"messages"`

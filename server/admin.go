@@ -65,8 +65,14 @@ func (s *Server) adminRoute(rt Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := context.WithValue(c.UserContext(), requestIDKey{}, requestID(c))
 		who, _ := c.Locals(adminKey{}).(string)
-		out, err := rt.Handle(ctx, c.Body())
 		attrs := []any{"request_id", requestID(c), "admin_key", who, "method", c.Method(), "path", c.Path(), "remote", c.IP()}
+		req, err := routeRequest(c)
+		var out any
+		if err == nil {
+			req.Key = who
+			out, err = rt.Handle(ctx, req)
+			attrs = append(attrs, req.logAttrs...)
+		}
 		if err != nil {
 			var ae *compat.APIError
 			status := http.StatusInternalServerError
@@ -77,7 +83,7 @@ func (s *Server) adminRoute(rt Route) fiber.Handler {
 			return err
 		}
 		s.log.Info("admin action", attrs...)
-		return c.JSON(out)
+		return writeRouteResult(c, rt, out)
 	}
 }
 

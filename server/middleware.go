@@ -104,11 +104,11 @@ func maskKey(k string) string {
 	return k[:4] + strings.Repeat("*", 4) + k[len(k)-4:]
 }
 
-// jsonBody refuses a POST body that is not declared JSON. Browsers send text/plain, form and multipart bodies
+// jsonBody refuses a POST, PUT or PATCH body that is not declared JSON. Browsers send text/plain, form and multipart bodies
 // across origins without a preflight, so accepting them would let any web page post to the API in a visitor's
 // name; a declared JSON body makes the browser ask first (see cors.go).
 func (s *Server) jsonBody(c *fiber.Ctx) error {
-	if c.Method() != fiber.MethodPost {
+	if c.Method() != fiber.MethodPost && c.Method() != fiber.MethodPut && c.Method() != fiber.MethodPatch {
 		return c.Next()
 	}
 	ct := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentType)))
