@@ -4,7 +4,8 @@
 //
 // An index directory holds one subdirectory per version and a CURRENT file naming the live one. Write builds a
 // new version in a temporary directory, renames it into place and only then replaces CURRENT (write and rename),
-// so a crash mid-write leaves the previous version readable and a half-written version is never read.
+// so a crash mid-write leaves the previous version readable and a half-written version is never read. Write keeps
+// the newest few versions, so that Activate can switch back to one.
 //
 // The types are plain data; an *Index is safe for concurrent reads once loaded.
 package index
