@@ -247,8 +247,16 @@ func (r *run) graph(docs []*doc) *index.Index {
 		raw[d.url] = d.links
 		byURL[d.url] = d
 	}
-	keep, cleaned, st := links.Clean(raw, r.cfg.Links)
-	r.cfg.Logger.Info("links cleaned", "stats", fmt.Sprintf("%+v", st))
+	var keep []string
+	var cleaned map[string][]string
+	if r.precleaned {
+		keep, cleaned = keepLinks(raw, nil, nil, nil)
+	} else {
+		var st links.Stats
+		keep, cleaned, st = links.Clean(raw, r.cfg.Links)
+		r.cfg.Logger.Info("links cleaned", "stats", fmt.Sprintf("%+v", st))
+		keep, cleaned = keepLinks(raw, r.forced, keep, cleaned)
+	}
 	ids := make(map[string]int, len(keep))
 	for i, u := range keep {
 		ids[u] = i
@@ -271,7 +279,52 @@ func (r *run) graph(docs []*doc) *index.Index {
 		ix.Pages[i] = p
 	}
 	ix.Crawl = rec.record()
+	if ix.Crawl != nil && r.refreshes != nil {
+		ix.Crawl.Refreshes = r.refreshes
+	}
 	return ix
+}
+
+// keepLinks adds to the pages link cleaning kept (keep, with their links in cleaned) the pages of raw that force
+// names and it dropped, with their links to kept pages, and returns keep sorted. Without keep (links already
+// cleaned) it keeps every page of raw.
+func keepLinks(raw map[string][]string, force map[string]bool, keep []string, cleaned map[string][]string) ([]string, map[string][]string) {
+	if keep == nil {
+		cleaned = make(map[string][]string, len(raw))
+		force = make(map[string]bool, len(raw))
+		for u := range raw {
+			force[u] = true
+		}
+	}
+	kept := make(map[string]bool, len(keep)+len(force))
+	for _, u := range keep {
+		kept[u] = true
+	}
+	var added []string
+	for u := range force {
+		if _, ok := raw[u]; ok && !kept[u] {
+			kept[u] = true
+			added = append(added, u)
+		}
+	}
+	if len(added) == 0 {
+		return keep, cleaned
+	}
+	for _, u := range added {
+		seen := map[string]bool{u: true}
+		out := []string{}
+		for _, l := range raw[u] {
+			if kept[l] && !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+		sort.Strings(out)
+		cleaned[u] = out
+	}
+	keep = append(keep, added...)
+	sort.Strings(keep)
+	return keep, cleaned
 }
 
 // crawlRecorder builds the index's crawl record from the kept pages, in page order. A nil *crawlRecorder (an

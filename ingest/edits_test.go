@@ -1,0 +1,169 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ragproxy/ragproxy/index"
+)
+
+func apply(t *testing.T, dir string, edits *Edits) *Report {
+	t.Helper()
+	rep, err := Apply(context.Background(), Config{IndexDir: dir, Logger: quiet()}, edits)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return rep
+}
+
+// linksOf returns the URLs page url links to in ix, or nil when ix lacks the page.
+func linksOf(ix *index.Index, url string) []string {
+	p, ok := ix.PageByURL(url)
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	for _, l := range p.Links {
+		out = append(out, ix.Pages[l].URL)
+	}
+	return out
+}
+
+func urlsOf(ix *index.Index) []string {
+	var out []string
+	for _, p := range ix.Pages {
+		out = append(out, p.URL)
+	}
+	return out
+}
+
+// TestApplyAndReingestKeepEdits puts and deletes pages with Apply, then re-ingests the site: the edits hold until
+// they are forgotten.
+func TestApplyAndReingestKeepEdits(t *testing.T) {
+	src := writeSite(t, t.TempDir(), smallSite())
+	dir := filepath.Join(t.TempDir(), "ix")
+	first := ingestSite(t, src, dir, nil)
+
+	if rep := apply(t, dir, &Edits{}); rep.Changed || rep.Version != first.Version || rep.Reused != rep.Pages {
+		t.Fatalf("applying no edits must leave the version as it is: %+v (first %s)", rep, first.Version)
+	}
+
+	edits := &Edits{}
+	put := PutPage{URL: siteBase + "observatory/", Edit: Edit{At: time.Now().UTC(), By: "adm-****0000"},
+		HTML: page("Observatory", "astronomy", "/physics/", "/nowhere/")}
+	edits.PutPage(put)
+	rep := apply(t, dir, edits)
+	ix := load(t, dir)
+	if !rep.Changed || rep.Pages != first.Pages+1 || ix.Manifest.Version != rep.Version {
+		t.Fatalf("after the put: %+v", rep)
+	}
+	if diff := cmp.Diff([]string{siteBase, siteBase + "physics/"}, linksOf(ix, put.URL)); diff != "" {
+		t.Errorf("the put page's links to indexed pages (-want +got):\n%s", diff)
+	}
+	p, _ := ix.PageByURL(put.URL)
+	if p.Title != "Observatory" || len(p.Chunks) == 0 || !strings.Contains(ix.Chunks[p.Chunks[0]].Text, "astronomy") {
+		t.Errorf("put page: title %q, %d chunks", p.Title, len(p.Chunks))
+	}
+	saved, err := LoadEdits(dir)
+	if err != nil || saved.Put[put.URL].HTML != put.HTML {
+		t.Fatalf("the edits were not saved: %+v, %v", saved, err)
+	}
+
+	edits.Delete(siteBase+"physics/", Edit{At: time.Now().UTC()})
+	rep = apply(t, dir, edits)
+	ix = load(t, dir)
+	if rep.Removed != 1 || rep.Pages != first.Pages {
+		t.Errorf("after the delete: %+v", rep)
+	}
+	for _, p := range ix.Pages {
+		if p.URL == siteBase+"physics/" || slices.Contains(linksOf(ix, p.URL), siteBase+"physics/") {
+			t.Errorf("page %s is, or links to, the deleted page", p.URL)
+		}
+	}
+	edited := urlsOf(ix)
+
+	// A re-ingest of the unchanged site reads physics/ again and knows nothing of observatory/: the edits win.
+	// (Link cleaning may drop a link of the put page that Apply kept, so the version may differ.)
+	putHash := p.Hash
+	ingestSite(t, src, dir, nil)
+	ix = load(t, dir)
+	if diff := cmp.Diff(edited, urlsOf(ix)); diff != "" {
+		t.Errorf("pages after the re-ingest (-want +got):\n%s", diff)
+	}
+	if p, ok := ix.PageByURL(put.URL); !ok || p.Hash != putHash {
+		t.Errorf("the put page changed in the re-ingest: %+v", p)
+	}
+
+	saved, _ = LoadEdits(dir)
+	if !saved.Forget(siteBase+"physics/") || saved.Forget(siteBase+"physics/") {
+		t.Fatal("Forget must report the edit once")
+	}
+	if err := SaveEdits(dir, saved); err != nil {
+		t.Fatal(err)
+	}
+	ingestSite(t, src, dir, nil)
+	if _, ok := load(t, dir).PageByURL(siteBase + "physics/"); !ok {
+		t.Error("a forgotten delete must let the next ingest bring the page back")
+	}
+}
+
+func TestPutMarkdownAndCheckPut(t *testing.T) {
+	src := writeSite(t, t.TempDir(), smallSite())
+	dir := filepath.Join(t.TempDir(), "ix")
+	ingestSite(t, src, dir, nil)
+	md := PutPage{URL: siteBase + "notes/", Markdown: "# Opening hours\n\nThe help desk opens at 7:15 on Saturdays.\n"}
+	if err := CheckPut(dir, md); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []PutPage{{URL: siteBase + "x/", Markdown: " \n "}, {URL: siteBase + "y/", HTML: "<html><body><nav>menu</nav></body></html>"}} {
+		if err := CheckPut(dir, bad); !errors.Is(err, ErrNoContent) {
+			t.Errorf("CheckPut(%+v) = %v, want ErrNoContent", bad, err)
+		}
+	}
+	e := &Edits{}
+	e.PutPage(md)
+	apply(t, dir, e)
+	p, ok := load(t, dir).PageByURL(md.URL)
+	if !ok || p.Title != "Opening hours" || len(p.Links) != 0 {
+		t.Fatalf("markdown page: %+v, %v", p, ok)
+	}
+	md.Title = "Help desk"
+	e.PutPage(md)
+	apply(t, dir, e)
+	if p, _ := load(t, dir).PageByURL(md.URL); p.Title != "Help desk" {
+		t.Errorf("a put title must replace the heading: %q", p.Title)
+	}
+}
+
+func TestApplyNeedsTheIndexModels(t *testing.T) {
+	src := writeSite(t, t.TempDir(), smallSite())
+	dir := filepath.Join(t.TempDir(), "ix")
+	ingestSite(t, src, dir, nil)
+	if _, err := Apply(context.Background(), Config{IndexDir: dir, Logger: quiet(), Embedder: fakeEmbedder{}}, &Edits{}); err == nil ||
+		!strings.Contains(err.Error(), "embedded by") {
+		t.Errorf("Apply with another embedder: %v, want an error naming the index's embedder", err)
+	}
+	if _, err := Apply(context.Background(), Config{IndexDir: t.TempDir(), Logger: quiet()}, &Edits{}); !errors.Is(err, index.ErrNoIndex) {
+		t.Errorf("Apply without an index: %v, want ErrNoIndex", err)
+	}
+}
+
+// fakeEmbedder is an embedder no index of these tests was built with.
+type fakeEmbedder struct{}
+
+func (fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0}
+	}
+	return out, nil
+}
+func (fakeEmbedder) Dimension() int { return 2 }
+func (fakeEmbedder) Name() string   { return "fake-embedder" }
