@@ -38,11 +38,18 @@ type servedIndex struct {
 	site, idx, base string
 }
 
-// startServe ingests the example site and serves it offline on a free loopback port until the test ends.
+// startServe ingests the example site and serves it offline on a free loopback port until the test ends, with
+// the admin key testAdminKey.
 func startServe(t *testing.T, args ...string) *servedIndex {
 	t.Helper()
+	return startServeAdmin(t, testAdminKey, args...)
+}
+
+// startServeAdmin is startServe with the admin keys adminKeys (none when empty).
+func startServeAdmin(t *testing.T, adminKeys string, args ...string) *servedIndex {
+	t.Helper()
 	noBackendsEnv(t)
-	t.Setenv("RAGPROXY_ADMIN_KEYS", testAdminKey)
+	t.Setenv("RAGPROXY_ADMIN_KEYS", adminKeys)
 	site, idx := exampleSite(t)
 	captureStdout(t)
 	s := &servedIndex{site: site, idx: idx}

@@ -36,7 +36,7 @@ type serveFlags struct {
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	streamIdle, analysisTimeout, readTimeout, reloadInterval       time.Duration
 	maxConns, maxConnsPerIP, rpm, tpm                              int
-	maxBody                                                        int
+	maxBody, keepVersions                                          int
 	listUpstream                                                   bool
 	logLevel                                                       string
 	index, name, site, faqFile                                     string
@@ -99,6 +99,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", envInt("RAGPROXY_MAX_CONNS_PER_IP", 0), "connections from one client address; 0: a quarter of --max-conns (behind a reverse proxy, set it to --max-conns) (RAGPROXY_MAX_CONNS_PER_IP)")
 	fs.IntVar(&f.rpm, "rate-limit-rpm", envInt("RAGPROXY_RATE_LIMIT_RPM", 0), "chat requests per minute per client key (per address without client auth); 0: no limit (RAGPROXY_RATE_LIMIT_RPM)")
 	fs.IntVar(&f.tpm, "rate-limit-tpm", envInt("RAGPROXY_RATE_LIMIT_TPM", 0), "tokens per minute per client key, prompt and answer; 0: no limit (RAGPROXY_RATE_LIMIT_TPM)")
+	fs.IntVar(&f.keepVersions, "keep-versions", envInt("RAGPROXY_KEEP_VERSIONS", index.DefaultKeepVersions), "index versions kept on disk when the admin API writes one (RAGPROXY_KEEP_VERSIONS)")
 	fs.IntVar(&f.maxBody, "max-body-bytes", envInt("RAGPROXY_MAX_BODY_BYTES", 8<<20), "largest accepted request body (RAGPROXY_MAX_BODY_BYTES)")
 	fs.BoolVar(&f.listUpstream, "list-upstream-models", envBool("RAGPROXY_LIST_UPSTREAM_MODELS", false), "add the upstream's models to /v1/models (RAGPROXY_LIST_UPSTREAM_MODELS)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("RAGPROXY_LOG_LEVEL", "info"), "debug, info, warn or error (RAGPROXY_LOG_LEVEL)")
@@ -221,9 +222,11 @@ func runServe(ctx context.Context, args []string) error {
 			return err
 		}
 		defer rl.live.Close()
-		scfg.Admin = append(scfg.Admin, rl.routes()...)
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
+		adm := newAdmin(wctx, f, rl, logger)
+		defer adm.close()
+		scfg.Admin = append(scfg.Admin, append(rl.routes(), adm.routes()...)...)
 		rl.onSignal(wctx)
 		if f.reloadInterval > 0 {
 			go rl.watch(wctx, f.reloadInterval)
