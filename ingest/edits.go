@@ -311,6 +311,9 @@ func docsOf(ix *index.Index, edits *Edits) []*doc {
 	return docs
 }
 
+// ErrModels is returned by Apply when cfg cannot summarise or embed as the current version did.
+var ErrModels = errors.New("the index's models are not available")
+
 // settingsOf sets cfg's stage settings to those recorded in m, so that a version made from it is cleaned,
 // chunked and summarised alike and reuses its content.
 func settingsOf(m *index.Manifest, cfg *Config) error {
@@ -339,7 +342,7 @@ func matchModels(m *index.Manifest, cfg *Config) error {
 	case m.Summarizer == "extractive":
 		cfg.Summarizer = nil
 	case cfg.Summarizer == nil:
-		return fmt.Errorf("the index's summaries are written by %s: a summarizer (an upstream key) is needed", m.Summarizer)
+		return fmt.Errorf("%w: its summaries are written by %s, and no summarizer (upstream key) is configured", ErrModels, m.Summarizer)
 	default:
 		s := *cfg.Summarizer
 		s.Model = m.Summarizer
@@ -352,7 +355,7 @@ func matchModels(m *index.Manifest, cfg *Config) error {
 		name = embed.NewLocal(cfg.Local).Name()
 	}
 	if name != m.Embedder {
-		return fmt.Errorf("the index is embedded by %s, not %s", m.Embedder, name)
+		return fmt.Errorf("%w: it is embedded by %s, not %s", ErrModels, m.Embedder, name)
 	}
 	return nil
 }

@@ -146,7 +146,7 @@ func TestApplyNeedsTheIndexModels(t *testing.T) {
 	src := writeSite(t, t.TempDir(), smallSite())
 	dir := filepath.Join(t.TempDir(), "ix")
 	ingestSite(t, src, dir, nil)
-	if _, err := Apply(context.Background(), Config{IndexDir: dir, Logger: quiet(), Embedder: fakeEmbedder{}}, &Edits{}); err == nil ||
+	if _, err := Apply(context.Background(), Config{IndexDir: dir, Logger: quiet(), Embedder: fakeEmbedder{}}, &Edits{}); !errors.Is(err, ErrModels) ||
 		!strings.Contains(err.Error(), "embedded by") {
 		t.Errorf("Apply with another embedder: %v, want an error naming the index's embedder", err)
 	}
@@ -167,3 +167,40 @@ func (fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error
 }
 func (fakeEmbedder) Dimension() int { return 2 }
 func (fakeEmbedder) Name() string   { return "fake-embedder" }
+
+// TestApplyToCrawledIndex puts a page that the crawled site links to but does not serve: the new version links to
+// it from the pages whose crawl saw the link, keeps the crawl record, and the next crawl still asks conditionally.
+func TestApplyToCrawledIndex(t *testing.T) {
+	s := newLoopbackSite(t, recrawlSite())
+	s.set("/chemistry/", page("Chemistry", "chemistry", "/", "/physics/", "/geology/"))
+	dir := filepath.Join(t.TempDir(), "ix")
+	crawlIngest(t, s, dir)
+	prev := load(t, dir)
+	geology := s.srv.URL + "/geology/"
+	if _, ok := prev.PageByURL(geology); ok {
+		t.Fatal("the site does not serve /geology/")
+	}
+
+	e := &Edits{}
+	e.PutPage(PutPage{URL: geology, Markdown: "# Geology\n\nRocks, minerals and the field trips of the geology course."})
+	rep := apply(t, dir, e)
+	ix := load(t, dir)
+	if !slices.Contains(linksOf(ix, s.srv.URL+"/chemistry/"), geology) {
+		t.Errorf("chemistry/ links to %v, want the put page among them", linksOf(ix, s.srv.URL+"/chemistry/"))
+	}
+	if ix.Crawl == nil || !cmp.Equal(prev.Crawl.Refreshes, ix.Crawl.Refreshes) || len(ix.Crawl.URLs) < len(prev.Crawl.URLs) {
+		t.Fatalf("the crawl record was not carried over: %+v", ix.Crawl)
+	}
+	if rep.Reused != rep.Pages-1 {
+		t.Errorf("apply reused %d of %d pages, want all but the put one", rep.Reused, rep.Pages)
+	}
+
+	s.pageLog()
+	again := crawlIngest(t, s, dir)
+	if again.NotModified == 0 {
+		t.Errorf("the crawl after Apply asked nothing conditionally: %+v", again)
+	}
+	if _, ok := load(t, dir).PageByURL(geology); !ok {
+		t.Error("the re-crawl lost the put page")
+	}
+}

@@ -374,6 +374,9 @@ func (a *admin) edit(ctx context.Context, req *server.Request, object, u string,
 	if errors.Is(err, ingest.ErrNoPages) {
 		return nil, compat.InvalidRequest("url", "last_page", "%s is the index's last page: an index needs one", u)
 	}
+	if errors.Is(err, ingest.ErrModels) {
+		return nil, conflict("index_models", "The edit needs the models the index was built with: %v", err)
+	}
 	if err != nil {
 		return nil, err
 	}
