@@ -304,10 +304,7 @@ func (a *admin) putPage(ctx context.Context, req *server.Request) (any, error) {
 		}
 		return nil, err
 	}
-	return a.edit(ctx, req, "page.put", u, func(e *ingest.Edits) error {
-		e.PutPage(p)
-		return nil
-	})
+	return a.edit(ctx, req, "page.put", u, func(e *ingest.Edits) { e.PutPage(p) })
 }
 
 // onSite checks that u is on one of the hosts of the served pages: the admin API edits the site's index, it
@@ -345,14 +342,13 @@ func (a *admin) deletePage(ctx context.Context, req *server.Request) (any, error
 	if _, ok := a.served().PageByURL(u); !ok {
 		return nil, notFound("page_not_found", "The served index (version %s) has no page %s.", a.served().Manifest.Version, u)
 	}
-	return a.edit(ctx, req, "page.deleted", u, func(e *ingest.Edits) error {
+	return a.edit(ctx, req, "page.deleted", u, func(e *ingest.Edits) {
 		e.Delete(u, ingest.Edit{At: time.Now().UTC(), By: req.Key})
-		return nil
 	})
 }
 
 // edit applies change to the saved edits, makes the new index version and serves it.
-func (a *admin) edit(ctx context.Context, req *server.Request, object, u string, change func(*ingest.Edits) error) (any, error) {
+func (a *admin) edit(ctx context.Context, req *server.Request, object, u string, change func(*ingest.Edits)) (any, error) {
 	start := time.Now()
 	if err := a.lockWrite(); err != nil {
 		return nil, err
@@ -363,9 +359,7 @@ func (a *admin) edit(ctx context.Context, req *server.Request, object, u string,
 		return nil, err
 	}
 	edits := saved.Clone()
-	if err := change(edits); err != nil {
-		return nil, err
-	}
+	change(edits)
 	cfg, err := a.applyConfig()
 	if err != nil {
 		return nil, err

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +15,10 @@ import (
 
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/internal/ssetest"
+	"github.com/ragproxy/ragproxy/observability"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 const (
@@ -334,5 +341,72 @@ func TestAdminIngestJobAndVersions(t *testing.T) {
 	s.adminError(t, http.MethodPost, "/admin/versions/0123456789abcdef/activate", "", http.StatusNotFound, "version_not_found")
 	if v := s.version(t); v != before {
 		t.Errorf("a failed activation changed the version: %s", v)
+	}
+}
+
+// TestAdminJobEndsWithTheServer checks that a running job is cancelled when the server's lifetime ends, that
+// close waits for it, and that no job starts afterwards.
+func TestAdminJobEndsWithTheServer(t *testing.T) {
+	noBackendsEnv(t)
+	site, idx := exampleSite(t)
+	captureStdout(t)
+	if err := run(context.Background(), []string{"ingest", site, "--base-url", examples.BaseURL, "--index", idx}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parseServeFlags([]string{"--index", idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r, release, err := f.openVersion(context.Background(), nil, tok, logger, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := observability.New(observability.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &reloader{dir: idx, live: retrieval.NewLive(r, release), logger: logger, metrics: metrics, name: "lakeshore",
+		open: func(ctx context.Context) (*retrieval.Retriever, func(), error) {
+			return f.openVersion(ctx, nil, tok, logger, true)
+		}}
+	defer rl.live.Close()
+
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer stuck.Close()
+	life, end := context.WithCancel(context.Background())
+	a := newAdmin(life, f, rl, logger)
+	body := fmt.Sprintf(`{"source":%q,"options":{"allow-private":true,"no-sitemaps":true}}`, stuck.URL+"/")
+	out, err := a.startJob(context.Background(), &server.Request{Body: []byte(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := out.(jobView).ID
+
+	end()
+	closed := make(chan struct{})
+	go func() {
+		a.close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("close did not return within a minute of the server's end")
+	}
+	j, err := a.findJob(&server.Request{Params: map[string]string{"id": id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := j.view(); v.State != jobCancelled || v.FinishedAt == nil {
+		t.Errorf("job after the server ended: %+v", v)
+	}
+	if _, err := a.startJob(context.Background(), &server.Request{Body: []byte(body)}); err == nil ||
+		!strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("a job started after the end: %v, want a refusal", err)
 	}
 }
