@@ -540,14 +540,14 @@ func (c *crawler) get(ctx context.Context, u string, prev Revisit) (answer, Skip
 		a.refresh = refresh
 		return a, ""
 	}
-	// A page that names another URL of the same document as its canonical (RFC 6596) is recorded under it, so
-	// its copies (a print view, a query variant, /index.html) are one page. A canonical at another path is only
-	// followed as a link: templates that name the home page (or a section's) as every page's canonical are a
-	// common mistake that would fold a whole site into one page, and true copies at other paths are dropped later
-	// by their identical content. A canonical elsewhere or out of scope is ignored.
+	// A page that names another URL on the host as its canonical (RFC 6596) is recorded under it, so its copies
+	// (a print view, a query variant) are one page. Except the home page: templates that name it as every page's
+	// canonical are a common mistake that would fold a whole site into one page, so a page at another path that
+	// names it is kept under its own URL (true copies are dropped later by their identical content) and the
+	// canonical is followed as a link. A canonical elsewhere or out of scope is ignored.
 	a.page.Links = extractLinks(body, fu, c.host, nil)
 	if canonical != "" && canonical != final && c.inScope(canonical) && c.allowed(canonical) {
-		if sameDocument(final, canonical) {
+		if pathOf(canonical) != "/" || sameDocument(final, canonical) {
 			a.page.URL, a.page.Source = canonical, final
 		} else if !slices.Contains(a.page.Links, canonical) {
 			a.page.Links = append(a.page.Links, canonical)

@@ -490,16 +490,16 @@ func TestCrawlRedirectLimit(t *testing.T) {
 	}
 }
 
-// TestCanonicalAtAnotherPath checks that a canonical naming another document (here the home page, as broken
-// templates do on every page) does not fold pages into it: each stays under its own URL, and the canonical is
-// followed as a link. One naming the same document (its index file) is honoured.
-func TestCanonicalAtAnotherPath(t *testing.T) {
+// TestCanonicalHomePage checks that a canonical naming the home page from another path, as broken templates do
+// on every page, does not fold pages into it: each stays under its own URL. A canonical naming another page is
+// honoured.
+func TestCanonicalHomePage(t *testing.T) {
 	withCanonical := func(href, text string) staticPage {
 		return staticPage{ctype: "text/html", etag: `"x"`, modified: modified,
 			body: `<html><head><link rel="canonical" href="` + href + `"></head><body><p>` + text + `</p></body></html>`}
 	}
 	s := newRevisitSite(t, map[string]staticPage{
-		"/":             htmlDoc(`"root"`, `<a href="/c/">c</a> <a href="/d/">d</a> <a href="/e/index.html">e</a>`),
+		"/":             htmlDoc(`"root"`, `<a href="/c/">c</a> <a href="/d/">d</a> <a href="/e/index.html">e</a> <a href="/f/">f</a>`),
 		"/c/":           withCanonical("{{base}}/", "page c"),
 		"/d/":           withCanonical("{{base}}/", "page d"),
 		"/e/index.html": withCanonical("{{base}}/e/", "page e"),
@@ -515,8 +515,10 @@ func TestCanonicalAtAnotherPath(t *testing.T) {
 	if p := pages["/e/"]; p.Source != "" && !strings.HasSuffix(p.Source, "/e/index.html") {
 		t.Errorf("/e/ source = %q", p.Source)
 	}
-	if _, ok := pages["/e/index.html"]; ok {
-		t.Error("/e/index.html names /e/ as its canonical and must be recorded under it")
+	for _, p := range []string{"/e/index.html", "/f/"} {
+		if _, ok := pages[p]; ok {
+			t.Errorf("%s names /e/ as its canonical and must be recorded under it", p)
+		}
 	}
 }
 
