@@ -68,8 +68,8 @@ type Entry struct {
 // heading, whose end is inferred; it takes the other's fragment if it has none, and stays at the position of
 // the first occurrence.
 //
-// Malformed markup, JSON-LD included, yields fewer entries, never an error; the error is for a pageURL that
-// does not parse.
+// A page without entries yields nil. Malformed markup, JSON-LD included, yields fewer entries, never an
+// error; the error is for a pageURL that does not parse.
 func Extract(page []byte, pageURL string) ([]Entry, error) {
 	base, err := url.Parse(pageURL)
 	if err != nil {
@@ -80,7 +80,7 @@ func Extract(page []byte, pageURL string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("faq: parse html: %w", err)
 	}
-	x := &extractor{base: base, stops: map[*html.Node]int{}, seen: map[string]int{}}
+	x := &extractor{base: base, stops: map[*html.Node]int{}, qaBlocks: map[*html.Node]bool{}, seen: map[string]int{}}
 	x.pageFAQ = isFAQTitle(doc.Find("title").First().Text()) || hasFAQToken(base.Path)
 	for _, root := range doc.Nodes {
 		x.walk(root, false, false)
@@ -108,8 +108,8 @@ type heading struct {
 // paragraph or a real heading.
 const boldLevel = 7
 
-// breakLevel is the level of <hr>, a thematic break (HTML Living Standard, "the hr element"): it ends every
-// heading's answer.
+// breakLevel is the level of what ends every heading's answer: <hr>, a thematic break (HTML Living Standard,
+// "the hr element"), and a details or dl element that holds questions of its own.
 const breakLevel = 0
 
 // noStop marks a subtree with nothing that ends an answer.
@@ -122,9 +122,10 @@ type extractor struct {
 	headings []heading
 	// stops maps a node to the lowest level of heading, bold paragraph or <hr> in its subtree (itself
 	// included); nodes with none are absent.
-	stops map[*html.Node]int
-	cands []candidate
-	seen  map[string]int // question key -> index in cands
+	stops    map[*html.Node]int
+	qaBlocks map[*html.Node]bool // the details and dl elements that hold entries
+	cands    []candidate
+	seen     map[string]int // question key -> index in cands
 }
 
 // walk visits n and its descendants in document order. chrome says n is inside site chrome, qa inside a
@@ -154,9 +155,13 @@ func (x *extractor) walk(n *html.Node, chrome, qa bool) int {
 		if !chrome {
 			switch n.DataAtom {
 			case atom.Details:
-				x.details(n, pos)
+				if x.details(n, pos) {
+					level, x.qaBlocks[n] = breakLevel, true
+				}
 			case atom.Dl:
-				x.dl(n, pos)
+				if x.dl(n, pos) {
+					level, x.qaBlocks[n] = breakLevel, true
+				}
 			case atom.Summary, atom.Dt:
 				qa = true
 			case atom.H1:
@@ -217,14 +222,14 @@ func boldOnly(p *html.Node) bool {
 	return bold == 1
 }
 
-// isChrome reports whether n is site chrome whose content is never an FAQ entry: navigation, sidebars, the
-// page's header and footer (an <article>'s or <section>'s own header and footer are content), matched by
-// element, ARIA role (WAI-ARIA landmark roles) or a few conventional ids and classes.
+// isChrome reports whether n is site chrome whose content is never an FAQ entry: navigation, sidebars,
+// footers, the page's header (an <article>'s or <section>'s own header holds its title, which may say FAQ),
+// matched by element, ARIA role (WAI-ARIA landmark roles) or a few conventional ids and classes.
 func isChrome(n *html.Node) bool {
 	switch n.DataAtom {
-	case atom.Nav, atom.Aside:
+	case atom.Nav, atom.Aside, atom.Footer:
 		return true
-	case atom.Header, atom.Footer:
+	case atom.Header:
 		for p := n.Parent; p != nil; p = p.Parent {
 			if p.DataAtom == atom.Article || p.DataAtom == atom.Section {
 				return false
@@ -323,19 +328,20 @@ func (x *extractor) entryURL(frag string) string {
 // explicit reports whether markup of kind source delimits its answer.
 func explicit(source string) bool { return source != SourceHeading }
 
-// add records an entry found at pos, merging it with an earlier one of the same question.
-func (x *extractor) add(e Entry, pos int) {
+// add records an entry found at pos, merging it with an earlier one of the same question. It reports
+// whether the entry has a question and an answer.
+func (x *extractor) add(e Entry, pos int) bool {
 	e.Question = cleanQuestion(e.Question)
 	e.Answer = cleanAnswer(e.Answer)
 	key := questionKey(e.Question)
 	if key == "" || e.Answer == "" {
-		return
+		return false
 	}
 	i, ok := x.seen[key]
 	if !ok {
 		x.seen[key] = len(x.cands)
 		x.cands = append(x.cands, candidate{Entry: e, pos: pos})
-		return
+		return true
 	}
 	old := &x.cands[i]
 	keep, other := old.Entry, e
@@ -347,11 +353,15 @@ func (x *extractor) add(e Entry, pos int) {
 	}
 	old.Entry = keep
 	old.pos = min(old.pos, pos)
+	return true
 }
 
 // result returns the entries in document order.
 func (x *extractor) result() []Entry {
 	sort.SliceStable(x.cands, func(i, j int) bool { return x.cands[i].pos < x.cands[j].pos })
+	if len(x.cands) == 0 {
+		return nil
+	}
 	out := make([]Entry, len(x.cands))
 	for i, c := range x.cands {
 		out[i] = c.Entry

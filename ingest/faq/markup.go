@@ -20,8 +20,9 @@ func question(el *html.Node) (string, bool) {
 
 // details adds a <details> element whose summary (its first <summary> child, HTML Living Standard, "the
 // details element") is a question, with the rest of its content as the answer. Details used as menus or "show
-// more" toggles have summaries that are not questions, or content that is mostly links.
-func (x *extractor) details(d *html.Node, pos int) {
+// more" toggles have summaries that are not questions, or content that is mostly links. It reports whether
+// the element holds an entry.
+func (x *extractor) details(d *html.Node, pos int) bool {
 	var summary *html.Node
 	for c := d.FirstChild; c != nil; c = c.NextSibling {
 		if c.Type == html.ElementNode && c.DataAtom == atom.Summary {
@@ -30,11 +31,11 @@ func (x *extractor) details(d *html.Node, pos int) {
 		}
 	}
 	if summary == nil {
-		return
+		return false
 	}
 	q, ok := question(summary)
 	if !ok {
-		return
+		return false
 	}
 	w := &textWriter{}
 	for c := d.FirstChild; c != nil; c = c.NextSibling {
@@ -43,9 +44,9 @@ func (x *extractor) details(d *html.Node, pos int) {
 		}
 	}
 	if w.menuLike() {
-		return
+		return false
 	}
-	x.add(Entry{Question: q, Answer: w.String(), URL: x.entryURL(fragment(summary, d)), Source: SourceDetails}, pos)
+	return x.add(Entry{Question: q, Answer: w.String(), URL: x.entryURL(fragment(summary, d)), Source: SourceDetails}, pos)
 }
 
 // dlGroup is one name-value group of a <dl>: one or more <dt> followed by one or more <dd>.
@@ -54,8 +55,9 @@ type dlGroup struct{ dts, dds []*html.Node }
 // dl adds the question terms of a <dl> that reads as a list of questions and answers: at least half of its
 // terms are questions, so a glossary with a stray question mark is not one. A group's description is the
 // answer; when a group has several question terms (HTML Living Standard, "the dl element": several names
-// for one value), the first is the question and the others its alternatives.
-func (x *extractor) dl(n *html.Node, pos int) {
+// for one value), the first is the question and the others its alternatives. It reports whether the list
+// holds an entry.
+func (x *extractor) dl(n *html.Node, pos int) bool {
 	var groups []dlGroup
 	var items func(*html.Node)
 	items = func(p *html.Node) {
@@ -114,8 +116,9 @@ func (x *extractor) dl(n *html.Node, pos int) {
 		}
 	}
 	if questions == 0 || 2*questions < terms {
-		return
+		return false
 	}
+	added := false
 	for _, f := range found {
 		w := &textWriter{}
 		for _, dd := range f.group.dds {
@@ -135,9 +138,12 @@ func (x *extractor) dl(n *html.Node, pos int) {
 				alts = append(alts, q)
 			}
 		}
-		x.add(Entry{Question: f.qs[0], Answer: w.String(), URL: x.entryURL(f.frag), Alternatives: alts,
-			Source: SourceDL}, pos)
+		if x.add(Entry{Question: f.qs[0], Answer: w.String(), URL: x.entryURL(f.frag), Alternatives: alts,
+			Source: SourceDL}, pos) {
+			added = true
+		}
 	}
+	return added
 }
 
 // headingEntries adds the question headings that stand in an FAQ context, each with the content after it.
@@ -216,8 +222,8 @@ func (x *extractor) faqContext(i int) bool {
 // the heading in its own parent ("<div class="q"><h3>...</h3></div><div class="a">...</div>").
 const maxClimb = 3
 
-// following writes the content after heading h up to the next heading of level at most level, an <hr>, or
-// the end of h's parent. Only when h is the last thing with text in its parent does the answer continue
+// following writes the content after heading h up to the next heading of level at most level, an <hr>, a
+// details or dl element with questions of its own, or the end of h's parent. Only when h is the last thing with text in its parent does the answer continue
 // after the parent, up to maxClimb levels up; it never continues past the end of a parent that held content,
 // so a page's last question does not take in what follows the FAQ.
 func (x *extractor) following(w *textWriter, h *html.Node, level int) {
@@ -240,8 +246,8 @@ func (x *extractor) following(w *textWriter, h *html.Node, level int) {
 	}
 }
 
-// until writes n, stopping before the first heading of level at most level (or <hr>) in it; it reports
-// whether it stopped.
+// until writes n, stopping before the first heading of level at most level (or <hr>, or details or dl with
+// entries) in it; it reports whether it stopped.
 func (x *extractor) until(w *textWriter, n *html.Node, level int) bool {
 	if w.full() {
 		return true
@@ -251,7 +257,7 @@ func (x *extractor) until(w *textWriter, n *html.Node, level int) bool {
 		w.node(n)
 		return false
 	}
-	if _, isHeading := headingLevel(n); isHeading || n.DataAtom == atom.Hr {
+	if _, isHeading := headingLevel(n); isHeading || n.DataAtom == atom.Hr || x.qaBlocks[n] {
 		return true
 	}
 	if w.skip(n) {

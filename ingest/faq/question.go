@@ -73,15 +73,18 @@ func endsWithQuestionMark(s string) bool {
 }
 
 // readsAsQuestion reports whether q, a cleaned question text, reads as a question: it ends with a question
-// mark and has 2 to maxQuestionWords words, or it has 3 to maxBareQuestionWords words and opens like an
-// English question. It is deliberately strict: an entry found here may answer a visitor without a model.
+// mark and has 2 to maxQuestionWords words (or is one run of at least 5 non-ASCII characters), or it has 3
+// to maxBareQuestionWords words and opens like an English question. It is deliberately strict: an entry
+// found here may answer a visitor without a model.
 func readsAsQuestion(q string) bool {
 	if len(q) > maxQuestionBytes {
 		return false
 	}
 	words := strings.Fields(q)
 	if endsWithQuestionMark(q) {
-		return len(words) >= 2 && len(words) <= maxQuestionWords
+		// Scripts written without spaces (Chinese, Japanese) put a whole question in one "word".
+		unspaced := len(words) == 1 && utf8.RuneCountInString(words[0]) >= 5 && !isASCII(words[0])
+		return (len(words) >= 2 || unspaced) && len(words) <= maxQuestionWords
 	}
 	if len(words) < 3 || len(words) > maxBareQuestionWords {
 		return false
@@ -98,6 +101,15 @@ func readsAsQuestion(q string) bool {
 		return isSubject(second)
 	}
 	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func isEdgePunct(r rune) bool { return unicode.IsPunct(r) && r != '\'' && r != '’' }
