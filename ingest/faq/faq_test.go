@@ -104,10 +104,12 @@ func jsonldTests() []extractTest {
 		{name: "fragment from url or @id", html: jsonld(`{"@type":"FAQPage","mainEntity":[
 			{"@type":"Question","url":"https://example.org/help/#refunds","name":"Do you refund?","acceptedAnswer":{"text":"Within 30 days."}},
 			{"@type":"Question","@id":"#ship","name":"Do you ship abroad?","acceptedAnswer":{"text":"To the EU."}},
+			{"@type":"Question","url":"http://EXAMPLE.org/help#tax","name":"Is tax included?","acceptedAnswer":{"text":"Yes."}},
 			{"@type":"Question","url":"https://example.org/other/#x","name":"Is this elsewhere?","acceptedAnswer":{"text":"Yes."}}]}`),
 			want: []Entry{
 				{Question: "Do you refund?", Answer: "Within 30 days.", URL: page + "#refunds", Source: SourceJSONLD},
 				{Question: "Do you ship abroad?", Answer: "To the EU.", URL: page + "#ship", Source: SourceJSONLD},
+				{Question: "Is tax included?", Answer: "Yes.", URL: page + "#tax", Source: SourceJSONLD},
 				{Question: "Is this elsewhere?", Answer: "Yes.", URL: page, Source: SourceJSONLD},
 			}},
 		{name: "malformed block skipped", html: jsonld(`{"@type":"FAQPage","mainEntity":[{"name":"Broken?",}]}`,
@@ -391,6 +393,10 @@ func TestCleanQuestion(t *testing.T) {
 		{"Is it done?¶", "Is it done?"},
 		{"Quick question?", "Quick question?"},
 		{"2024 plans?", "2024 plans?"},
+		{"Q:Why?", "Why?"},
+		{"Q-tips?", "Q-tips?"},
+		{"3.5 mm jacks?", "3.5 mm jacks?"},
+		{"Question: what now?", "what now?"},
 	} {
 		if got := cleanQuestion(tt.in); got != tt.want {
 			t.Errorf("cleanQuestion(%q) = %q, want %q", tt.in, got, tt.want)

@@ -2,6 +2,7 @@ package faq
 
 import (
 	"encoding/json"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -114,12 +115,17 @@ func (x *extractor) jsonFragment(ref string) string {
 	if err != nil || u.Fragment == "" {
 		return ""
 	}
-	frag := u.Fragment
-	u.Fragment, u.RawFragment = "", ""
-	if u.String() != x.base.String() {
+	if !sameDocument(u, x.base) {
 		return ""
 	}
-	return frag
+	return u.Fragment
+}
+
+// sameDocument reports whether u addresses the document base, leaving aside the fragment, the case of the
+// host, a trailing slash and the scheme (pages served over https often describe themselves as http).
+func sameDocument(u, base *url.URL) bool {
+	return strings.EqualFold(u.Host, base.Host) && u.RawQuery == base.RawQuery &&
+		strings.TrimSuffix(u.EscapedPath(), "/") == strings.TrimSuffix(base.EscapedPath(), "/")
 }
 
 // hasType reports whether a JSON-LD node's @type is, or lists, the schema.org type name, written as a term

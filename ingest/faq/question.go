@@ -115,7 +115,9 @@ func isASCII(s string) bool {
 func isEdgePunct(r rune) bool { return unicode.IsPunct(r) && r != '\'' && r != '’' }
 
 // questionPrefix matches the labels FAQs put before a question: "Q:", "Q1.", "Question 3 -", "1.", "2)".
-var questionPrefix = regexp.MustCompile(`^(?i:(?:q|question)\s*\d{0,3}\s*[:.)\-–—]\s*|\d{1,3}\s*[.)]\s+)`)
+// Apart from a colon, the label is followed by a space, so "Q-tips?" and "3.5 mm jacks?" keep their start.
+var questionPrefix = regexp.MustCompile(`^(?i:q(?:uestion)?\s*\d{0,3}\s*:\s*|q(?:uestion)?\s*\d{0,3}\s*[.)]\s+|` +
+	`q(?:uestion)?\s*\d{0,3}\s+[\-–—]\s+|\d{1,3}\s*[.)]\s+)`)
 
 // answerPrefix matches the label of an answer: "A:", "A.", "Answer:".
 var answerPrefix = regexp.MustCompile(`^(?i:(?:a|answer)\s*[:.\-–—]\s+|answer:)`)
