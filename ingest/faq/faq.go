@@ -95,17 +95,19 @@ type candidate struct {
 	pos int // document position of the markup
 }
 
-// heading is a heading or bold-paragraph heading, in document order.
+// heading is a heading, or a paragraph or list item that serves as one, in document order.
 type heading struct {
-	n     *html.Node // the h1-h6, or the <p>
+	n     *html.Node // the h1-h6, <p> or <li>
+	bold  *html.Node // for boldLevel, the bold text that is the heading
+	runIn bool       // for boldLevel, the answer starts after bold, inside n
 	level int        // 1-6, or boldLevel
 	pos   int
 	text  string
 	qa    bool // inside a <summary> or <dt>: the details or dl rule owns it
 }
 
-// boldLevel is the level of a paragraph that is only bold text: below h6, so it ends only at another such
-// paragraph or a real heading.
+// boldLevel is the level of a paragraph or list item headed by bold text: below h6, so it ends only at
+// another such paragraph or a real heading.
 const boldLevel = 7
 
 // breakLevel is the level of what ends every heading's answer: <hr>, a thematic break (HTML Living Standard,
@@ -147,7 +149,14 @@ func (x *extractor) walk(n *html.Node, chrome, qa bool) int {
 		if l, ok := headingLevel(n); ok {
 			level = l
 			if !chrome {
-				x.headings = append(x.headings, heading{n: n, level: l, pos: pos, text: cleanQuestion(firstText(n)), qa: qa})
+				h := heading{n: n, level: l, pos: pos, qa: qa}
+				title := n
+				if l == boldLevel {
+					h.bold, h.runIn = leadBold(n)
+					title = h.bold
+				}
+				h.text = cleanQuestion(firstText(title))
+				x.headings = append(x.headings, h)
 			}
 		} else if n.DataAtom == atom.Hr {
 			level = breakLevel
@@ -186,40 +195,44 @@ func firstText(n *html.Node) string {
 	return s
 }
 
-// headingLevel reports the level of an h1-h6, or boldLevel for a paragraph that is only bold text.
+// headingLevel reports the level of n as a heading: 1-6 for h1-h6, boldLevel for a paragraph used as a
+// heading ("<p><strong>How do I apply?</strong></p>") and for a paragraph or list item that opens with a
+// bold question run in with its answer ("<p><b>Is it free?</b> Yes, ...</p>").
 func headingLevel(n *html.Node) (int, bool) {
 	switch n.DataAtom {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		return int(n.Data[1] - '0'), true
-	case atom.P:
-		if boldOnly(n) {
+	case atom.P, atom.Li:
+		if b, rest := leadBold(n); b != nil && (rest && runInQuestion(b) || !rest && n.DataAtom == atom.P) {
 			return boldLevel, true
 		}
 	}
 	return 0, false
 }
 
-// boldOnly reports whether p holds one <strong> or <b> and nothing else but white space and line breaks:
-// "<p><strong>How do I apply?</strong></p>", a paragraph used as a heading.
-func boldOnly(p *html.Node) bool {
-	bold := 0
-	for c := p.FirstChild; c != nil; c = c.NextSibling {
-		switch c.Type {
-		case html.TextNode:
-			if strings.TrimSpace(c.Data) != "" {
-				return false
-			}
-		case html.ElementNode:
-			switch c.DataAtom {
-			case atom.Strong, atom.B:
-				bold++
-			case atom.Br:
-			default:
-				return false
-			}
+// leadBold returns the <strong> or <b> that n opens with, nothing but white space before it, and whether
+// anything but white space and line breaks follows it.
+func leadBold(n *html.Node) (bold *html.Node, rest bool) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.CommentNode || c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
+		case bold == nil && c.Type == html.ElementNode && (c.DataAtom == atom.Strong || c.DataAtom == atom.B):
+			bold = c
+		case bold == nil:
+			return nil, false
+		case c.Type == html.ElementNode && c.DataAtom == atom.Br:
+		default:
+			return bold, true
 		}
 	}
-	return bold == 1
+	return bold, false
+}
+
+// runInQuestion reports whether a bold run-in opens its paragraph with a question: it must end with a
+// question mark, since the bold words of a paragraph ("Note", "Tip", "Warning") are not otherwise questions.
+func runInQuestion(bold *html.Node) bool {
+	q := cleanQuestion(firstText(bold))
+	return endsWithQuestionMark(q) && readsAsQuestion(q)
 }
 
 // isChrome reports whether n is site chrome whose content is never an FAQ entry: navigation, sidebars,

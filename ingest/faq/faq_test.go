@@ -255,6 +255,18 @@ func headingTests() []extractTest {
 				{Question: "How do I declare my major?", Answer: "Apply to the college.\n\nThen enrol.", URL: page + "#declare", Source: SourceHeading},
 				{Question: "Will I have time for other courses?", Answer: "Some.", URL: page, Source: SourceHeading},
 			}},
+		{name: "bold run-in questions", html: faqSection(`
+			<h2 id="faqs">FAQs</h2>
+			<p><strong>Can anyone edit a page?</strong> Only people with a signed CLA.</p><p>Anyone may comment.</p>
+			<p><b>Is it backed up?</b> Yes.</p>
+			<ul><li><strong>How do I archive a release?</strong> Delete it; it is archived already.</li><li>Another point.</li></ul>
+			<p><strong>Note:</strong> bold without a question mark opens no question.</p>`),
+			want: []Entry{
+				{Question: "Can anyone edit a page?", Answer: "Only people with a signed CLA.\n\nAnyone may comment.", URL: page, Source: SourceHeading},
+				// The list holds a question, so the answer before it ends there.
+				{Question: "Is it backed up?", Answer: "Yes.", URL: page, Source: SourceHeading},
+				{Question: "How do I archive a release?", Answer: "Delete it; it is archived already.", URL: page, Source: SourceHeading},
+			}},
 		{name: "not questions, links, empty answers", html: faqSection(`
 			<h2>FAQ</h2>
 			<h3>How to install</h3><p>Steps.</p>

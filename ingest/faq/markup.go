@@ -146,26 +146,37 @@ func (x *extractor) dl(n *html.Node, pos int) bool {
 	return added
 }
 
-// headingEntries adds the question headings that stand in an FAQ context, each with the content after it.
+// headingEntries adds the question headings that stand in an FAQ context, each with the content after it (for
+// a bold run-in question, the rest of its paragraph or list item first).
+//
+// A question heading counts only in an FAQ context: the page's title, an h1 or its URL says FAQ
+// (extractor.pageFAQ), one of the headings of the sections enclosing it says FAQ (faqSections), or the heading
+// or an element around it says so (faqElement). Outside such a context, question headings are rhetorical more
+// often than not: blog posts ("What happened?") and interviews ("Where do you live?").
 func (x *extractor) headingEntries() {
+	inFAQ := x.faqSections()
 	for i, h := range x.headings {
 		if h.level < 2 || h.qa {
 			continue
 		}
 		head := h.n
-		if h.level == boldLevel {
-			for c := h.n.FirstChild; c != nil; c = c.NextSibling {
-				if c.DataAtom == atom.Strong || c.DataAtom == atom.B {
-					head = c
-				}
-			}
+		if h.bold != nil {
+			head = h.bold
 		}
 		q, ok := question(head)
-		if !ok || !x.faqContext(i) {
+		if !ok || !(x.pageFAQ || inFAQ[i] || faqElement(h.n)) {
 			continue
 		}
 		w := &textWriter{limit: 2 * MaxHeadingAnswer}
-		x.following(w, h.n, h.level)
+		if h.runIn {
+			for c := h.bold.NextSibling; c != nil; c = c.NextSibling {
+				w.node(c)
+			}
+		}
+		if !h.runIn || h.n.DataAtom == atom.P {
+			// A list item's run-in answer ends with the item; a paragraph's may go on in the paragraphs after.
+			x.following(w, h.n, h.level)
+		}
 		if w.menuLike() {
 			continue
 		}
@@ -178,16 +189,30 @@ func (x *extractor) headingEntries() {
 	}
 }
 
-// faqContext reports whether the i'th heading stands where the page announces questions and answers: the
-// page's title, an h1 or its URL says FAQ, the heading's or an enclosing element's id or class says faq (or it is schema.org
-// FAQPage microdata), or one of the headings of the sections enclosing it says FAQ. Outside such a context,
-// question headings are rhetorical more often than not: blog posts ("What happened?") and interviews ("Where
-// do you live?").
-func (x *extractor) faqContext(i int) bool {
-	if x.pageFAQ {
-		return true
+// faqSections reports for each heading whether a heading of a section enclosing it (a preceding heading of a
+// higher level, and so on up) says FAQ: "Billing" under "Frequently asked questions" is in one.
+func (x *extractor) faqSections() []bool {
+	type section struct {
+		level int
+		faq   bool // this heading or an enclosing one says FAQ
 	}
-	for p := x.headings[i].n; p != nil; p = p.Parent {
+	var open []section
+	in := make([]bool, len(x.headings))
+	for i, h := range x.headings {
+		for len(open) > 0 && open[len(open)-1].level >= h.level {
+			open = open[:len(open)-1]
+		}
+		outer := len(open) > 0 && open[len(open)-1].faq
+		in[i] = outer
+		open = append(open, section{h.level, outer || isFAQTitle(h.text)})
+	}
+	return in
+}
+
+// faqElement reports whether n or an element around it has an id or class that says faq, or is schema.org
+// FAQPage microdata.
+func faqElement(n *html.Node) bool {
+	for p := n; p != nil; p = p.Parent {
 		if p.Type != html.ElementNode {
 			continue
 		}
@@ -204,17 +229,6 @@ func (x *extractor) faqContext(i int) bool {
 			}
 		}
 	}
-	level := x.headings[i].level
-	for j := i - 1; j >= 0 && level > 1; j-- {
-		h := x.headings[j]
-		if h.level >= level {
-			continue
-		}
-		if isFAQTitle(h.text) {
-			return true
-		}
-		level = h.level
-	}
 	return false
 }
 
@@ -223,19 +237,18 @@ func (x *extractor) faqContext(i int) bool {
 const maxClimb = 3
 
 // following writes the content after heading h up to the next heading of level at most level, an <hr>, a
-// details or dl element with questions of its own, or the end of h's parent. Only when h is the last thing with text in its parent does the answer continue
-// after the parent, up to maxClimb levels up; it never continues past the end of a parent that held content,
-// so a page's last question does not take in what follows the FAQ.
+// details or dl element with questions of its own, or the end of h's parent. Only when nothing with text has
+// been written by then does the answer continue after the parent, up to maxClimb levels up; it never continues
+// past the end of a parent that held content, so a page's last question does not take in what follows the FAQ.
 func (x *extractor) following(w *textWriter, h *html.Node, level int) {
 	n := h
 	for climb := 0; climb <= maxClimb && n != nil; climb++ {
-		before := w.chars
 		for s := n.NextSibling; s != nil; s = s.NextSibling {
 			if x.until(w, s, level) {
 				return
 			}
 		}
-		if w.chars > before {
+		if w.chars > 0 {
 			return
 		}
 		n = n.Parent
