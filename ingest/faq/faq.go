@@ -6,8 +6,9 @@
 //   - <details> elements whose <summary> is a question (HTML Living Standard, "the details element");
 //   - <dl> lists whose terms are questions and whose descriptions answer them (HTML Living Standard, "the dl
 //     element");
-//   - question headings, h2 to h6 or a paragraph that is only bold text, inside a section the page calls its
-//     FAQ, with the content up to the next heading of the same or a higher level as the answer.
+//   - question headings inside a section the page calls its FAQ: h2 to h6, with the content up to the next
+//     heading of the same or a higher level as the answer, and paragraphs that are only bold text or open
+//     with a bold question ("<p><b>Is it free?</b> Yes.</p>"), answered up to the next such paragraph.
 //
 // An entry may answer a visitor directly, without a model, so the rules favour precision over recall: a
 // heading, summary or term must read as a question, question headings count only where the page, the
@@ -122,8 +123,8 @@ type extractor struct {
 	pageFAQ  bool // the title, an h1 or the URL says FAQ
 	pos      int
 	headings []heading
-	// stops maps a node to the lowest level of heading, bold paragraph or <hr> in its subtree (itself
-	// included); nodes with none are absent.
+	// stops maps a node to the lowest level of what ends an answer in its subtree, itself included:
+	// headings, bold paragraphs, and at breakLevel <hr> and qaBlocks. Nodes with none are absent.
 	stops    map[*html.Node]int
 	qaBlocks map[*html.Node]bool // the details and dl elements that hold entries
 	cands    []candidate
