@@ -237,11 +237,11 @@ func runInQuestion(bold *html.Node) bool {
 }
 
 // isChrome reports whether n is site chrome whose content is never an FAQ entry: navigation, sidebars,
-// footers, the page's header (an <article>'s or <section>'s own header holds its title, which may say FAQ),
+// footers, templates (never rendered as they stand), the page's header (an <article>'s or <section>'s own header holds its title, which may say FAQ),
 // matched by element, ARIA role (WAI-ARIA landmark roles) or a few conventional ids and classes.
 func isChrome(n *html.Node) bool {
 	switch n.DataAtom {
-	case atom.Nav, atom.Aside, atom.Footer:
+	case atom.Nav, atom.Aside, atom.Footer, atom.Template:
 		return true
 	case atom.Header:
 		for p := n.Parent; p != nil; p = p.Parent {

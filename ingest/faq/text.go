@@ -19,9 +19,8 @@ const (
 
 // textWriter renders HTML as whitespace-normalised text: paragraphs and other blocks separated by a blank
 // line, list items on lines of their own as "- item", line breaks, table rows and the lines of preformatted
-// text as new lines, runs of other white space as one space. In inline mode
-// (for questions) every break is a space. It also counts the text inside links to other pages, so callers can
-// tell a menu from an answer.
+// text as new lines, runs of other white space as one space. In inline mode (for questions) every break is a
+// space. It also counts the text inside links to other pages, so callers can tell a menu from an answer.
 type textWriter struct {
 	b       strings.Builder
 	inline  bool
@@ -29,6 +28,7 @@ type textWriter struct {
 	prefix  string // list marker owed before the next word
 	limit   int    // bytes after which nothing more is written; 0 for none
 	pre     int    // depth of <pre> elements around the current node
+	lists   int    // depth of <ul> and <ol> elements around the current node
 
 	inLink          int // depth of links to other pages around the current node
 	links           int // links to other pages rendered
@@ -162,6 +162,14 @@ func (w *textWriter) open(n *html.Node) {
 	case atom.Pre:
 		w.pre++
 		w.brk(sepParagraph)
+	case atom.Ul, atom.Ol:
+		// A list inside a list item goes on at the next line.
+		if w.lists > 0 {
+			w.brk(sepLine)
+		} else {
+			w.brk(sepParagraph)
+		}
+		w.lists++
 	default:
 		if isBlock(n.DataAtom) {
 			w.brk(sepParagraph)
@@ -171,7 +179,10 @@ func (w *textWriter) open(n *html.Node) {
 
 func (w *textWriter) close(n *html.Node) {
 	switch n.DataAtom {
-	case atom.Li, atom.Tr, atom.Dt, atom.Dd:
+	case atom.Li:
+		w.prefix = "" // an empty item leaves no marker for the text after it
+		w.brk(sepLine)
+	case atom.Tr, atom.Dt, atom.Dd:
 		w.brk(sepLine)
 	case atom.Td, atom.Th:
 		w.brk(sepSpace)
@@ -182,6 +193,13 @@ func (w *textWriter) close(n *html.Node) {
 	case atom.Pre:
 		w.pre--
 		w.brk(sepParagraph)
+	case atom.Ul, atom.Ol:
+		w.lists--
+		if w.lists > 0 {
+			w.brk(sepLine)
+		} else {
+			w.brk(sepParagraph)
+		}
 	default:
 		if isBlock(n.DataAtom) {
 			w.brk(sepParagraph)
