@@ -277,7 +277,8 @@ func isChrome(n *html.Node) bool {
 
 // fragment returns the id that addresses a question: that of one of the elements (the question's element
 // first, then the elements holding it), else that of an element or named anchor inside the first, else that
-// of an empty anchor just before the first ("<a name="q3"></a><h3>...").
+// of an empty anchor just before the first ("<a name="q3"></a><h3>..."), else that of the first's parent when
+// the first opens it.
 func fragment(elems ...*html.Node) string {
 	for _, n := range elems {
 		if id := nodeID(n); id != "" {
@@ -324,7 +325,20 @@ func fragment(elems ...*html.Node) string {
 		}
 		break
 	}
+	if p := elems[0].Parent; p != nil && p.Type == html.ElementNode && firstElement(p) == elems[0] {
+		// A wrapper per entry, opened by the question: "<div id="faq-3"><h3>...</h3>...</div>".
+		return nodeID(p)
+	}
 	return ""
+}
+
+func firstElement(n *html.Node) *html.Node {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			return c
+		}
+	}
+	return nil
 }
 
 func nodeID(n *html.Node) string {

@@ -276,6 +276,14 @@ func headingTests() []extractTest {
 			<h3>Is there an empty one?</h3>
 			<h3>Is the permalink dropped?<a class="headerlink" href="#perma">¶</a></h3><p>It is.</p>`),
 			want: []Entry{{Question: "Is the permalink dropped?", Answer: "It is.", URL: page, Source: SourceHeading}}},
+		{name: "microdata and a wrapper per entry", html: faqSection(`
+			<div itemscope itemtype="https://schema.org/FAQPage">
+			 <div id="faq-question-1" itemscope itemprop="mainEntity" itemtype="https://schema.org/Question">
+			  <h3 itemprop="name">What is the return window?</h3>
+			  <div itemscope itemprop="acceptedAnswer" itemtype="https://schema.org/Answer"><div itemprop="text"><p>Thirty days.</p></div></div>
+			 </div>
+			</div>`),
+			want: []Entry{{Question: "What is the return window?", Answer: "Thirty days.", URL: page + "#faq-question-1", Source: SourceHeading}}},
 		{name: "hr and parent end the answer", html: faqSection(`
 			<section class="faq"><h3>Is it open source?</h3><p>Yes.</p></section><p>Unrelated footer-ish text.</p>
 			<div class="faq"><h3>Is it fast?</h3><p>Very.</p><hr><p>A new topic.</p></div>`),
