@@ -69,8 +69,9 @@ type Entry struct {
 // heading, whose end is inferred; it takes the other's fragment if it has none, and stays at the position of
 // the first occurrence.
 //
-// A page without entries yields nil. Malformed markup, JSON-LD included, yields fewer entries, never an
-// error; the error is for a pageURL that does not parse.
+// A page without entries yields nil. Malformed markup, JSON-LD included, yields fewer entries, not an error;
+// the errors are for a pageURL that does not parse and for a page the HTML parser refuses (golang.org/x/net/html
+// stops at elements nested more than 512 deep).
 func Extract(page []byte, pageURL string) ([]Entry, error) {
 	base, err := url.Parse(pageURL)
 	if err != nil {
