@@ -238,8 +238,9 @@ func runInQuestion(bold *html.Node) bool {
 }
 
 // isChrome reports whether n is site chrome whose content is never an FAQ entry: navigation, sidebars,
-// footers, templates (never rendered as they stand), the page's header (an <article>'s or <section>'s own header holds its title, which may say FAQ),
-// matched by element, ARIA role (WAI-ARIA landmark roles) or a few conventional ids and classes.
+// footers, templates (never rendered as they stand) and the page's header (an <article>'s or <section>'s own
+// header holds its title, which may say FAQ), matched by element, ARIA role (WAI-ARIA landmark roles) or a
+// few conventional ids and classes.
 func isChrome(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.Nav, atom.Aside, atom.Footer, atom.Template:
