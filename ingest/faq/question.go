@@ -51,6 +51,28 @@ func isSubject(w string) bool {
 	return false
 }
 
+// hasContentWord reports whether a question has a word besides question words, auxiliaries and pointers:
+// "What's this?" and "What does that mean?" ask about something the page shows, and read as nothing on their
+// own. Persons count as content: "Where are you?" asks something of the site.
+func hasContentWord(words []string) bool {
+	for _, w := range words {
+		w = strings.ToLower(strings.TrimFunc(w, isEdgePunct))
+		if w == "" || whContraction(w) || isAuxiliary(w) {
+			continue
+		}
+		if wh, _ := questionStart(w); wh {
+			continue
+		}
+		switch strings.ReplaceAll(w, "’", "'") {
+		case "this", "that", "these", "those", "it", "there", "here", "the", "a", "an", "mean", "means", "so",
+			"about", "else", "not", "that's", "it's", "there's":
+			continue
+		}
+		return true
+	}
+	return false
+}
+
 // whContraction reports whether w is a wh-word joined to "is" or "has" ("what's", "how’s").
 func whContraction(w string) bool {
 	w = strings.ReplaceAll(w, "’", "'")
@@ -81,6 +103,9 @@ func readsAsQuestion(q string) bool {
 		return false
 	}
 	words := strings.Fields(q)
+	if !hasContentWord(words) {
+		return false
+	}
 	if endsWithQuestionMark(q) {
 		// Scripts written without spaces (Chinese, Japanese) put a whole question in one "word".
 		unspaced := len(words) == 1 && utf8.RuneCountInString(words[0]) >= 5 && !isASCII(words[0])
