@@ -58,8 +58,14 @@ func TestCorpus(t *testing.T) {
 		}
 		all = append(all, entries...)
 	}
-	t.Logf("%d pages, %d with entries; entries: %d jsonld, %d details, %d dl, %d heading", len(files), pages,
-		counts[SourceJSONLD], counts[SourceDetails], counts[SourceDL], counts[SourceHeading])
+	distinct := map[string]bool{}
+	for _, e := range all {
+		distinct[questionKey(e.Question)] = true
+	}
+	// Sites repeat an FAQ on several pages; Extract deduplicates within a page only.
+	t.Logf("%d pages, %d with entries; entries: %d jsonld, %d details, %d dl, %d heading; %d distinct questions",
+		len(files), pages, counts[SourceJSONLD], counts[SourceDetails], counts[SourceDL], counts[SourceHeading],
+		len(distinct))
 	// An even spread over the entries, so the sample is the same from run to run.
 	const sample = 10
 	for i := 0; i < sample && i < len(all); i++ {
