@@ -154,7 +154,7 @@ func (r *run) applyEdits(docs []*doc) ([]*doc, error) {
 	}
 	r.forced = make(map[string]bool, len(e.Put))
 	for _, u := range slices.Sorted(maps.Keys(e.Put)) {
-		d, err := putDoc(cleaner, e.Put[u])
+		d, err := putDoc(cleaner, e.Put[u], r.cfg.Logger)
 		if err != nil {
 			r.cfg.Logger.Warn("put page left out", "url", u, "err", err)
 			continue
@@ -169,8 +169,8 @@ func (r *run) applyEdits(docs []*doc) ([]*doc, error) {
 // ErrNoContent is returned for a put page that has no readable content.
 var ErrNoContent = errors.New("no readable content")
 
-// putDoc turns a put page into a doc.
-func putDoc(cleaner *clean.Cleaner, p PutPage) (*doc, error) {
+// putDoc turns a put page into a doc; an HTML page keeps the FAQ entries it marks up, as a crawled one does.
+func putDoc(cleaner *clean.Cleaner, p PutPage, logger *slog.Logger) (*doc, error) {
 	d := &doc{url: p.URL}
 	switch {
 	case p.HTML != "":
@@ -181,6 +181,7 @@ func putDoc(cleaner *clean.Cleaner, p PutPage) (*doc, error) {
 		d.title, d.markdown, d.rawHash = c.Title, c.Markdown, sha([]byte(p.HTML))
 		d.links = crawl.Links([]byte(p.HTML), p.URL)
 		d.discovered = d.links
+		d.faq = pageFAQ([]byte(p.HTML), p.URL, logger)
 	default:
 		d.markdown = strings.TrimSpace(p.Markdown) + "\n"
 		d.title = markdownTitle(d.markdown)
@@ -223,7 +224,7 @@ func CheckPut(dir string, p PutPage) error {
 	if err != nil {
 		return fmt.Errorf("check put page: %w", err)
 	}
-	_, err = putDoc(cleaner, p)
+	_, err = putDoc(cleaner, p, slog.New(slog.DiscardHandler))
 	return err
 }
 
@@ -290,7 +291,7 @@ func docsOf(ix *index.Index, edits *Edits) []*doc {
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
 		d := &doc{url: p.URL, title: p.Title, markdown: p.Markdown, hash: p.Hash, rawHash: p.RawHash, etag: p.ETag,
-			lastModified: p.LastModified, source: p.Source, fetched: p.Fetched}
+			lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, faq: p.FAQ}
 		d.links = make([]string, 0, len(p.Links))
 		for _, l := range p.Links {
 			d.links = append(d.links, ix.Pages[l].URL)

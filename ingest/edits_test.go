@@ -204,3 +204,31 @@ func TestApplyToCrawledIndex(t *testing.T) {
 		t.Error("the re-crawl lost the put page")
 	}
 }
+
+// TestApplyKeepsFAQ checks that Apply keeps the FAQ entries of the pages it reuses and extracts those of a put
+// HTML page.
+func TestApplyKeepsFAQ(t *testing.T) {
+	files := smallSite()
+	files["admissions/index.html"] = strings.Replace(page("Admissions help", "admissions"), "</main>",
+		`<h2>Frequently asked questions</h2><details><summary>When are acceptance letters sent?</summary>`+
+			`<p>Letters go out by March 31.</p></details></main>`, 1)
+	src, dir := writeSite(t, t.TempDir(), files), filepath.Join(t.TempDir(), "ix")
+	ingestSite(t, src, dir, nil)
+	before, _ := load(t, dir).PageByURL(siteBase + "admissions/")
+	if len(before.FAQ) == 0 {
+		t.Fatal("the admissions page has no FAQ entries to keep")
+	}
+	e := &Edits{}
+	e.PutPage(PutPage{URL: siteBase + "housing/", HTML: strings.Replace(page("Housing help", "housing"), "</main>",
+		`<h2>FAQ</h2><details><summary>Can first-year students bring a car?</summary><p>Only with a permit.</p></details></main>`, 1)})
+	apply(t, dir, e)
+	ix := load(t, dir)
+	after, _ := ix.PageByURL(siteBase + "admissions/")
+	if diff := cmp.Diff(before.FAQ, after.FAQ); diff != "" {
+		t.Errorf("a reused page's FAQ (-want +got):\n%s", diff)
+	}
+	put, _ := ix.PageByURL(siteBase + "housing/")
+	if len(put.FAQ) != 1 || put.FAQ[0].Answer != "Only with a permit." {
+		t.Errorf("the put page's FAQ: %+v", put.FAQ)
+	}
+}
