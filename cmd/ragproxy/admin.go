@@ -117,6 +117,8 @@ type pageView struct {
 	Component int    `json:"component"`
 	Chunks    int    `json:"chunks"`
 	Links     int    `json:"links"`
+	// FAQ counts the FAQ entries the page marks up.
+	FAQ int `json:"faq"`
 	// Edit is "put" for a page the admin API put.
 	Edit string `json:"edit,omitempty"`
 
@@ -133,7 +135,7 @@ type chunkView struct {
 
 func viewPage(p *index.Page, edits *ingest.Edits) pageView {
 	v := pageView{Object: "page", URL: p.URL, Title: p.Title, Hash: p.Hash, Section: p.Section, Summary: p.Summary,
-		Community: p.Community, Component: p.Component, Chunks: len(p.Chunks), Links: len(p.Links)}
+		Community: p.Community, Component: p.Component, Chunks: len(p.Chunks), Links: len(p.Links), FAQ: len(p.FAQ)}
 	if _, ok := edits.Put[p.URL]; ok {
 		v.Edit = "put"
 	}
