@@ -56,9 +56,12 @@ func newAdmin(ctx context.Context, f serveFlags, rl *reloader, logger *slog.Logg
 	return a
 }
 
-// close cancels a running job and waits for it to end.
+// close cancels a running job and waits for it to end. It cancels under mu, where startJob checks the context
+// and counts a new job, so no job is counted after the wait begins.
 func (a *admin) close() {
+	a.mu.Lock()
 	a.cancel()
+	a.mu.Unlock()
 	a.wg.Wait()
 }
 
