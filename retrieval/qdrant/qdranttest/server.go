@@ -22,7 +22,7 @@ import (
 
 // Server is an in-memory Qdrant speaking the real gRPC protocol through the client's generated service
 // interfaces. It implements the subset ragproxy uses, with Qdrant's behaviour: named dense vectors with cosine
-// distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, range,
+// distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, on single values and arrays, range,
 // nested filters), scroll with offsets and vectors, hybrid query with prefetch and RRF fusion, batch updates,
 // collection listing and aliases (created, deleted and switched atomically in one request, resolved by every
 // point and collection read, removed with their collection). Anything else fails with Unimplemented, so an
@@ -796,18 +796,16 @@ func condition(c *qdrant.Condition, payload map[string]*qdrant.Value) (bool, err
 			if !present {
 				return false, nil
 			}
-			switch m := fc.GetMatch().GetMatchValue().(type) {
-			case *qdrant.Match_Keyword:
-				return v.GetStringValue() == m.Keyword && isString(v), nil
-			case *qdrant.Match_Integer:
-				return isInt(v) && v.GetIntegerValue() == m.Integer, nil
-			case *qdrant.Match_Keywords:
-				return isString(v) && slices.Contains(m.Keywords.GetStrings(), v.GetStringValue()), nil
-			case *qdrant.Match_Integers:
-				return isInt(v) && slices.Contains(m.Integers.GetIntegers(), v.GetIntegerValue()), nil
-			default:
-				return false, status.Errorf(codes.Unimplemented, "fake: match %T", m)
+			// A match on an array field holds when one of its elements matches, as in Qdrant.
+			if l, ok := v.GetKind().(*qdrant.Value_ListValue); ok {
+				for _, e := range l.ListValue.GetValues() {
+					if ok, err := matchValue(fc.GetMatch(), e); err != nil || ok {
+						return ok, err
+					}
+				}
+				return false, nil
 			}
+			return matchValue(fc.GetMatch(), v)
 		case fc.GetRange() != nil:
 			if !present {
 				return false, nil
@@ -828,6 +826,22 @@ func condition(c *qdrant.Condition, payload map[string]*qdrant.Value) (bool, err
 		return false, status.Errorf(codes.Unimplemented, "fake: field condition on %q", fc.GetKey())
 	}
 	return false, status.Errorf(codes.Unimplemented, "fake: condition %T", c.GetConditionOneOf())
+}
+
+// matchValue evaluates a match condition against one (non-array) value.
+func matchValue(match *qdrant.Match, v *qdrant.Value) (bool, error) {
+	switch m := match.GetMatchValue().(type) {
+	case *qdrant.Match_Keyword:
+		return v.GetStringValue() == m.Keyword && isString(v), nil
+	case *qdrant.Match_Integer:
+		return isInt(v) && v.GetIntegerValue() == m.Integer, nil
+	case *qdrant.Match_Keywords:
+		return isString(v) && slices.Contains(m.Keywords.GetStrings(), v.GetStringValue()), nil
+	case *qdrant.Match_Integers:
+		return isInt(v) && slices.Contains(m.Integers.GetIntegers(), v.GetIntegerValue()), nil
+	default:
+		return false, status.Errorf(codes.Unimplemented, "fake: match %T", m)
+	}
 }
 
 func isString(v *qdrant.Value) bool {
