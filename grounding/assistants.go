@@ -17,10 +17,13 @@ type Assistant struct {
 	Scope *retrieval.Scope
 }
 
-// scopedSet holds each assistant's retriever over one index version, built when a request first searches it.
+// scopedSet holds each assistant's retriever over one index version, built when a request first searches it;
+// prev is the set of the version before, kept so that while requests of both versions run (during a reload)
+// neither set is rebuilt on every request.
 type scopedSet struct {
-	r  *retrieval.Retriever
-	by map[string]*retrieval.Retriever
+	r    *retrieval.Retriever
+	by   map[string]*retrieval.Retriever
+	prev *scopedSet
 }
 
 // assistant returns the assistant serving model, or nil for any other model (the whole site).
@@ -35,19 +38,25 @@ func (g *Grounder) assistant(model string) *Assistant {
 
 // retrieverFor returns what a request for model searches in the version r: r itself, or, for an assistant, r
 // restricted to its scope. The restricted retrievers of a version are computed once (a pass over its pages per
-// assistant) and kept for the version last asked about, like linkHosts; a request always gets the retriever of
-// the version it acquired.
+// assistant) and kept for the two versions last asked about; a request always gets the retriever of the version
+// it acquired.
 func (g *Grounder) retrieverFor(r *retrieval.Retriever, model string) *retrieval.Retriever {
 	a := g.assistant(model)
 	if a == nil {
 		return r
 	}
-	if set := g.scoped.Load(); set != nil && set.r == r {
-		return set.by[a.Name]
+	cur := g.scoped.Load()
+	for set := cur; set != nil; set = set.prev {
+		if set.r == r {
+			return set.by[a.Name]
+		}
 	}
 	set := &scopedSet{r: r, by: make(map[string]*retrieval.Retriever, len(g.Assistants))}
 	for _, as := range g.Assistants {
 		set.by[as.Name] = r.WithScope(as.Scope)
+	}
+	if cur != nil {
+		set.prev = &scopedSet{r: cur.r, by: cur.by} // one version back, no further
 	}
 	g.scoped.Store(set)
 	return set.by[a.Name]

@@ -217,4 +217,9 @@ func TestAssistantFollowsVersion(t *testing.T) {
 			t.Error("the whole-site model got another retriever")
 		}
 	}
+	// While requests of two versions interleave (a reload), each version's scoped retriever is built once.
+	a, b := g.retrieverFor(v1, "nursing"), g.retrieverFor(v2, "nursing")
+	if g.retrieverFor(v1, "nursing") != a || g.retrieverFor(v2, "nursing") != b || a == b {
+		t.Error("scoped retrievers are rebuilt as requests of two versions alternate")
+	}
 }

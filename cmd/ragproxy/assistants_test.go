@@ -243,3 +243,26 @@ func TestEvalAssistant(t *testing.T) {
 		t.Errorf("eval --assistant nobody = %v", err)
 	}
 }
+
+// TestReloadKeepsAssistantPages re-ingests the site without the pages of an assistant's prefix: the reload keeps
+// the served version (the assistant would know nothing), and the assistant still answers from its pages.
+func TestReloadKeepsAssistantPages(t *testing.T) {
+	t.Setenv("RAGPROXY_ASSISTANTS", "")
+	s := startServe(t, "--reload-interval", "0", "--assistant", "lab=/news/2024/nursing-simulation-lab/")
+	before := s.version(t)
+	if err := os.RemoveAll(filepath.Join(s.site, "news", "2024", "nursing-simulation-lab")); err != nil {
+		t.Fatal(err)
+	}
+	s.ingest(t)
+	status, body, err := s.call(http.MethodPost, "/admin/index/reload", testAdminKey, "")
+	if err != nil || strings.Contains(body, `"switched":true`) {
+		t.Fatalf("reload to a version without the lab's pages: %d %s %v", status, body, err)
+	}
+	if v := s.version(t); v != before {
+		t.Errorf("the server switched to %s", v)
+	}
+	status, body, err = s.call(http.MethodPost, "/v1/retrieve", testClientKey, `{"model":"lab","query":"what is the simulation lab?"}`)
+	if err != nil || status != 200 || !strings.Contains(body, "/news/2024/nursing-simulation-lab/") {
+		t.Errorf("the lab assistant after the refused reload: %d %.300s %v", status, body, err)
+	}
+}
