@@ -63,7 +63,7 @@ type Grounder struct {
 	Assistants []Assistant
 
 	hosts  atomic.Pointer[linkHostSet] // of the version last searched
-	scoped atomic.Pointer[scopedSet]   // the assistants' retrievers of the version last searched
+	scoped atomic.Pointer[scopedSet]   // the assistants' retrievers of the two versions last searched
 }
 
 // linkHostSet are the hosts answers may link to when grounded in one index version.
