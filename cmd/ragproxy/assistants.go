@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant"
 	"github.com/ragproxy/ragproxy/server"
 )
 
@@ -192,6 +196,29 @@ func (a *assistantFlags) check(ix *index.Index) error {
 		}
 	}
 	return nil
+}
+
+// checkQdrant warns when assistants are configured and the Qdrant collections bk's searcher reads (of ix's
+// version) hold pages without url_prefixes, written by an earlier release: the assistants' searches do not find
+// them until an ingest with this release sets it in place. It does not refuse the version: a newer version
+// synced by the same earlier release lacks it too, and its pages serve the whole site's model as before. It
+// reports the number of such pages; 0 without assistants or Qdrant, or when Qdrant cannot be asked (verify
+// reports that).
+func (a *assistantFlags) checkQdrant(bk retrieval.Backends, ix *index.Index, logger *slog.Logger) int {
+	s, ok := bk.Vectors.(*qdrant.Searcher)
+	if !ok || len(a.list) == 0 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := s.Verify(ctx, ix)
+	if err != nil || d.Unlabelled == 0 {
+		return 0
+	}
+	sum, _ := s.Collections()
+	logger.Warn("qdrant's points of the index version lack url_prefixes (an earlier release synced them); section assistants find none of those pages until `ragproxy ingest ... --qdrant-url` runs with this release",
+		"index_version", ix.Manifest.Version, "summaries", sum, "unlabelled_pages", d.Unlabelled, "assistants", a.names())
+	return d.Unlabelled
 }
 
 // resolveAssistants checks serve's assistant definitions; they need an index, and names of their own.

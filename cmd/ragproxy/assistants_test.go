@@ -6,16 +6,22 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	qc "github.com/qdrant/go-client/qdrant"
 
 	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant"
+	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -265,4 +271,84 @@ func TestReloadKeepsAssistantPages(t *testing.T) {
 	if err != nil || status != 200 || !strings.Contains(body, "/news/2024/nursing-simulation-lab/") {
 		t.Errorf("the lab assistant after the refused reload: %d %.300s %v", status, body, err)
 	}
+}
+
+// TestAssistantsWarnUnlabelledQdrant serves assistants over Qdrant collections whose points lack url_prefixes
+// (as an earlier release synced them): serve counts and warns, and an ingest with this release sets the payload.
+func TestAssistantsWarnUnlabelledQdrant(t *testing.T) {
+	noBackendsEnv(t)
+	t.Setenv("RAGPROXY_ASSISTANTS", "")
+	ctx := context.Background()
+	_, url := qdranttest.NewServer(t)
+	site, idx := exampleSite(t)
+	captureStdout(t)
+	ingest := func() {
+		t.Helper()
+		if err := run(ctx, []string{"ingest", site, "--base-url", examples.BaseURL, "--index", idx, "--qdrant-url", url}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingest()
+	ix, err := index.Load(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := qdrant.New(qdrant.Config{URL: url, Name: "lakeshore"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := stripPrefixes(ctx, url, store, ix.Manifest.Version); err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	unlabelled := func(args ...string) int {
+		t.Helper()
+		f, err := parseServeFlags(append([]string{"--index", idx, "--qdrant-url", url}, args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bk, closeBackends, err := f.backends.open(ctx, idx, ix, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeBackends()
+		return f.assistants.checkQdrant(bk, ix, logger)
+	}
+	if n := unlabelled("--assistant", "nursing=/programs/nursing/"); n != len(ix.Pages) {
+		t.Errorf("unlabelled pages = %d, want %d", n, len(ix.Pages))
+	}
+	if n := unlabelled(); n != 0 {
+		t.Errorf("without assistants: %d unlabelled pages reported", n)
+	}
+	ingest()
+	if n := unlabelled("--assistant", "nursing=/programs/nursing/"); n != 0 {
+		t.Errorf("after an ingest with this release: %d unlabelled pages", n)
+	}
+}
+
+// stripPrefixes removes url_prefixes from every point of the version's collections.
+func stripPrefixes(ctx context.Context, rawURL string, store *qdrant.Store, version string) error {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return err
+	}
+	client, err := qc.NewClient(&qc.Config{Host: u.Hostname(), Port: port, SkipCompatibilityCheck: true})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	sum, ch := store.VersionCollections(version)
+	for _, coll := range []string{sum, ch} {
+		_, err := client.DeletePayload(ctx, &qc.DeletePayloadPoints{CollectionName: coll, Wait: qc.PtrOf(true),
+			Keys: []string{"url_prefixes"}, PointsSelector: qc.NewPointsSelectorFilter(&qc.Filter{})})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -421,5 +421,6 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 		closeBackends()
 		return nil, nil, err
 	}
+	f.assistants.checkQdrant(bk, r.Index(), logger)
 	return r.WithBackends(bk), closeBackends, nil
 }

@@ -104,9 +104,10 @@ func TestRetrieveScopedWithQdrant(t *testing.T) {
 	t.Run("in process", func(t *testing.T) { checkScoped(t, local) })
 }
 
-// TestSyncSetsPrefixesInPlace syncs, then strips url_prefixes from every point (as an earlier release wrote
-// them): Verify reports the pages stale, scoped searches find nothing, and a sync of the same version sets the
-// payload in place, without upserting a point.
+// TestSyncSetsPrefixesInPlace syncs, then removes url_prefixes from every point (as an earlier release wrote
+// them): Verify holds the collections in sync but counts the pages unlabelled, scoped searches find nothing while
+// others still work, and a sync of the same version sets the payload in place, without upserting a point. A
+// url_prefixes that differs from the page's makes the page stale.
 func TestSyncSetsPrefixesInPlace(t *testing.T) {
 	ctx := context.Background()
 	local := exampleRetriever(t)
@@ -126,23 +127,26 @@ func TestSyncSetsPrefixesInPlace(t *testing.T) {
 	}
 	defer client.Close()
 	sum, ch := store.VersionCollections(ix.Manifest.Version)
+	every := qdrant.NewPointsSelectorFilter(&qdrant.Filter{})
 	for _, coll := range []string{sum, ch} {
-		_, err := client.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: coll, Wait: qdrant.PtrOf(true),
-			Payload:        map[string]*qdrant.Value{"url_prefixes": qdrant.NewValueFromList()},
-			PointsSelector: qdrant.NewPointsSelectorFilter(&qdrant.Filter{})})
+		_, err := client.DeletePayload(ctx, &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: qdrant.PtrOf(true),
+			Keys: []string{"url_prefixes"}, PointsSelector: every})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	d, err := store.Verify(ctx, ix)
-	if err != nil || d.Stale != len(ix.Pages) {
-		t.Fatalf("Verify without url_prefixes = %+v, %v; want every page stale", d, err)
+	if err != nil || !d.InSync() || d.Unlabelled != len(ix.Pages) {
+		t.Fatalf("Verify without url_prefixes = %+v, %v; want in sync with every page unlabelled", d, err)
 	}
 	searcher := qstore.NewSearcher(store, ix.Manifest.Version)
 	s, _ := retrieval.NewScope("/admissions/")
 	q := retrieval.VectorQuery{Text: "how do I apply?", Scope: s}
 	if hits, err := searcher.SearchSummaries(ctx, q, 10); err != nil || len(hits) != 0 {
 		t.Fatalf("scoped search without url_prefixes = %v, %v; want nothing", hits, err)
+	}
+	if hits, err := searcher.SearchSummaries(ctx, retrieval.VectorQuery{Text: q.Text}, 10); err != nil || len(hits) == 0 {
+		t.Fatalf("unscoped search without url_prefixes = %v, %v; want hits", hits, err)
 	}
 	upserts := srv.Upserted(sum) + srv.Upserted(ch)
 	st, err := store.Sync(ctx, ix)
@@ -155,7 +159,7 @@ func TestSyncSetsPrefixesInPlace(t *testing.T) {
 	if got := srv.Upserted(sum) + srv.Upserted(ch); got != upserts {
 		t.Errorf("re-sync upserted %d points", got-upserts)
 	}
-	if d, err := store.Verify(ctx, ix); err != nil || !d.InSync() {
+	if d, err := store.Verify(ctx, ix); err != nil || !d.InSync() || d.Unlabelled != 0 {
 		t.Errorf("Verify after the re-sync = %+v, %v", d, err)
 	}
 	checkScoped(t, local.WithBackends(retrieval.Backends{Vectors: qstore.NewSearcher(store, ix.Manifest.Version)}))
@@ -164,6 +168,14 @@ func TestSyncSetsPrefixesInPlace(t *testing.T) {
 	}
 	if st, err := store.Sync(ctx, ix); err != nil || st.PagesRelabelled != 0 {
 		t.Errorf("a second re-sync = %+v, %v; want nothing relabelled", st, err)
+	}
+	_, err = client.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: sum, Wait: qdrant.PtrOf(true),
+		Payload: map[string]*qdrant.Value{"url_prefixes": qdrant.NewValueFromList()}, PointsSelector: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := store.Verify(ctx, ix); err != nil || d.Stale != len(ix.Pages) {
+		t.Errorf("Verify with wrong url_prefixes = %+v, %v; want every page stale", d, err)
 	}
 }
 

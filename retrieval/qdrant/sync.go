@@ -55,15 +55,21 @@ type remotePage struct {
 	community   int64
 	section     string
 	prefixes    []string
-	chunks      int64
+	// unlabelled is set when the point has no url_prefixes: an earlier release wrote it.
+	unlabelled bool
+	chunks     int64
 }
 
-// sameLabels reports whether the point records the page's current labels. Points written before url_prefixes
-// existed lack it, and are relabelled by the next sync.
+// sameLabels reports whether the point records the page's current labels. A point without url_prefixes (an
+// earlier release's) is not stale: searches that do not filter on it find it as before (see current).
 func (r remotePage) sameLabels(p *index.Page) bool {
 	return r.pageID == int64(p.ID) && r.community == int64(p.Community) && r.section == p.Section &&
-		slices.Equal(r.prefixes, retrieval.ScopeKeys(p.URL))
+		(r.unlabelled || slices.Equal(r.prefixes, retrieval.ScopeKeys(p.URL)))
 }
+
+// current reports whether the point records every label of the page, url_prefixes included; sync sets the
+// labels of the others.
+func (r remotePage) current(p *index.Page) bool { return !r.unlabelled && r.sameLabels(p) }
 
 // Sync makes Qdrant serve index version ix.Manifest.Version, without changing the collections of any version
 // a server may be reading:
@@ -189,7 +195,7 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 		fp := fingerprint(p, settings)
 		if h, ok := have[p.URL]; ok && h.fingerprint == fp {
 			// Written by an interrupted sync of this version (or an earlier release's, labels to set).
-			if !h.sameLabels(p) {
+			if !h.current(p) {
 				relabels = append(relabels, relabelOp(p))
 				st.PagesRelabelled++
 			}
@@ -202,7 +208,7 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 			copies[p.URL] = p
 			st.PagesCopied++
 			st.ChunksCopied += len(p.Chunks)
-			if !r.sameLabels(p) {
+			if !r.current(p) {
 				st.PagesRelabelled++
 			}
 			continue
@@ -326,7 +332,7 @@ func (s *Store) relabelVersion(ctx context.Context, ix *index.Index, st *SyncSta
 	var ops []*qdrant.PointsUpdateOperation
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
-		if h, ok := have[p.URL]; ok && h.fingerprint == fingerprint(p, settings) && !h.sameLabels(p) {
+		if h, ok := have[p.URL]; ok && h.fingerprint == fingerprint(p, settings) && !h.current(p) {
 			ops = append(ops, relabelOp(p))
 		}
 	}
@@ -409,6 +415,7 @@ func (s *Store) remotePages(ctx context.Context, coll string) (map[string]remote
 				community:   pl[keyCommunity].GetIntegerValue(),
 				section:     pl[keySection].GetStringValue(),
 				prefixes:    stringList(pl[keyPrefixes]),
+				unlabelled:  pl[keyPrefixes] == nil,
 				chunks:      pl[keyChunks].GetIntegerValue(),
 			}
 		}

@@ -23,7 +23,7 @@ import (
 // Server is an in-memory Qdrant speaking the real gRPC protocol through the client's generated service
 // interfaces. It implements the subset ragproxy uses, with Qdrant's behaviour: named dense vectors with cosine
 // distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, on single values and arrays, range,
-// nested filters), scroll with offsets and vectors, hybrid query with prefetch and RRF fusion, batch updates,
+// nested filters), payload set and deleted by key, scroll with offsets and vectors, hybrid query with prefetch and RRF fusion, batch updates,
 // collection listing and aliases (created, deleted and switched atomically in one request, resolved by every
 // point and collection read, removed with their collection). Anything else fails with Unimplemented, so an
 // adapter change that relies on more shows up in the tests.
@@ -404,6 +404,19 @@ func (s fakePoints) SetPayload(_ context.Context, r *qdrant.SetPayloadPoints) (*
 	return completed(), nil
 }
 
+func (s fakePoints) DeletePayload(_ context.Context, r *qdrant.DeletePayloadPoints) (*qdrant.PointsOperationResponse, error) {
+	s.f.lock("DeletePayload")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.deletePayload(r.GetKeys(), r.GetPointsSelector()); err != nil {
+		return nil, err
+	}
+	return completed(), nil
+}
+
 func (s fakePoints) UpdateBatch(_ context.Context, r *qdrant.UpdateBatchPoints) (*qdrant.UpdateBatchResponse, error) {
 	s.f.lock("UpdateBatch")
 	defer s.f.mu.Unlock()
@@ -421,6 +434,8 @@ func (s fakePoints) UpdateBatch(_ context.Context, r *qdrant.UpdateBatchPoints) 
 			err = c.delete(o.DeletePoints.GetPoints())
 		case *qdrant.PointsUpdateOperation_SetPayload_:
 			err = c.setPayload(o.SetPayload.GetPayload(), o.SetPayload.GetPointsSelector())
+		case *qdrant.PointsUpdateOperation_DeletePayload_:
+			err = c.deletePayload(o.DeletePayload.GetKeys(), o.DeletePayload.GetPointsSelector())
 		default:
 			err = status.Errorf(codes.Unimplemented, "fake: batch operation %T", o)
 		}
@@ -643,6 +658,16 @@ func (c *fakeCollection) setPayload(payload map[string]*qdrant.Value, sel *qdran
 	for _, k := range keys {
 		for f, v := range payload {
 			c.points[k].payload[f] = proto.Clone(v).(*qdrant.Value)
+		}
+	}
+	return err
+}
+
+func (c *fakeCollection) deletePayload(keys []string, sel *qdrant.PointsSelector) error {
+	selected, err := c.selected(sel)
+	for _, k := range selected {
+		for _, f := range keys {
+			delete(c.points[k].payload, f)
 		}
 	}
 	return err
