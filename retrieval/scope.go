@@ -81,8 +81,11 @@ func (s *Scope) Check(ix *index.Index) error {
 			bad = append(bad, fmt.Sprintf("%q", s.keyPrefix(i)))
 		}
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("scope: prefix %s matches no page of the index (%d pages): %w", strings.Join(bad, ", "),
+	switch {
+	case len(bad) == 1:
+		return fmt.Errorf("scope: prefix %s matches no page of the index (%d pages): %w", bad[0], len(ix.Pages), ErrScopePrefix)
+	case len(bad) > 1:
+		return fmt.Errorf("scope: prefixes %s match no page of the index (%d pages): %w", strings.Join(bad, ", "),
 			len(ix.Pages), ErrScopePrefix)
 	}
 	return nil
