@@ -49,6 +49,9 @@ type Grounder struct {
 	// faq.DefaultEvidenceThreshold) goes first in the context as the site's answer.
 	FAQ                                      *faq.Matcher
 	FAQDirectThreshold, FAQEvidenceThreshold float64
+	// SiteFAQ says what the FAQ entries of the index's pages (found in their markup at ingest) may do; default
+	// SiteFAQEvidence.
+	SiteFAQ SiteFAQUse
 	// OnFAQ, if set, is told of every FAQ match used, with its kind (FAQDirect or FAQEvidence).
 	OnFAQ func(ctx context.Context, kind string)
 	// OnRetrieval, if set, sees every retrieval's stage times and confidence (server.MetricsObserver's
@@ -62,8 +65,9 @@ type Grounder struct {
 	// answered in its name, and use only FAQ entries on its pages. Names must be unique. Default none.
 	Assistants []Assistant
 
-	hosts  atomic.Pointer[linkHostSet] // of the version last searched
-	scoped atomic.Pointer[scopedSet]   // the assistants' retrievers of the two versions last searched
+	hosts    atomic.Pointer[linkHostSet] // of the version last searched
+	siteFAQs atomic.Pointer[siteFAQSet]  // of the version last searched
+	scoped   atomic.Pointer[scopedSet]   // the assistants' retrievers of the two versions last searched
 }
 
 // linkHostSet are the hosts answers may link to when grounded in one index version.
@@ -250,7 +254,7 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, msgs []re
 	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
 		return a, nil, faqMatch{}, nil
 	}
-	fm, found := g.matchFAQ(a.Question)
+	fm, found := g.matchFAQ(r, a.Question)
 	if found && r.Scope() != nil && !r.Scope().Match(fm.Entry.URL) {
 		found, fm = false, faqMatch{} // an assistant answers from its own pages only
 	}

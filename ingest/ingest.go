@@ -189,6 +189,9 @@ func isMirror(source string) bool {
 	return err == nil && st.IsDir()
 }
 
+// faqVersion is the version of the FAQ extraction (package faq) whose entries the pages keep.
+const faqVersion = 1
+
 // settings are the ingest parameters that shape the index content; they enter the version.
 func (r *run) settings() json.RawMessage {
 	b, _ := json.Marshal(struct {
@@ -197,7 +200,9 @@ func (r *run) settings() json.RawMessage {
 		Chunk   chunk.Config
 		Graph   leiden.CommunityConfig
 		Summary summary.ExtractiveConfig
-	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary})
+		// FAQ is the FAQ extraction's version: a page cleaned by an earlier one is cleaned again.
+		FAQ int
+	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary, faqVersion})
 	return b
 }
 
@@ -239,6 +244,9 @@ func contentVersion(ix *index.Index) string {
 	h.Write(ix.EmbedderState)
 	for _, p := range ix.Pages {
 		fmt.Fprintf(h, "p\x00%s\x00%s\x00%s\x00%s\x00%d\x00%v\x00", p.URL, p.Hash, p.Title, p.Summary, p.Community, p.Links)
+		for _, f := range p.FAQ { // FAQ markup (JSON-LD) may change while the cleaned text does not
+			fmt.Fprintf(h, "f\x00%s\x00%s\x00%s\x00%q\x00", f.Question, f.Answer, f.URL, f.Alternatives)
+		}
 	}
 	for _, c := range ix.Chunks {
 		fmt.Fprintf(h, "c\x00%d\x00%s\x00", c.PageID, c.Text)

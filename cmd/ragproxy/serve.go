@@ -39,8 +39,9 @@ type serveFlags struct {
 	maxBody                                                        int
 	listUpstream                                                   bool
 	logLevel                                                       string
-	index, name, site, faqFile                                     string
+	index, name, site, faqFile, faqSite                            string
 	faqDirect, faqEvidence                                         float64
+	siteFAQ                                                        grounding.SiteFAQUse
 	sourceEvents                                                   bool
 	redisURL                                                       string
 	cacheTTL                                                       time.Duration
@@ -108,6 +109,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.name, "name", envOr("RAGPROXY_NAME", ""), "model id of the assistant in /v1/models; default the index directory's name (RAGPROXY_NAME)")
 	fs.StringVar(&f.faqFile, "faq", envOr("RAGPROXY_FAQ", ""), "FAQ file (JSONL, JSON or YAML: question, answer, url, optional title and alternatives) whose close matches are answered directly (RAGPROXY_FAQ)")
 	fs.Float64Var(&f.faqDirect, "faq-threshold", faq.DefaultDirectThreshold, "FAQ match score from which the FAQ's answer is given directly, without a model (calibrate with ragproxy eval --faq)")
+	fs.StringVar(&f.faqSite, "faq-site", envOr("RAGPROXY_FAQ_SITE", "evidence"), "what the FAQ entries found in the site's own markup may do: evidence (lead the context), direct (answer close matches like --faq) or off (RAGPROXY_FAQ_SITE)")
 	fs.Float64Var(&f.faqEvidence, "faq-evidence-threshold", faq.DefaultEvidenceThreshold, "FAQ match score from which the entry leads the context")
 	fs.BoolVar(&f.sourceEvents, "source-events", envBool("RAGPROXY_SOURCE_EVENTS", false), "send Open WebUI source events on every stream, not only to Open WebUI (RAGPROXY_SOURCE_EVENTS)")
 	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis for the response cache, redis://[user:password@]host:port/db; empty keeps it in process (REDIS_URL)")
@@ -125,6 +127,10 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if f.siteFAQ, err = siteFAQUse(f.faqSite); err != nil {
+		return f, err
 	}
 	for _, o := range splitList(f.corsOrigins) {
 		if err := server.CheckOrigin(o); err != nil {
@@ -345,7 +351,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	rl.seen, _ = index.Current(f.index)
 	g := &grounding.Grounder{Retriever: rl.live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval,
-		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence,
+		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence, SiteFAQ: f.siteFAQ,
 		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
 	if f.faqFile != "" {
 		entries, err := faq.Load(f.faqFile)
@@ -379,7 +385,8 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		Backends  string
 		LinkHosts []string
 		FAQ       string
-	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts, f.faqDigest()})
+		SiteFAQ   string
+	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts, f.faqDigest(), f.faqSite})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -393,11 +400,21 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 
 // faqDigest identifies the FAQ's content and thresholds for the response cache key: editing the file changes it.
 func (f serveFlags) faqDigest() string {
-	if f.faqFile == "" {
-		return ""
-	}
-	b, _ := os.ReadFile(f.faqFile)
+	b, _ := os.ReadFile(f.faqFile) // nothing when unset
 	return cache.Key(string(b), fmt.Sprint(f.faqDirect, f.faqEvidence))[:16]
+}
+
+// siteFAQUse reads --faq-site.
+func siteFAQUse(s string) (grounding.SiteFAQUse, error) {
+	switch s {
+	case "evidence":
+		return grounding.SiteFAQEvidence, nil
+	case "direct":
+		return grounding.SiteFAQDirect, nil
+	case "off":
+		return grounding.SiteFAQOff, nil
+	}
+	return 0, fmt.Errorf("serve: --faq-site %q: want evidence, direct or off", s)
 }
 
 // openVersion loads the index version that CURRENT names, with backends bound to it. The returned func closes

@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -78,6 +79,9 @@ func Extract(page []byte, pageURL string) ([]Entry, error) {
 		return nil, fmt.Errorf("faq: page url: %w", err)
 	}
 	base.Fragment, base.RawFragment = "", ""
+	if !mayHaveFAQ(page, base.Path) {
+		return nil, nil
+	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(page))
 	if err != nil {
 		return nil, fmt.Errorf("faq: parse html: %w", err)
@@ -89,6 +93,42 @@ func Extract(page []byte, pageURL string) ([]Entry, error) {
 	}
 	x.headingEntries()
 	return x.result(), nil
+}
+
+// faqHint finds, in a page's lowercased source, the forms of faqTitle as the source may write them, entities
+// included; mayHaveFAQ runs it only around the words it needs.
+var faqHint = regexp.MustCompile(`common(?:ly asked)?\s+questions|questions\s+(?:and|&|&amp;|&#38;)\s+answers|` +
+	`\bq\s*(?:&|&amp;|&#38;|and)\s*a\b`)
+
+// mayHaveFAQ reports whether a page can hold entries at all: every kind needs FAQ words somewhere in the page
+// (in text, an id, a class, FAQPage JSON-LD or microdata) or details or dl markup. Most pages have none, and
+// looking for them costs a small part of parsing the page.
+func mayHaveFAQ(page []byte, path string) bool {
+	if hasFAQToken(path) {
+		return true
+	}
+	lower := bytes.ToLower(page)
+	for _, s := range []string{"faq", "frequently", "<details", "<dt"} {
+		if bytes.Contains(lower, []byte(s)) {
+			return true
+		}
+	}
+	// The rest of faqTitle's forms hold "questions" or a "q" before "&" or "and": look only around those.
+	for _, anchor := range []string{"questions", "q&", "q &", "q and"} {
+		for rest, off := lower, 0; ; {
+			i := bytes.Index(rest, []byte(anchor))
+			if i < 0 {
+				break
+			}
+			at := off + i
+			if faqHint.Match(lower[max(0, at-24):min(len(lower), at+40)]) {
+				return true
+			}
+			off = at + len(anchor)
+			rest = lower[off:]
+		}
+	}
+	return false
 }
 
 // candidate is an entry with where it was found.

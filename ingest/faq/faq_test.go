@@ -460,3 +460,25 @@ func TestQuestionKey(t *testing.T) {
 		t.Error("different questions share a key")
 	}
 }
+
+// TestMayHaveFAQ checks the scan that spares most pages a parse: it lets through every form the extraction
+// reacts to, entities included, and stops a page with none.
+func TestMayHaveFAQ(t *testing.T) {
+	for _, page := range []string{
+		`<h2>FAQ</h2>`, `<div class="faq-item">`, `<script type="application/ld+json">{"@type":"FAQPage"}</script>`,
+		`<h2>Frequently Asked Questions</h2>`, `<details><summary>x</summary></details>`, `<dl><dt>a</dt></dl>`,
+		`<h2>Common
+		questions</h2>`, `<h2>Commonly asked questions</h2>`, `<h2>Questions &amp; Answers</h2>`, `<h2>Q&amp;A</h2>`,
+		`<h2>Q &#38; A</h2>`, `<h2>Q and A</h2>`, `<h2>Questions and answers</h2>`,
+	} {
+		if !mayHaveFAQ([]byte(page), "/x/") {
+			t.Errorf("mayHaveFAQ(%q) = false", page)
+		}
+	}
+	if !mayHaveFAQ([]byte(`<p>nothing</p>`), "/help/faq.html") {
+		t.Error("a FAQ path must pass")
+	}
+	if mayHaveFAQ([]byte(`<h2>How do I apply?</h2><p>Questions? Write to us. Quality assurance.</p>`), "/apply/") {
+		t.Error("a page without FAQ words, details or dl must be skipped")
+	}
+}
