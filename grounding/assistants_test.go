@@ -223,3 +223,34 @@ func TestAssistantFollowsVersion(t *testing.T) {
 		t.Error("scoped retrievers are rebuilt as requests of two versions alternate")
 	}
 }
+
+// TestAssistantSkipsOtherFAQs asks the FAQ's calendar question: the whole site answers it from the FAQ, the
+// nursing assistant does not, since the entry's page is not one of its pages.
+func TestAssistantSkipsOtherFAQs(t *testing.T) {
+	g := nursingGrounder(t, true)
+	g.FAQ = exampleFAQ(t)
+	h := newHarness(t, server.Config{Grounder: g, Models: []server.ModelAlias{{ID: "lakeshore"}, {ID: "nursing"}}}, replying("unused"))
+	const want = "Fall 2024 classes begin on Monday, August 26, 2024."
+	for _, tt := range []struct {
+		model string
+		faq   bool
+	}{{"lakeshore", true}, {"nursing", false}} {
+		resp, out := h.post(t, "/chat/completions", `{"model":"`+tt.model+`","messages":[{"role":"user","content":"When do fall 2024 classes begin"}]}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", tt.model, resp.StatusCode, out)
+		}
+		var body struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		if err := json.Unmarshal([]byte(out), &body); err != nil || len(body.Choices) != 1 {
+			t.Fatalf("%s: %s: %v", tt.model, out, err)
+		}
+		content := body.Choices[0].Message.Content
+		if got := strings.HasPrefix(content, want); got != tt.faq {
+			t.Errorf("%s: answered from the FAQ %v, want %v: %.200q", tt.model, got, tt.faq, content)
+		}
+		if !tt.faq && strings.Contains(content, calendarURL) {
+			t.Errorf("%s links the calendar: %q", tt.model, content)
+		}
+	}
+}
