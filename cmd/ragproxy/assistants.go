@@ -27,11 +27,11 @@ import (
 // assistantDef is one section assistant as the flags and the file define it.
 type assistantDef struct {
 	// Name is its model id in /v1/models.
-	Name string `yaml:"name" json:"name"`
+	Name string `yaml:"name"`
 	// Prefixes are the URL prefixes (absolute URLs or paths) of its pages.
-	Prefixes []string `yaml:"prefixes" json:"prefixes"`
+	Prefixes []string `yaml:"prefixes"`
 	// SiteName names it in the grounding prompt and its answers; default "<site name> — <name>".
-	SiteName string `yaml:"site_name,omitempty" json:"site_name,omitempty"`
+	SiteName string `yaml:"site_name,omitempty"`
 }
 
 // assistant is a checked definition with its parsed scope.
