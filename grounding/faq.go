@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
@@ -81,13 +82,14 @@ func (g *Grounder) classify(m *faq.Matcher, question string, allowDirect bool) (
 
 // siteFAQSet is the matcher of one index version's FAQ markup.
 type siteFAQSet struct {
-	r *retrieval.Retriever
-	m *faq.Matcher // nil when the pages mark up no FAQ
+	ix *index.Index
+	m  *faq.Matcher // nil when the pages mark up no FAQ
 }
 
-// siteFAQ is the matcher of the FAQ entries r's pages mark up, built once per index version.
+// siteFAQ is the matcher of the FAQ entries r's pages mark up, built once per index version: it is kept by
+// index, which a section assistant's retriever shares with the whole site's.
 func (g *Grounder) siteFAQ(r *retrieval.Retriever) *faq.Matcher {
-	if set := g.siteFAQs.Load(); set != nil && set.r == r {
+	if set := g.siteFAQs.Load(); set != nil && set.ix == r.Index() {
 		return set.m
 	}
 	var entries []faq.Entry
@@ -97,7 +99,7 @@ func (g *Grounder) siteFAQ(r *retrieval.Retriever) *faq.Matcher {
 				Alternatives: e.Alternatives, Source: e.Source})
 		}
 	}
-	set := &siteFAQSet{r: r}
+	set := &siteFAQSet{ix: r.Index()}
 	if len(entries) > 0 {
 		set.m = faq.NewMatcher(entries)
 	}

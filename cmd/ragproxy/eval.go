@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -24,6 +25,8 @@ func runEval(ctx context.Context, args []string) error {
 		repeats                 int
 		faqFile, faqQuestions   string
 		faqThreshold, minFAQ    float64
+		assistantSpec           string
+		assistants              assistantFlags
 	)
 	fs.StringVar(&dir, "index", envOr("RAGPROXY_INDEX", ""), "index directory (RAGPROXY_INDEX)")
 	fs.StringVar(&questions, "questions", "", "question set (JSONL: question, expected_urls, fact)")
@@ -37,6 +40,8 @@ func runEval(ctx context.Context, args []string) error {
 	fs.StringVar(&faqQuestions, "faq-questions", "", "labelled FAQ questions (JSONL: question, faq = the FAQ question it asks or \"\" for none); with --faq")
 	fs.Float64Var(&faqThreshold, "faq-threshold", faq.DefaultDirectThreshold, "direct-answer threshold to report besides the calibrated one (serve's --faq-threshold)")
 	fs.Float64Var(&minFAQ, "min-faq-precision", 0.98, "fail when direct answers at --faq-threshold are less precise than this")
+	fs.StringVar(&assistantSpec, "assistant", "", "evaluate as this section assistant: NAME, defined in --assistants, or NAME=PREFIX[,PREFIX...]; only its pages are searched")
+	fs.StringVar(&assistants.file, "assistants", envOr("RAGPROXY_ASSISTANTS", ""), "YAML or JSON file of section assistants, as serve reads it (RAGPROXY_ASSISTANTS)")
 	up.register(fs)
 	rf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -73,6 +78,18 @@ func runEval(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	var scoped string
+	if assistantSpec != "" {
+		a, err := assistants.evalAssistant(assistantSpec)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		if err := a.scope.Check(r.Index()); err != nil {
+			return fmt.Errorf("eval: %s: %w", a.from, err)
+		}
+		r = r.WithScope(a.scope)
+		scoped = a.Name + " (" + strings.Join(a.Prefixes, ", ") + ")"
+	}
 	var an retrieval.Analyzer = retrieval.Heuristic{}
 	if up.online() {
 		client, err := up.compatClient()
@@ -81,7 +98,7 @@ func runEval(ctx context.Context, args []string) error {
 		}
 		an = &retrieval.LLMAnalyzer{Client: client, Model: up.model}
 	}
-	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
+	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic", Assistant: scoped}
 	if up.online() {
 		rep.Analyzer = "llm " + up.model
 	}

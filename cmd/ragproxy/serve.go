@@ -49,6 +49,7 @@ type serveFlags struct {
 	up                                                             upstreamFlags
 	retrieval                                                      retrievalFlags
 	backends                                                       backendFlags
+	assistants                                                     assistantFlags
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -118,7 +119,11 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	f.up.register(fs)
 	f.retrieval.register(fs)
 	f.backends.register(fs)
+	f.assistants.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if err := f.resolveAssistants(); err != nil {
 		return f, err
 	}
 	if fs.NArg() > 0 {
@@ -169,7 +174,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: level})
 	metrics, err := observability.New(observability.Config{
-		Models:    []string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel},
+		Models:    append([]string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel}, f.assistants.names()...),
 		Upstreams: []string{"primary", "fallback"},
 	})
 	if err != nil {
@@ -389,6 +394,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	scfg.RetrievalSettings = string(settings)
+	f.assistants.wire(g, scfg, name, f.up.model)
 	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, site, version)[:16]
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline, "reload_interval", f.reloadInterval)
@@ -423,6 +429,9 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := f.assistants.check(r.Index()); err != nil {
+		return nil, nil, err
+	}
 	bk, closeBackends, err := f.backends.open(ctx, f.index, r.Index(), logger)
 	if err != nil {
 		return nil, nil, err
@@ -432,5 +441,6 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 		closeBackends()
 		return nil, nil, err
 	}
+	f.assistants.checkQdrant(bk, r.Index(), logger)
 	return r.WithBackends(bk), closeBackends, nil
 }

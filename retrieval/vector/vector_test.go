@@ -265,6 +265,18 @@ func TestSearchMultiMatchesSearch(t *testing.T) {
 			t.Errorf("query %d (-Search +SearchMulti):\n%s", i, diff)
 		}
 	}
+	// Filtered, the best accepted vectors, even where the unfiltered best are all rejected.
+	odd := func(id int) bool { return id%2 == 1 }
+	got = f.SearchMultiFilter(qs, 7, odd)
+	for i, q := range qs {
+		want := f.Search(q, 7, odd)
+		if len(want) != 7 {
+			t.Fatalf("query %d: %d filtered hits", i, len(want))
+		}
+		if diff := cmp.Diff(want, got[i]); diff != "" {
+			t.Errorf("query %d filtered (-Search +SearchMultiFilter):\n%s", i, diff)
+		}
+	}
 }
 
 // TestHNSWDeterministic checks that the same rows and seed build the same graph, which answers alike.
