@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -43,15 +41,11 @@ func (s *Server) adminAuth(c *fiber.Ctx) error {
 	if len(s.cfg.AdminKeys) == 0 {
 		return errAdminDisabled
 	}
-	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearer(c)
+	if !ok {
 		return compat.InvalidAPIKey("")
 	}
-	match := 0
-	for _, k := range s.cfg.AdminKeys {
-		match |= subtle.ConstantTimeCompare([]byte(token), []byte(k))
-	}
-	if match == 0 {
+	if !anyKey(s.cfg.AdminKeys, token) {
 		s.log.Warn("admin request refused", "request_id", requestID(c), "method", c.Method(), "path", c.Path(),
 			"key", maskKey(token), "remote", c.IP())
 		return compat.InvalidAPIKey(maskKey(token))

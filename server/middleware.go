@@ -81,19 +81,30 @@ func (s *Server) auth(c *fiber.Ctx) error {
 	if len(s.cfg.APIKeys) == 0 {
 		return c.Next()
 	}
-	h := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearer(c)
+	if !ok {
 		return compat.InvalidAPIKey("")
 	}
-	match := 0
-	for _, k := range s.cfg.APIKeys {
-		match |= subtle.ConstantTimeCompare([]byte(token), []byte(k))
-	}
-	if match == 0 {
+	if !anyKey(s.cfg.APIKeys, token) {
 		return compat.InvalidAPIKey(maskKey(token))
 	}
 	return c.Next()
+}
+
+// bearer returns the request's bearer token; ok is false when there is none.
+func bearer(c *fiber.Ctx) (token string, ok bool) {
+	token, ok = strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	return token, ok && token != ""
+}
+
+// anyKey reports whether token is one of keys, comparing it with every key in constant time, so neither a
+// match's position nor a partial match shows in the time taken.
+func anyKey(keys []string, token string) bool {
+	match := 0
+	for _, k := range keys {
+		match |= subtle.ConstantTimeCompare([]byte(token), []byte(k))
+	}
+	return match == 1
 }
 
 // maskKey shows a key the way OpenAI does: first and last four characters.

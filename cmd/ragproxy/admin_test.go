@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,10 +13,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/internal/ssetest"
-	"github.com/ragproxy/ragproxy/observability"
-	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
-	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 const (
@@ -353,28 +348,8 @@ func TestAdminJobEndsWithTheServer(t *testing.T) {
 	if err := run(context.Background(), []string{"ingest", site, "--base-url", examples.BaseURL, "--index", idx}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := parseServeFlags([]string{"--index", idx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, release, err := f.openVersion(context.Background(), nil, tok, logger, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := observability.New(observability.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := &reloader{dir: idx, live: retrieval.NewLive(r, release), logger: logger, metrics: metrics, name: "lakeshore",
-		open: func(ctx context.Context) (*retrieval.Retriever, func(), error) {
-			return f.openVersion(ctx, nil, tok, logger, true)
-		}}
-	defer rl.live.Close()
+	rl, f := testReloader(t, idx)
+	logger := rl.logger
 
 	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer stuck.Close()

@@ -596,13 +596,7 @@ func (c *crawler) fetchRobots(ctx context.Context, start string) (*robotstxt.Gro
 		return nil, nil
 	}
 	u.Path, u.RawQuery = "/robots.txt", ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, nil
-	}
-	req.Header.Set("User-Agent", UserAgent)
-	c.countRequest()
-	resp, err := c.follow.Do(req)
+	resp, err := c.getFile(ctx, u.String())
 	if err != nil {
 		return nil, nil
 	}
@@ -612,6 +606,18 @@ func (c *crawler) fetchRobots(ctx context.Context, start string) (*robotstxt.Gro
 		return nil, nil
 	}
 	return data.FindGroup(UserAgent), data.Sitemaps
+}
+
+// getFile requests a file about the site (robots.txt, a sitemap), following its redirects on the host, and
+// counts the request.
+func (c *crawler) getFile(ctx context.Context, u string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", UserAgent)
+	c.countRequest()
+	return c.follow.Do(req)
 }
 
 func (c *crawler) allowed(u string) bool {
