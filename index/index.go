@@ -142,6 +142,7 @@ type Index struct {
 	Pages    []Page
 	Chunks   []Chunk
 	// SummaryVectors[i] embeds Pages[i].Summary; ChunkVectors[i] embeds Chunks[i].Text. Rows are unit length.
+	// Loaded rows are consecutive parts of one array: read them, never append to one.
 	SummaryVectors [][]float32
 	ChunkVectors   [][]float32
 	// EmbedderState is opaque state the embedder needs at query time (the local embedder's IDF table); may be nil.

@@ -376,9 +376,11 @@ func readVectors(path string) ([][]float32, error) {
 	for i := range flat {
 		flat[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[8+4*i:]))
 	}
+	// Each row's capacity runs to the end of the one array, so that vector.NewFlat sees they are consecutive
+	// and searches them in place instead of copying them.
 	rows := make([][]float32, n)
 	for i := range rows {
-		rows[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
+		rows[i] = flat[i*dim : (i+1)*dim]
 	}
 	return rows, nil
 }

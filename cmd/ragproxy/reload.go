@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -86,6 +87,9 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 			rl.live.Swap(r, func() {
 				release()
 				rl.logger.Info("index version released: its last request ended", "version", served.Version)
+				// The old version is garbage now: return its memory (and the new one's loading garbage) to the
+				// system, off the request that happened to end last.
+				go debug.FreeOSMemory()
 			})
 			rl.loadedAt = time.Now()
 			rl.metrics.SetIndexInfo(rl.name, m.Version, m.Embedder, m.Pages, m.Chunks)

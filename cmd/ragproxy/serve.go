@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -396,6 +397,9 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	scfg.RetrievalSettings = string(settings)
 	f.assistants.wire(g, scfg, name, f.up.model)
 	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, site, version)[:16]
+	// Loading decodes the index through a lot of short-lived memory (its JSON files above all): give it back now
+	// instead of holding it as the heap's headroom for as long as the server runs.
+	debug.FreeOSMemory()
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline, "reload_interval", f.reloadInterval)
 	return rl, nil

@@ -13,7 +13,9 @@ type Flat struct {
 
 var _ Index = (*Flat)(nil)
 
-// NewFlat copies rows into a Flat index. Rows must all have the same length and should be unit length.
+// NewFlat builds a Flat index over rows. Rows must all have the same length and should be unit length, and must
+// not change afterwards: rows that are consecutive parts of one array (as index.Load reads them) are used in
+// place, others are copied.
 func NewFlat(rows [][]float32) (*Flat, error) {
 	data, dim, err := pack(rows)
 	if err != nil {

@@ -37,7 +37,8 @@ type Index interface {
 // ErrDimension is returned when vectors or a query do not all have the same length.
 var ErrDimension = errors.New("vector dimensions differ")
 
-// pack copies rows into one contiguous slice.
+// pack lays rows out as one row-major slice: the array they are parts of when they are consecutive in one, else a
+// copy.
 func pack(rows [][]float32) (data []float32, dim int, err error) {
 	if len(rows) == 0 {
 		return nil, 0, nil
@@ -46,11 +47,21 @@ func pack(rows [][]float32) (data []float32, dim int, err error) {
 	if dim == 0 {
 		return nil, 0, fmt.Errorf("vector: row 0 is empty: %w", ErrDimension)
 	}
-	data = make([]float32, 0, len(rows)*dim)
+	// Rows that are consecutive parts of one array, reachable from the first row's capacity (index.Load reads
+	// them so), are used as they are rather than holding every vector twice.
+	all := rows[0][:cap(rows[0])]
+	contiguous := len(all) >= len(rows)*dim
 	for i, r := range rows {
 		if len(r) != dim {
 			return nil, 0, fmt.Errorf("vector: row %d has %d elements, row 0 has %d: %w", i, len(r), dim, ErrDimension)
 		}
+		contiguous = contiguous && &r[0] == &all[i*dim]
+	}
+	if contiguous {
+		return all[: len(rows)*dim : len(rows)*dim], dim, nil
+	}
+	data = make([]float32, 0, len(rows)*dim)
+	for _, r := range rows {
 		data = append(data, r...)
 	}
 	return data, dim, nil

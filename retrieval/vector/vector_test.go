@@ -290,3 +290,34 @@ func TestHNSWDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatSharesContiguousRows checks that rows laid out in one array (as index.Load reads them) are used in
+// place, and that other rows are copied.
+func TestFlatSharesContiguousRows(t *testing.T) {
+	slab := []float32{1, 0, 0, 1, 0.6, 0.8}
+	rows := [][]float32{slab[0:2], slab[2:4], slab[4:6]}
+	f, err := NewFlat(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &f.Vector(0)[0] != &slab[0] || &f.Vector(2)[1] != &slab[5] {
+		t.Error("contiguous rows were copied")
+	}
+	apart := [][]float32{{1, 0}, {0, 1}}
+	g, _ := NewFlat(apart)
+	if &g.Vector(0)[0] == &apart[0][0] {
+		t.Error("rows from separate arrays must be copied")
+	}
+	if got := g.Search([]float32{0, 1}, 1, nil); len(got) != 1 || got[0].ID != 1 {
+		t.Errorf("search over copied rows = %+v", got)
+	}
+	// Rows in one array but out of order are not consecutive: copied.
+	swapped := [][]float32{slab[2:4], slab[0:2]}
+	h, _ := NewFlat(swapped)
+	if &h.Vector(0)[0] == &slab[2] {
+		t.Error("rows out of order must be copied")
+	}
+	if h.Vector(1)[0] != 1 {
+		t.Errorf("row 1 = %v, want [1 0]", h.Vector(1))
+	}
+}
