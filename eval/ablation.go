@@ -62,7 +62,7 @@ func Ablations(base retrieval.Config) []Variant {
 			c.RRFK, c.RRFRankBase = 60, 1
 		})},
 		{"default, no communities", with(func(c *retrieval.Config) { c.NoCommunities = true })},
-		{"default, WordNet synonyms on", with(func(c *retrieval.Config) { c.WordNet = true })},
+		{"default, no WordNet synonyms", with(func(c *retrieval.Config) { c.NoWordNet = true })},
 	}
 }
 

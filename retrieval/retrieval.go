@@ -74,9 +74,9 @@ type Config struct {
 	RRFRankBase int
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
-	// WordNet adds WordNet's synonyms of the question's words to query expansion (see synonyms); default off:
-	// on the dev sets it helps one site and costs the other a question, so it stays an option (eval ablations).
-	WordNet bool
+	// NoWordNet leaves WordNet's synonyms of the question's words out of query expansion (see synonyms; eval
+	// ablations).
+	NoWordNet bool
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).
 	ContextTokens int
@@ -261,7 +261,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	queries := []string{question}
 	if !r.cfg.NoRewrites {
 		var db *wordnet.DB
-		if r.cfg.WordNet {
+		if !r.cfg.NoWordNet {
 			db = wordnet.Load()
 		}
 		if x := r.lex.expand(question, db); x != "" {

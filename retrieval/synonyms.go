@@ -23,8 +23,10 @@ const (
 	// as "get", "make", "keep" and "set" have dozens, and their synonyms rarely say what a question means.
 	maxSenses = 20
 	// sitePreference: a synonym is added only when the site uses it (in chunks containing it) at least this many
-	// times as often as the question's own word, so it is the site's word for the thing, not a rarer one.
-	sitePreference = 1.0
+	// times as often as the question's own word: where the site plainly has another word for the thing ("need"
+	// on a site that writes "required"). With 1 or 3, synonyms of words the site itself uses often ("begin" for
+	// "start") cost more questions than they found.
+	sitePreference = 10.0
 )
 
 // synonyms returns the words the site uses for q's words, in order, without repeats and without words q

@@ -164,7 +164,7 @@ func (f *retrievalFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", d.RRFRankBase, "rank of a list's first item in fusion (0 or 1)")
 	fs.Float64Var(&f.cfg.LinkPrior, "link-prior", d.LinkPrior, "fused page scores times 1 + this × ln(1 + inbound links) (negative: none)")
 	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", d.ContextTokens, "context budget in tokens")
-	fs.BoolVar(&f.cfg.WordNet, "wordnet", d.WordNet, "add WordNet's synonyms of the question's words to query expansion")
+	fs.BoolVar(&f.cfg.NoWordNet, "no-wordnet", d.NoWordNet, "leave WordNet's synonyms of the question's words out of query expansion")
 	fs.Float64Var(&f.cfg.ConfidenceFloor, "confidence-floor", d.ConfidenceFloor, "similarity below which the answer is \"I don't know\"")
 }
 
