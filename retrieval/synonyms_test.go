@@ -10,9 +10,11 @@ import (
 )
 
 func TestSynonyms(t *testing.T) {
-	// How often a made-up site uses each word, by stem: "begins", "commences" and "telephone" are its words.
-	site := map[string]int{"begin": 40, "start": 3, "commenc": 5, "end": 50, "finish": 20, "telephon": 9, "phone": 2,
-		"date": 30, "locat": 12, "instruct": 10, "dead": 4, "requir": 60, "need": 5, "get": 90, "acquir": 100}
+	// How often a made-up site uses each word, by stem: it writes "begins", "commences" and "telephone" far more
+	// than "start" and "phone".
+	site := map[string]int{"begin": 40, "start": 3, "commenc": 30, "end": 50, "finish": 20, "telephon": 90, "phone": 2,
+		"date": 30, "locat": 12, "instruct": 10, "requir": 60, "need": 5, "get": 90, "acquir": 100, "larg": 70,
+		"big": 20}
 	df := func(w string) int { return site[textnorm.Stem(w)] }
 	db := wordnet.Load()
 	tests := []struct {
@@ -25,6 +27,7 @@ func TestSynonyms(t *testing.T) {
 		{"when does it begin", []string{"date"}, nil}, // "start" is rarer on the site than "begin"
 		{"how do I get one", nil, nil},                // "get" has too many senses to trust one
 		{"telephone number", nil, nil},                // the site writes "phone" less often
+		{"the big file", nil, nil},                    // "big" is common enough on the site to stand alone
 		{"tell me about the major", nil, nil},
 	}
 	for _, tt := range tests {
@@ -45,7 +48,12 @@ func TestSynonyms(t *testing.T) {
 // "buy" and an antonym of "sell".
 func TestSynonymsNoAntonyms(t *testing.T) {
 	db := wordnet.Load()
-	df := func(string) int { return 1 }
+	df := func(w string) int { // the site writes "purchase" and the rest far more than "buy" and "sell"
+		if w == "buy" || w == "sell" {
+			return 1
+		}
+		return 10
+	}
 	if _, got := synonyms("buy", db, df); !slices.Contains(got, "purchase") {
 		t.Fatalf("synonyms(buy) = %q, want purchase among them", got)
 	}
