@@ -187,6 +187,9 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	for i, p := range ix.Pages {
 		titles[i] = pageFields(p)
 	}
+	if !cfg.NoWordNet {
+		wordnet.Load() // decoded once per process (about 0.3 s); here rather than on the first question
+	}
 	inLinks := make([]int, len(ix.Pages))
 	for _, p := range ix.Pages {
 		for _, l := range p.Links {
