@@ -18,20 +18,21 @@ func runEval(ctx context.Context, args []string) error {
 	var (
 		up                      upstreamFlags
 		rf                      retrievalFlags
-		dir, questions, jsonOut string
+		dirs, questions         repeated
+		jsonOut                 string
 		ablations               bool
 		minFact, minHit, minMRR float64
 		repeats                 int
 		faqFile, faqQuestions   string
 		faqThreshold, minFAQ    float64
 	)
-	fs.StringVar(&dir, "index", envOr("RAGPROXY_INDEX", ""), "index directory (RAGPROXY_INDEX)")
-	fs.StringVar(&questions, "questions", "", "question set (JSONL: question, expected_urls, fact)")
-	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file ('-' for stdout)")
+	fs.Var(&dirs, "index", "index directory (RAGPROXY_INDEX); repeat it, with --questions, to evaluate several sites")
+	fs.Var(&questions, "questions", "question set (JSONL: question, expected_urls, fact), one per --index")
+	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file ('-' for stdout); an array of reports for several sites")
 	fs.BoolVar(&ablations, "ablations", true, "run the ablation table")
-	fs.Float64Var(&minFact, "min-fact-in-context", 0, "fail when fact-in-context is below this")
-	fs.Float64Var(&minHit, "min-hit8", 0, "fail when page Hit@8 is below this")
-	fs.Float64Var(&minMRR, "min-mrr", 0, "fail when page MRR is below this")
+	fs.Float64Var(&minFact, "min-fact-in-context", 0, "fail when fact-in-context is below this (on any site)")
+	fs.Float64Var(&minHit, "min-hit8", 0, "fail when page Hit@8 is below this (on any site)")
+	fs.Float64Var(&minMRR, "min-mrr", 0, "fail when page MRR is below this (on any site)")
 	fs.IntVar(&repeats, "answer-repeats", 1, "with an upstream: answer each question this many times and judge each")
 	fs.StringVar(&faqFile, "faq", envOr("RAGPROXY_FAQ", ""), "operator FAQ file (JSONL, JSON or YAML) to calibrate direct answers on (RAGPROXY_FAQ)")
 	fs.StringVar(&faqQuestions, "faq-questions", "", "labelled FAQ questions (JSONL: question, faq = the FAQ question it asks or \"\" for none); with --faq")
@@ -42,6 +43,11 @@ func runEval(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if len(dirs) == 0 {
+		if d := envOr("RAGPROXY_INDEX", ""); d != "" {
+			dirs = repeated{d}
+		}
+	}
 	if (faqFile == "") != (faqQuestions == "") {
 		return fmt.Errorf("eval: --faq and --faq-questions go together")
 	}
@@ -49,57 +55,27 @@ func runEval(ctx context.Context, args []string) error {
 		if err := evalFAQ(faqFile, faqQuestions, faqThreshold, minFAQ); err != nil {
 			return err
 		}
-		if dir == "" && questions == "" {
+		if len(dirs) == 0 && len(questions) == 0 {
 			return nil
 		}
 	}
-	if dir == "" || questions == "" {
-		return fmt.Errorf("eval: --index and --questions are required (or --faq and --faq-questions)")
+	if len(dirs) == 0 || len(dirs) != len(questions) {
+		return fmt.Errorf("eval: --index and --questions are required, as many of one as of the other (or --faq and --faq-questions)")
 	}
 	up.key = os.Getenv("OPENAI_API_KEY")
-	qs, err := eval.LoadQuestions(questions)
-	if err != nil {
-		return err
-	}
 	tok, err := tokenizer.New()
 	if err != nil {
 		return err
 	}
-	remote, err := up.openaiEmbedder()
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	r, err := retrieval.Open(dir, remote, tok, rf.config())
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	var an retrieval.Analyzer = retrieval.Heuristic{}
-	if up.online() {
-		client, err := up.compatClient()
+	var reps []eval.Report
+	for i := range dirs {
+		rep, err := evalSite(ctx, dirs[i], questions[i], &up, &rf, tok, ablations, repeats)
 		if err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-		an = &retrieval.LLMAnalyzer{Client: client, Model: up.model}
-	}
-	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
-	if up.online() {
-		rep.Analyzer = "llm " + up.model
-	}
-	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {
-		return err
-	}
-	if ablations {
-		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(rf.config())); err != nil {
 			return err
 		}
+		fmt.Print(rep.Markdown())
+		reps = append(reps, rep)
 	}
-	if up.online() {
-		judge := &eval.Judge{Client: up.client(), Model: up.model}
-		if rep.Answers, err = judge.Answers(ctx, r, an, qs, repeats); err != nil {
-			return err
-		}
-	}
-	fmt.Print(rep.Markdown())
 	if jsonOut != "" {
 		w := os.Stdout
 		if jsonOut != "-" {
@@ -110,16 +86,64 @@ func runEval(ctx context.Context, args []string) error {
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		var v any = reps
+		if len(reps) == 1 {
+			v = reps[0]
+		}
+		if err := enc.Encode(v); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
-	m := rep.Retrieval
-	if m.FactInContext < minFact || m.Hit[8] < minHit || m.MRR < minMRR {
-		return fmt.Errorf("eval: below the bar: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",
-			m.FactInContext, minFact, m.Hit[8], minHit, m.MRR, minMRR)
+	for _, rep := range reps {
+		m := rep.Retrieval
+		if m.FactInContext < minFact || m.Hit[8] < minHit || m.MRR < minMRR {
+			return fmt.Errorf("eval: below the bar on %s: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",
+				rep.Questions, m.FactInContext, minFact, m.Hit[8], minHit, m.MRR, minMRR)
+		}
 	}
 	return nil
+}
+
+// evalSite evaluates retrieval (and, with an upstream, answers) on one index and its question set.
+func evalSite(ctx context.Context, dir, questions string, up *upstreamFlags, rf *retrievalFlags, tok *tokenizer.Tokenizer,
+	ablations bool, repeats int) (eval.Report, error) {
+	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
+	qs, err := eval.LoadQuestions(questions)
+	if err != nil {
+		return rep, err
+	}
+	remote, err := up.openaiEmbedder()
+	if err != nil {
+		return rep, fmt.Errorf("eval: %w", err)
+	}
+	r, err := retrieval.Open(dir, remote, tok, rf.config())
+	if err != nil {
+		return rep, fmt.Errorf("eval: %w", err)
+	}
+	var an retrieval.Analyzer = retrieval.Heuristic{}
+	if up.online() {
+		client, err := up.compatClient()
+		if err != nil {
+			return rep, fmt.Errorf("eval: %w", err)
+		}
+		an = &retrieval.LLMAnalyzer{Client: client, Model: up.model}
+		rep.Analyzer = "llm " + up.model
+	}
+	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {
+		return rep, err
+	}
+	if ablations {
+		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(rf.config())); err != nil {
+			return rep, err
+		}
+	}
+	if up.online() {
+		judge := &eval.Judge{Client: up.client(), Model: up.model}
+		if rep.Answers, err = judge.Answers(ctx, r, an, qs, repeats); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
 }
 
 // evalFAQ calibrates the FAQ's direct answers on a labelled set and fails when they are less precise than min at
