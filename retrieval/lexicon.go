@@ -177,7 +177,7 @@ func (lx *lexicon) expand(q string, db *wordnet.DB) string {
 		}
 		return true
 	})
-	shapes, syn := synonyms(q, db, func(w string) int { return lx.stems[textnorm.Stem(w)] })
+	shapes, syn := synonyms(q, db, lx.stemDF)
 	extra = append(append(extra, shapes...), syn...)
 	if len(extra) == 0 {
 		return ""
@@ -189,10 +189,10 @@ func (lx *lexicon) expand(q string, db *wordnet.DB) string {
 	return kt + " " + strings.Join(extra, " ")
 }
 
-// usesInflected reports whether the site's text has w in some inflection: a word with w's Porter stem, as
-// search matches it ("commences" for "commence").
-func (lx *lexicon) usesInflected(w string) bool {
-	return lx.stems[textnorm.Stem(w)] > 0
+// stemDF is how often the site uses w in any inflection, as search matches it ("commences" for "commence"):
+// the chunks containing a word with w's Porter stem, summed over those words.
+func (lx *lexicon) stemDF(w string) int {
+	return lx.stems[textnorm.Stem(w)]
 }
 
 // complete expands an abbreviation that begins a title or heading word ("cog" -> "cognitive", "econ" ->
