@@ -7,9 +7,12 @@ import (
 
 // Report is the output of `ragproxy eval`.
 type Report struct {
-	Index     string   `json:"index"`
-	Questions string   `json:"questions"`
-	Analyzer  string   `json:"analyzer"`
+	Index     string `json:"index"`
+	Questions string `json:"questions"`
+	Analyzer  string `json:"analyzer"`
+	// Assistant is the section assistant whose pages alone were searched, with its URL prefixes; "" for the
+	// whole site.
+	Assistant string   `json:"assistant,omitempty"`
 	Retrieval Metrics  `json:"retrieval"`
 	Ablations []Row    `json:"ablations,omitempty"`
 	Answers   *Answers `json:"answers,omitempty"`
@@ -20,6 +23,9 @@ func (r Report) Markdown() string {
 	var b strings.Builder
 	m := r.Retrieval
 	fmt.Fprintf(&b, "# Retrieval on %s (%d questions, %s analysis)\n\n", r.Questions, m.Questions, r.Analyzer)
+	if r.Assistant != "" {
+		fmt.Fprintf(&b, "Section assistant %s: only its pages are searched.\n\n", r.Assistant)
+	}
 	b.WriteString(Markdown([]Row{{Variant: "configured", Metrics: m}}))
 	if len(m.Misses) > 0 {
 		b.WriteString("\n## Misses\n\n| id | question | rank | fact in context | top pages |\n| --- | --- | --- | --- | --- |\n")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
@@ -23,13 +24,43 @@ type faqMatch struct {
 	direct bool
 }
 
-// matchFAQ looks the analysed question up in the FAQ: a match at FAQDirectThreshold answers directly, one at
-// FAQEvidenceThreshold joins the context.
-func (g *Grounder) matchFAQ(question string) (faqMatch, bool) {
-	if g.FAQ == nil || question == "" {
+// SiteFAQUse says what the FAQ entries the site's pages mark up (found at ingest) may do.
+type SiteFAQUse int
+
+const (
+	// SiteFAQEvidence lets a matching entry lead the context, where the model weighs it; it never answers
+	// directly. The default: the direct-answer threshold is calibrated on an operator's FAQ, not on what a site's
+	// markup happens to hold.
+	SiteFAQEvidence SiteFAQUse = iota
+	// SiteFAQDirect treats the site's entries like the operator's: a close match is answered directly.
+	SiteFAQDirect
+	// SiteFAQOff ignores them.
+	SiteFAQOff
+)
+
+// matchFAQ looks the analysed question up in the operator's FAQ and in the FAQ markup of r's pages: a match at
+// FAQDirectThreshold answers directly (a site entry only with SiteFAQDirect), one at FAQEvidenceThreshold joins
+// the context. The operator's entry wins a tie.
+func (g *Grounder) matchFAQ(r *retrieval.Retriever, question string) (faqMatch, bool) {
+	if question == "" {
 		return faqMatch{}, false
 	}
-	m, ok := g.FAQ.Match(question)
+	best, found := g.classify(g.FAQ, question, true)
+	if found && best.direct || g.SiteFAQ == SiteFAQOff {
+		return best, found
+	}
+	if site, ok := g.classify(g.siteFAQ(r), question, g.SiteFAQ == SiteFAQDirect); ok && (!found || site.direct || site.Score > best.Score) {
+		return site, true
+	}
+	return best, found
+}
+
+// classify matches question in m and says how the match may be used (directly only when direct is allowed).
+func (g *Grounder) classify(m *faq.Matcher, question string, allowDirect bool) (faqMatch, bool) {
+	if m == nil {
+		return faqMatch{}, false
+	}
+	best, ok := m.Match(question)
 	if !ok {
 		return faqMatch{}, false
 	}
@@ -41,12 +72,39 @@ func (g *Grounder) matchFAQ(question string) (faqMatch, bool) {
 		evidence = faq.DefaultEvidenceThreshold
 	}
 	switch {
-	case m.Score >= direct:
-		return faqMatch{m, true}, true
-	case m.Score >= evidence:
-		return faqMatch{m, false}, true
+	case best.Score >= direct && allowDirect:
+		return faqMatch{best, true}, true
+	case best.Score >= evidence:
+		return faqMatch{best, false}, true
 	}
 	return faqMatch{}, false
+}
+
+// siteFAQSet is the matcher of one index version's FAQ markup.
+type siteFAQSet struct {
+	ix *index.Index
+	m  *faq.Matcher // nil when the pages mark up no FAQ
+}
+
+// siteFAQ is the matcher of the FAQ entries r's pages mark up, built once per index version: it is kept by
+// index, which a section assistant's retriever shares with the whole site's.
+func (g *Grounder) siteFAQ(r *retrieval.Retriever) *faq.Matcher {
+	if set := g.siteFAQs.Load(); set != nil && set.ix == r.Index() {
+		return set.m
+	}
+	var entries []faq.Entry
+	for _, p := range r.Index().Pages {
+		for _, e := range p.FAQ {
+			entries = append(entries, faq.Entry{Question: e.Question, Answer: e.Answer, URL: e.URL, Title: p.Title,
+				Alternatives: e.Alternatives, Source: e.Source})
+		}
+	}
+	set := &siteFAQSet{ix: r.Index()}
+	if len(entries) > 0 {
+		set.m = faq.NewMatcher(entries)
+	}
+	g.siteFAQs.Store(set)
+	return set.m
 }
 
 // faqSource is the page an FAQ entry's answer comes from.

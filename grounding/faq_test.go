@@ -2,12 +2,15 @@ package grounding
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/cache"
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/internal/ssetest"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
 )
@@ -105,5 +108,58 @@ func TestFAQEvidence(t *testing.T) {
 		if k == FAQDirect {
 			t.Error("a near miss got the FAQ's direct answer")
 		}
+	}
+}
+
+// TestSiteFAQ checks the FAQ entries an index's pages mark up: by default they lead the context and the model
+// answers; with SiteFAQDirect a close match is answered from them; with SiteFAQOff they are ignored.
+func TestSiteFAQ(t *testing.T) {
+	base, tok := exampleIndex(t)
+	ix := *base.Index()
+	ix.Pages = slices.Clone(ix.Pages)
+	const lifeURL = "https://www.lakeshore-poly.example/student-life/"
+	p, ok := ix.PageByURL(lifeURL)
+	if !ok {
+		t.Fatal("no student life page")
+	}
+	p.FAQ = []index.FAQEntry{{Question: "How many boats does the sailing club own?", Answer: "The sailing club owns 12 dinghies.",
+		URL: lifeURL + "#sailing", Source: "heading"}}
+	emb, err := retrieval.EmbedderFor(&ix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := retrieval.New(&ix, emb, tok, base.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ask = `{"model":"ragproxy","messages":[{"role":"user","content":"how many boats does the sailing club own"}]}`
+	for _, c := range []struct {
+		name     string
+		use      SiteFAQUse
+		upstream bool // the model answers
+		inPrompt bool // the entry leads the context
+	}{
+		{"evidence by default", SiteFAQEvidence, true, true},
+		{"direct", SiteFAQDirect, false, false},
+		{"off", SiteFAQOff, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, server.Config{Grounder: &Grounder{Retriever: r, Tokenizer: tok, SiteFAQ: c.use}}, replying("an answer"))
+			_, out := h.post(t, "/chat/completions", ask)
+			reqs := h.Fake.Requests()
+			if (len(reqs) == 1) != c.upstream {
+				t.Fatalf("upstream requests = %d, want upstream %v", len(reqs), c.upstream)
+			}
+			if !c.upstream {
+				if a := ssetest.Answer(t, out); !strings.HasPrefix(a, "The sailing club owns 12 dinghies.") || !strings.Contains(a, lifeURL+"#sailing") {
+					t.Errorf("direct answer = %q", a)
+				}
+				return
+			}
+			led := strings.Contains(reqs[0].Messages[0].Text(), "## Frequently asked question: How many boats does the sailing club own?")
+			if led != c.inPrompt {
+				t.Errorf("the site's entry leads the context: %v, want %v", led, c.inPrompt)
+			}
+		})
 	}
 }

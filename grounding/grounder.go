@@ -49,13 +49,25 @@ type Grounder struct {
 	// faq.DefaultEvidenceThreshold) goes first in the context as the site's answer.
 	FAQ                                      *faq.Matcher
 	FAQDirectThreshold, FAQEvidenceThreshold float64
+	// SiteFAQ says what the FAQ entries of the index's pages (found in their markup at ingest) may do; default
+	// SiteFAQEvidence.
+	SiteFAQ SiteFAQUse
 	// OnFAQ, if set, is told of every FAQ match used, with its kind (FAQDirect or FAQEvidence).
 	OnFAQ func(ctx context.Context, kind string)
 	// OnRetrieval, if set, sees every retrieval's stage times and confidence (server.MetricsObserver's
 	// ObserveRetrieval records them).
 	OnRetrieval func(ctx context.Context, r server.Retrieval)
+	// Model is the model id of the assistant over the whole site. When set, /v1/retrieve answers
+	// model_not_found for a model that is neither it nor an assistant's. Default "": any other model retrieves
+	// from the whole site.
+	Model string
+	// Assistants are the section assistants: requests for one of their names search only its pages, are
+	// answered in its name, and use only FAQ entries on its pages. Names must be unique. Default none.
+	Assistants []Assistant
 
-	hosts atomic.Pointer[linkHostSet] // of the version last searched
+	hosts    atomic.Pointer[linkHostSet] // of the version last searched
+	siteFAQs atomic.Pointer[siteFAQSet]  // of the version last searched
+	scoped   atomic.Pointer[scopedSet]   // the assistants' retrievers of the two versions last searched
 }
 
 // linkHostSet are the hosts answers may link to when grounded in one index version.
@@ -86,8 +98,9 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 		}
 		return nil, nil // tasks go to the model untouched
 	}
-	r, release := g.Retriever.Acquire()
+	base, release := g.Retriever.Acquire()
 	defer release()
+	r, site := g.retrieverFor(base, req.Model), g.siteName(req.Model)
 	_, res, fm, err := g.search(ctx, r, Messages(req.Messages), true)
 	if err != nil {
 		return nil, err
@@ -98,9 +111,16 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	if fm.Entry != nil {
 		g.reportFAQ(ctx, FAQEvidence)
 	}
+	// An assistant's own answers say whose they are: its name leads them.
+	named := func(text string) string {
+		if g.assistant(req.Model) == nil {
+			return text
+		}
+		return "**" + mdText(site) + "**\n\n" + text
+	}
 	if res == nil {
 		if g.Offline {
-			return &server.Grounding{Answer: g.answer(req, "Ask me a question about this site's pages.")}, nil
+			return &server.Grounding{Answer: g.answer(req, named("Ask me a question about this site's pages."))}, nil
 		}
 		return nil, nil // no question, or one that needs no site knowledge: the model answers it as is
 	}
@@ -121,14 +141,14 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	}
 	switch {
 	case res.Empty:
-		return cite(DontKnow(res, limit)), nil
+		return cite(named(DontKnow(res, limit))), nil
 	case g.Offline:
-		return cite(ExtractiveAnswer(res, 3, 700) + SourcesMarkdown(Cited("", res, limit))), nil
+		return cite(named(ExtractiveAnswer(res, 3, 700)) + SourcesMarkdown(Cited("", res, limit))), nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
-	out = append(out, compat.TextMessage("system", SystemPrompt(g.SiteName, res)))
+	out = append(out, compat.TextMessage("system", SystemPrompt(site, res)))
 	out = append(out, req.Messages...)
-	policy := NewLinkPolicy(res, g.linkHosts(r))
+	policy := NewLinkPolicy(res, g.linkHosts(base))
 	return &server.Grounding{
 		Messages: out,
 		NewFilter: func() server.ContentFilter {
@@ -206,9 +226,15 @@ func (g *Grounder) linkHosts(r *retrieval.Retriever) []string {
 // question matches leads the context. The result is nil when there is no question, or when analysis finds that
 // no retrieval is needed.
 func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
+	return g.SearchAs(ctx, "", msgs)
+}
+
+// SearchAs is Search for a request to model: an assistant's name searches only its pages, any other model the
+// whole site.
+func (g *Grounder) SearchAs(ctx context.Context, model string, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
 	r, release := g.Retriever.Acquire()
 	defer release()
-	a, res, _, err := g.search(ctx, r, msgs, false)
+	a, res, _, err := g.search(ctx, g.retrieverFor(r, model), msgs, false)
 	return a, res, err
 }
 
@@ -228,7 +254,10 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, msgs []re
 	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
 		return a, nil, faqMatch{}, nil
 	}
-	fm, found := g.matchFAQ(a.Question)
+	fm, found := g.matchFAQ(r, a.Question)
+	if found && r.Scope() != nil && !r.Scope().Match(fm.Entry.URL) {
+		found, fm = false, faqMatch{} // an assistant answers from its own pages only
+	}
 	if found && fm.direct && direct {
 		return a, nil, fm, nil
 	}

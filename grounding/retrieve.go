@@ -32,15 +32,21 @@ func (g *Grounder) Routes() []server.Route {
 	return []server.Route{{Method: http.MethodPost, Path: "/retrieve", Handle: g.retrieve}}
 }
 
-// retrieve accepts {"query": "..."} or {"messages": [...]} (chat messages, validated like a chat request) and
-// returns the retrieval without generation.
-func (g *Grounder) retrieve(ctx context.Context, body []byte) (any, error) {
+// retrieve accepts {"query": "..."} or {"messages": [...]} (chat messages, validated like a chat request), and
+// optionally "model" (a section assistant's name retrieves from its pages alone), and returns the retrieval
+// without generation.
+func (g *Grounder) retrieve(ctx context.Context, req *server.Request) (any, error) {
+	body := req.Body
 	var in struct {
 		Query    *string         `json:"query"`
 		Messages json.RawMessage `json:"messages"`
+		Model    string          `json:"model"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, compat.InvalidJSON(err)
+	}
+	if in.Model != "" && g.Model != "" && in.Model != g.Model && g.assistant(in.Model) == nil {
+		return nil, compat.ModelNotFound(in.Model)
 	}
 	var msgs []retrieval.Message
 	switch {
@@ -50,15 +56,15 @@ func (g *Grounder) retrieve(ctx context.Context, body []byte) (any, error) {
 		}
 		msgs = []retrieval.Message{{Role: "user", Content: *in.Query}}
 	case len(in.Messages) > 0:
-		req, err := compat.DecodeChatRequest([]byte(`{"messages":` + string(in.Messages) + `}`))
+		chat, err := compat.DecodeChatRequest([]byte(`{"messages":` + string(in.Messages) + `}`))
 		if err != nil {
 			return nil, err
 		}
-		msgs = Messages(req.Messages)
+		msgs = Messages(chat.Messages)
 	default:
 		return nil, compat.InvalidRequest("query", "", "either query or messages is required")
 	}
-	a, res, err := g.Search(ctx, msgs)
+	a, res, err := g.SearchAs(ctx, in.Model, msgs)
 	if err != nil {
 		return nil, err
 	}

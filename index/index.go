@@ -4,7 +4,8 @@
 //
 // An index directory holds one subdirectory per version and a CURRENT file naming the live one. Write builds a
 // new version in a temporary directory, renames it into place and only then replaces CURRENT (write and rename),
-// so a crash mid-write leaves the previous version readable and a half-written version is never read.
+// so a crash mid-write leaves the previous version readable and a half-written version is never read. Write keeps
+// the newest few versions, so that Activate can switch back to one.
 //
 // The types are plain data; an *Index is safe for concurrent reads once loaded.
 package index
@@ -56,6 +57,19 @@ type Page struct {
 	Community int `json:"community"`
 	// Chunks are the ids of the page's chunks in page order (HAS_CHUNK).
 	Chunks []int `json:"chunks"`
+	// FAQ are the frequently asked questions the page marks up, with their answers.
+	FAQ []FAQEntry `json:"faq,omitempty"`
+}
+
+// FAQEntry is a question a page marks up as frequently asked, with its answer.
+type FAQEntry struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+	// URL is the page's URL, with the question's fragment when it has one.
+	URL          string   `json:"url"`
+	Alternatives []string `json:"alternatives,omitempty"`
+	// Source is the markup it was found in: "jsonld", "details", "dl" or "heading".
+	Source string `json:"source"`
 }
 
 // Chunk is a contiguous passage of a page's markdown.

@@ -32,10 +32,28 @@ const (
 	versionPrefix = "v-"
 )
 
-// Write stores ix as a new version under dir and makes it current. The manifest's Version must be set. Older
-// versions except the one it replaces are removed afterwards, so a reader that resolved CURRENT just before the
-// switch still finds its files.
-func Write(dir string, ix *Index) error {
+// DefaultKeepVersions is how many versions Write keeps on disk: the new one, the one it replaced, and one more to
+// switch back to (see Activate).
+const DefaultKeepVersions = 3
+
+// WriteOptions tune Write. The zero value keeps DefaultKeepVersions versions.
+type WriteOptions struct {
+	// Keep is how many complete versions stay after a write: the new one, the one it replaces (a reader that
+	// resolved CURRENT just before the switch still finds its files), the Protect ones, then the most recently
+	// built others up to Keep. 0 means DefaultKeepVersions; values under 2 keep 2.
+	Keep int
+	// Protect names versions (manifest versions, without the "v-") that are never removed, whatever Keep says:
+	// the one a server still answers from, say, when CURRENT already names another.
+	Protect []string
+}
+
+// Write stores ix as a new version under dir and makes it current, keeping DefaultKeepVersions versions. The
+// manifest's Version must be set.
+func Write(dir string, ix *Index) error { return WriteWith(dir, ix, WriteOptions{}) }
+
+// WriteWith is Write with options. Versions beyond opts.Keep, and version directories that are not complete
+// (a crash between writing and renaming leaves none, but a copy may), are removed after CURRENT is replaced.
+func WriteWith(dir string, ix *Index, opts WriteOptions) error {
 	if ix.Manifest.Version == "" {
 		return errors.New("write index: manifest has no version")
 	}
@@ -66,14 +84,48 @@ func Write(dir string, ix *Index) error {
 	if err := writeFileAtomic(filepath.Join(dir, currentFile), []byte(name+"\n")); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
+	prune(dir, name, previous, opts)
+	return nil
+}
+
+// prune removes the versions under dir that opts does not keep besides current and previous. Failures only
+// leave a version behind, which the next write tries again.
+func prune(dir, current, previous string, opts WriteOptions) {
+	keep := opts.Keep
+	if keep == 0 {
+		keep = DefaultKeepVersions
+	}
+	keep = max(keep, 2)
+	kept := map[string]bool{current: true, previous: true}
+	for _, v := range opts.Protect {
+		kept[versionPrefix+v] = true
+	}
+	var others []Version
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() && strings.HasPrefix(n, versionPrefix) && n != name && n != previous {
-			os.RemoveAll(filepath.Join(dir, n))
+		if !e.IsDir() || !strings.HasPrefix(n, versionPrefix) || kept[n] {
+			continue
 		}
+		v, err := readVersion(dir, n)
+		if err != nil {
+			os.RemoveAll(filepath.Join(dir, n))
+			continue
+		}
+		others = append(others, v)
 	}
-	return nil
+	sortVersions(others)
+	room := keep - 1 // the current version
+	if previous != "" && previous != current {
+		room--
+	}
+	for _, v := range others {
+		if room > 0 {
+			room--
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, versionPrefix+v.Version))
+	}
 }
 
 // Load reads the current version under dir.

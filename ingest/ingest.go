@@ -1,9 +1,12 @@
 // Package ingest builds the index that retrieval reads: it crawls a site or reads a mirror, cleans the pages,
 // cleans the link graph, chunks, summarises, finds communities, embeds, and writes a new index version. The stage
 // packages (crawl, clean, links, chunk, summary, leiden) do the work; this package runs them in order, reuses what
-// an earlier index already computed for unchanged pages, and reports progress.
+// an earlier index already computed for unchanged pages, and reports progress. An operator's edits (pages put
+// and deleted, see Edits) are saved in the index directory; Apply makes a new version with them without reading
+// the site, and every Run applies them after reading it.
 //
-// Run is safe to call concurrently for different index directories.
+// Run and Apply are safe to call concurrently for different index directories; for one directory, callers
+// serialise them.
 package ingest
 
 import (
@@ -59,8 +62,20 @@ type Config struct {
 	// Local configures the local embedder when Embedder is nil.
 	Local embed.LocalConfig
 
+	// Edits are the operator's edits applied on top of what is read (see Edits); nil means those saved in
+	// IndexDir.
+	Edits *Edits
+	// KeepVersions is how many index versions stay on disk (index.WriteOptions.Keep); 0 means
+	// index.DefaultKeepVersions.
+	KeepVersions int
+	// ProtectVersions are versions the write never removes (index.WriteOptions.Protect).
+	ProtectVersions []string
+
 	// Progress receives progress bars (a terminal) or periodic log lines; nil means silent.
 	Progress io.Writer
+	// OnProgress, when set, receives every progress update of every stage, from the pipeline's goroutines; it
+	// must be quick and safe for concurrent use.
+	OnProgress func(Progress)
 	// Logger receives the stage summaries; nil means slog.Default().
 	Logger *slog.Logger
 	// Version is the ragproxy version recorded in the manifest.
@@ -92,7 +107,7 @@ type Report struct {
 // ErrNoPages is returned when the source yields no usable page.
 var ErrNoPages = errors.New("no usable pages")
 
-// Run ingests cfg.Source into cfg.IndexDir.
+// Run ingests cfg.Source into cfg.IndexDir, with the index directory's edits applied (see Edits).
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	if cfg.Source == "" || cfg.IndexDir == "" {
@@ -101,9 +116,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Edits == nil {
+		e, err := LoadEdits(cfg.IndexDir)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		cfg.Edits = e
+	}
 	r := &Report{}
-	run := &run{cfg: cfg, report: r, progress: newProgress(cfg.Progress), prevReady: make(chan struct{}),
-		tokLoad: newTokenizerLoad()}
+	run := newRun(cfg, r)
 	// Decoding the previous index takes about as long as reading the site again; pages are read and hashed
 	// meanwhile (see fetchAndClean). The goroutine ends once the load does.
 	go func() {
@@ -127,40 +148,58 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	<-run.prevReady
+	if docs, err = run.applyEdits(docs); err != nil {
+		return nil, err
+	}
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("ingest %s: %w (%d fetched, %d unreadable)", cfg.Source, ErrNoPages, r.Fetched, r.Unreadable)
 	}
-	ix := run.graph(docs)
-	if err := run.chunk(ctx, ix, docs); err != nil {
+	if err := run.build(ctx, docs); err != nil {
 		return nil, err
-	}
-	if err := run.summarise(ctx, ix); err != nil {
-		return nil, err
-	}
-	if err := run.communities(ix); err != nil {
-		return nil, err
-	}
-	if err := run.embed(ctx, ix); err != nil {
-		return nil, err
-	}
-	run.finishManifest(ix)
-	r.Version = ix.Manifest.Version
-	r.Changed = run.prev == nil || run.prev.ix.Manifest.Version != ix.Manifest.Version
-	if run.prev != nil {
-		r.Removed = run.prev.removed(ix)
-	}
-	// An unchanged version is the live index already: writing it again would cost as much as a first build
-	// (index.Write would build the copy only to discard it).
-	if r.Changed {
-		if err := index.Write(cfg.IndexDir, ix); err != nil {
-			return nil, fmt.Errorf("ingest: %w", err)
-		}
 	}
 	r.Duration = time.Since(start)
 	cfg.Logger.Info("ingest done", "pages", r.Pages, "chunks", r.Chunks, "links", r.Links, "reused", r.Reused,
 		"removed", r.Removed, "duplicates", r.Duplicates, "unreadable", r.Unreadable, "version", r.Version,
 		"duration", r.Duration.Round(time.Millisecond))
 	return r, nil
+}
+
+func newRun(cfg Config, r *Report) *run {
+	return &run{cfg: cfg, report: r, progress: newProgress(cfg.Progress, cfg.OnProgress),
+		prevReady: make(chan struct{}), tokLoad: newTokenizerLoad()}
+}
+
+// build runs the stages after reading on docs (sorted by URL) and writes the version when its content changed.
+func (r *run) build(ctx context.Context, docs []*doc) error {
+	ix := r.graph(docs)
+	if err := r.chunk(ctx, ix, docs); err != nil {
+		return err
+	}
+	if err := r.summarise(ctx, ix); err != nil {
+		return err
+	}
+	if err := r.communities(ix); err != nil {
+		return err
+	}
+	if err := r.embed(ctx, ix); err != nil {
+		return err
+	}
+	r.finishManifest(ix)
+	rep := r.report
+	rep.Version = ix.Manifest.Version
+	rep.Changed = r.prev == nil || r.prev.ix.Manifest.Version != ix.Manifest.Version
+	if r.prev != nil {
+		rep.Removed = r.prev.removed(ix)
+	}
+	// An unchanged version is the live index already: writing it again would cost as much as a first build
+	// (index.Write would build the copy only to discard it).
+	if rep.Changed {
+		opts := index.WriteOptions{Keep: r.cfg.KeepVersions, Protect: r.cfg.ProtectVersions}
+		if err := index.WriteWith(r.cfg.IndexDir, ix, opts); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+	}
+	return nil
 }
 
 // run holds the state of one Run.
@@ -178,6 +217,13 @@ type run struct {
 	fromChunk []int
 	// crawled says the pages came from a crawl (not a mirror), so the index keeps a crawl record.
 	crawled bool
+	// forced are the URLs of put pages, which the index keeps whatever link cleaning and sections say.
+	forced map[string]bool
+	// precleaned says the docs' links were cleaned already (Apply: they come from the previous version), so
+	// graph keeps them as they are instead of cleaning them again.
+	precleaned bool
+	// refreshes, when set, are the crawl record's meta refreshes, carried over from the previous version.
+	refreshes []index.Refresh
 }
 
 // isMirror reports whether source names a local directory rather than a URL.
@@ -189,6 +235,9 @@ func isMirror(source string) bool {
 	return err == nil && st.IsDir()
 }
 
+// faqVersion is the version of the FAQ extraction (package faq) whose entries the pages keep.
+const faqVersion = 1
+
 // settings are the ingest parameters that shape the index content; they enter the version.
 func (r *run) settings() json.RawMessage {
 	b, _ := json.Marshal(struct {
@@ -197,7 +246,9 @@ func (r *run) settings() json.RawMessage {
 		Chunk   chunk.Config
 		Graph   leiden.CommunityConfig
 		Summary summary.ExtractiveConfig
-	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary})
+		// FAQ is the FAQ extraction's version: a page cleaned by an earlier one is cleaned again.
+		FAQ int
+	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary, faqVersion})
 	return b
 }
 
@@ -239,6 +290,9 @@ func contentVersion(ix *index.Index) string {
 	h.Write(ix.EmbedderState)
 	for _, p := range ix.Pages {
 		fmt.Fprintf(h, "p\x00%s\x00%s\x00%s\x00%s\x00%d\x00%v\x00", p.URL, p.Hash, p.Title, p.Summary, p.Community, p.Links)
+		for _, f := range p.FAQ { // FAQ markup (JSON-LD) may change while the cleaned text does not
+			fmt.Fprintf(h, "f\x00%s\x00%s\x00%s\x00%q\x00", f.Question, f.Answer, f.URL, f.Alternatives)
+		}
 	}
 	for _, c := range ix.Chunks {
 		fmt.Fprintf(h, "c\x00%d\x00%s\x00", c.PageID, c.Text)

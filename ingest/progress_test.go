@@ -10,7 +10,7 @@ import (
 
 func TestProgressFallsBackToLogLines(t *testing.T) {
 	var out bytes.Buffer
-	p := newProgress(&out)
+	p := newProgress(&out, nil)
 	if p.terminal {
 		t.Fatal("a bytes.Buffer was taken for a terminal")
 	}
@@ -39,10 +39,24 @@ func TestProgressFallsBackToLogLines(t *testing.T) {
 }
 
 func TestSilentProgress(t *testing.T) {
-	b := newProgress(nil).stage("cleaned", 3)
+	b := newProgress(nil, nil).stage("cleaned", 3)
 	b.add(1) // must not panic
 	b.done()
 	if b != nil {
 		t.Error("a nil writer gave a live bar")
+	}
+}
+
+func TestProgressCallback(t *testing.T) {
+	var got []Progress
+	p := newProgress(nil, func(p Progress) { got = append(got, p) })
+	b := p.stage("chunked", 3)
+	b.add(1)
+	b.add(2)
+	b.done()
+	want := []Progress{{Stage: "chunked", Total: 3}, {Stage: "chunked", Done: 1, Total: 3},
+		{Stage: "chunked", Done: 3, Total: 3}, {Stage: "chunked", Done: 3, Total: 3, Finished: true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("progress updates (-want +got):\n%s", diff)
 	}
 }

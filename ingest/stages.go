@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/ragproxy/ragproxy/ingest/chunk"
 	"github.com/ragproxy/ragproxy/ingest/clean"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
+	"github.com/ragproxy/ragproxy/ingest/faq"
 	"github.com/ragproxy/ragproxy/ingest/leiden"
 	"github.com/ragproxy/ragproxy/ingest/links"
 	"github.com/ragproxy/ragproxy/ingest/summary"
@@ -28,6 +30,7 @@ type doc struct {
 	links                []string    // the page's links, those to dropped duplicates redirected to the copy kept
 	discovered           []string    // the page's links as crawled, for the crawl record
 	reused               *index.Page // the previous index's page when the body is unchanged
+	faq                  []index.FAQEntry
 	// The response the page was built from, for the next crawl's conditional requests.
 	etag, lastModified, source string
 	fetched                    time.Time
@@ -214,7 +217,7 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		d.rawHash = old.RawHash
 	}
 	if old != nil && old.RawHash == d.rawHash {
-		d.title, d.markdown, d.hash, d.reused = old.Title, old.Markdown, old.Hash, old
+		d.title, d.markdown, d.hash, d.reused, d.faq = old.Title, old.Markdown, old.Hash, old, old.FAQ
 		return d
 	}
 	base := p.URL
@@ -236,7 +239,24 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 	if d.title == "" {
 		d.title = p.URL
 	}
+	if p.ContentType != "application/pdf" {
+		d.faq = pageFAQ(p.Body, p.URL, r.cfg.Logger)
+	}
 	return d
+}
+
+// pageFAQ is the FAQ markup of a page's HTML, under the page's URL. A page the extractor cannot read has none.
+func pageFAQ(body []byte, url string, logger *slog.Logger) []index.FAQEntry {
+	entries, err := faq.Extract(body, url)
+	if err != nil {
+		logger.Debug("faq markup unreadable", "url", url, "err", err)
+		return nil
+	}
+	out := make([]index.FAQEntry, len(entries))
+	for i, e := range entries {
+		out[i] = index.FAQEntry{Question: e.Question, Answer: e.Answer, URL: e.URL, Alternatives: e.Alternatives, Source: e.Source}
+	}
+	return out
 }
 
 // graph applies link cleaning and lays out the index pages with their LINKS_TO edges.
@@ -247,8 +267,16 @@ func (r *run) graph(docs []*doc) *index.Index {
 		raw[d.url] = d.links
 		byURL[d.url] = d
 	}
-	keep, cleaned, st := links.Clean(raw, r.cfg.Links)
-	r.cfg.Logger.Info("links cleaned", "stats", fmt.Sprintf("%+v", st))
+	var keep []string
+	var cleaned map[string][]string
+	if r.precleaned {
+		keep, cleaned = keepLinks(raw, nil, nil, nil)
+	} else {
+		var st links.Stats
+		keep, cleaned, st = links.Clean(raw, r.cfg.Links)
+		r.cfg.Logger.Info("links cleaned", "stats", fmt.Sprintf("%+v", st))
+		keep, cleaned = keepLinks(raw, r.forced, keep, cleaned)
+	}
 	ids := make(map[string]int, len(keep))
 	for i, u := range keep {
 		ids[u] = i
@@ -261,7 +289,8 @@ func (r *run) graph(docs []*doc) *index.Index {
 	for i, u := range keep {
 		d := byURL[u]
 		p := index.Page{ID: i, URL: u, Title: d.title, Markdown: d.markdown, Hash: d.hash, RawHash: d.rawHash,
-			Section: r.section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source}
+			Section: r.section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source,
+			FAQ: d.faq}
 		rec.add(d)
 		for _, l := range cleaned[u] {
 			if j, ok := ids[l]; ok {
@@ -271,7 +300,52 @@ func (r *run) graph(docs []*doc) *index.Index {
 		ix.Pages[i] = p
 	}
 	ix.Crawl = rec.record()
+	if ix.Crawl != nil && r.refreshes != nil {
+		ix.Crawl.Refreshes = r.refreshes
+	}
 	return ix
+}
+
+// keepLinks adds to the pages link cleaning kept (keep, with their links in cleaned) the pages of raw that force
+// names and it dropped, with their links to kept pages, and returns keep sorted. Without keep (links already
+// cleaned) it keeps every page of raw.
+func keepLinks(raw map[string][]string, force map[string]bool, keep []string, cleaned map[string][]string) ([]string, map[string][]string) {
+	if keep == nil {
+		cleaned = make(map[string][]string, len(raw))
+		force = make(map[string]bool, len(raw))
+		for u := range raw {
+			force[u] = true
+		}
+	}
+	kept := make(map[string]bool, len(keep)+len(force))
+	for _, u := range keep {
+		kept[u] = true
+	}
+	var added []string
+	for u := range force {
+		if _, ok := raw[u]; ok && !kept[u] {
+			kept[u] = true
+			added = append(added, u)
+		}
+	}
+	if len(added) == 0 {
+		return keep, cleaned
+	}
+	for _, u := range added {
+		seen := map[string]bool{u: true}
+		out := []string{}
+		for _, l := range raw[u] {
+			if kept[l] && !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+		sort.Strings(out)
+		cleaned[u] = out
+	}
+	keep = append(keep, added...)
+	sort.Strings(keep)
+	return keep, cleaned
 }
 
 // crawlRecorder builds the index's crawl record from the kept pages, in page order. A nil *crawlRecorder (an

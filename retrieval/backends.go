@@ -12,6 +12,9 @@ import (
 type VectorQuery struct {
 	Vector []float32
 	Text   string
+	// Scope, when set, restricts the search to the pages under its prefixes, before ranking (a payload filter
+	// on the pages' ScopeKeys in Qdrant).
+	Scope *Scope
 }
 
 // VectorHit is a page or chunk a VectorStore found, named by its page's id and URL in the index the store was
@@ -82,7 +85,7 @@ func (r *Retriever) rankPagesRemote(ctx context.Context, queries []string, vecs 
 		return w
 	}
 	query := func(qi int, dense, lexical string) VectorQuery {
-		var q VectorQuery
+		q := VectorQuery{Scope: r.scope}
 		if has(dense) {
 			q.Vector = vecs[qi]
 		}
@@ -122,11 +125,11 @@ func (r *Retriever) rankPagesRemote(ctx context.Context, queries []string, vecs 
 			add(r.pagesOf(chunks, n), weight(ListChunkDense, ListChunkBM25))
 		}
 		if has(ListTitleMatch) {
-			add(r.named.search(q, n), weight(ListTitleMatch))
+			add(r.named.search(q, n, r.pageFilter()), weight(ListTitleMatch))
 		}
 		if has(ListTitleBM25) {
 			var ids []int
-			for _, h := range r.titles.Search(q, n, nil) {
+			for _, h := range r.titles.Search(q, n, r.pageFilter()) {
 				ids = append(ids, h.Doc)
 			}
 			add(ids, weight(ListTitleBM25))
@@ -145,7 +148,7 @@ func (r *Retriever) rankChunksRemote(ctx context.Context, queries []string, vecs
 	var lists [][]int
 	var weights []float64
 	for qi, q := range queries {
-		vq := VectorQuery{Text: q}
+		vq := VectorQuery{Text: q, Scope: r.scope}
 		w := 1.0
 		if r.cfg.ChunkDenseWeight > 0 {
 			vq.Vector, w = vecs[qi], w+r.cfg.ChunkDenseWeight
@@ -172,7 +175,9 @@ func (r *Retriever) pageIDs(hits []VectorHit) ([]int, error) {
 		if h.PageID < 0 || h.PageID >= len(r.ix.Pages) || r.ix.Pages[h.PageID].URL != h.URL {
 			return nil, fmt.Errorf("page %d (%s): %w", h.PageID, h.URL, ErrBackendMismatch)
 		}
-		ids = append(ids, h.PageID)
+		if r.allowed == nil || r.allowed[h.PageID] {
+			ids = append(ids, h.PageID)
+		}
 	}
 	return ids, nil
 }
@@ -185,7 +190,9 @@ func (r *Retriever) chunkIDs(hits []VectorHit) ([]int, error) {
 			h.Ord < 0 || h.Ord >= len(r.ix.Pages[h.PageID].Chunks) {
 			return nil, fmt.Errorf("chunk %d of page %d (%s): %w", h.Ord, h.PageID, h.URL, ErrBackendMismatch)
 		}
-		ids = append(ids, r.ix.Pages[h.PageID].Chunks[h.Ord])
+		if r.allowed == nil || r.allowed[h.PageID] {
+			ids = append(ids, r.ix.Pages[h.PageID].Chunks[h.Ord])
+		}
 	}
 	return ids, nil
 }

@@ -126,3 +126,59 @@ func syntheticRetriever(b *testing.B, pages, chunksPer int) (*retrieval.Retrieve
 	}
 	return r, qs
 }
+
+// BenchmarkRetrieveBerkeleyScoped is BenchmarkRetrieveBerkeley as section assistants: the whole site, then scopes
+// of decreasing size (the graduate pages, the graduate degree programmes, one programme's pages), each filtering
+// every page and chunk list before ranking. It reports the pages in the scope beside p50 and p99.
+func BenchmarkRetrieveBerkeleyScoped(b *testing.B) {
+	corpus := corpustest.Dir(b)
+	qs, err := eval.LoadQuestions(corpustest.QuestionsPath(b))
+	if err != nil {
+		b.Skip(err)
+	}
+	dir := b.TempDir()
+	indextest.Build(b, corpus, corpustest.BaseURL, dir)
+	r, _ := indextest.Open(b, dir)
+	texts := make([]string, len(qs))
+	for i, q := range qs {
+		texts[i] = q.Question
+	}
+	// The prefixes are found in the index's URLs, wherever the mirror's root puts them.
+	prefix := func(segment string, deeper int) string {
+		for _, p := range r.Index().Pages {
+			keys := retrieval.ScopeKeys(p.URL)
+			for i, k := range keys {
+				if strings.HasPrefix(k, "/") && strings.HasSuffix(k, segment) && i+2*deeper < len(keys) {
+					return keys[i+2*deeper]
+				}
+			}
+		}
+		b.Fatalf("no page under a %s segment", segment)
+		return ""
+	}
+	scopes := []struct{ name, prefix string }{
+		{"whole", ""},
+		{"graduate", prefix("/graduate/", 0)},
+		{"graduate-programs", prefix("/graduate/degree-programs/", 0)},
+		{"one-programme", prefix("/graduate/degree-programs/", 1)},
+	}
+	for _, sc := range scopes {
+		b.Run(sc.name, func(b *testing.B) {
+			sr, pages := r, len(r.Index().Pages)
+			if sc.prefix != "" {
+				s, err := retrieval.NewScope(sc.prefix)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sr, pages = r.WithScope(s), 0
+				for _, p := range r.Index().Pages {
+					if s.Match(p.URL) {
+						pages++
+					}
+				}
+			}
+			benchRetrieve(b, sr, texts)
+			b.ReportMetric(float64(pages), "pages")
+		})
+	}
+}

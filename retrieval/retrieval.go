@@ -155,6 +155,8 @@ type Retriever struct {
 	lex       *lexicon
 	inLinks   []int // inbound links per page
 	backends  Backends
+	scope     *Scope
+	allowed   []bool // per page, when scope is set
 }
 
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.

@@ -39,7 +39,7 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32, same sameQuery
 	var weights []float64
 	var denseChunks [][]vector.Hit
 	if slices.Contains(r.cfg.PageLists, ListChunkDense) {
-		denseChunks = r.chunks.SearchMulti(same.uniqueVecs, r.cfg.ChunksPerList)
+		denseChunks = r.chunks.SearchMultiFilter(same.uniqueVecs, r.cfg.ChunksPerList, r.chunkFilter())
 	}
 	memo := map[listKey][]int{}
 	for qi, q := range queries {
@@ -76,22 +76,22 @@ func (r *Retriever) pageList(name, q string, vec []float32, n int) []int {
 	var ids []int
 	switch name {
 	case ListSummaryDense:
-		for _, h := range r.summaries.Search(vec, n, nil) {
+		for _, h := range r.summaries.Search(vec, n, r.pageFilter()) {
 			ids = append(ids, h.ID)
 		}
 	case ListTitleMatch:
-		ids = r.named.search(q, n)
+		ids = r.named.search(q, n, r.pageFilter())
 	case ListTitleBM25:
-		for _, h := range r.titles.Search(q, n, nil) {
+		for _, h := range r.titles.Search(q, n, r.pageFilter()) {
 			ids = append(ids, h.Doc)
 		}
 	case ListPageBM25:
-		for _, h := range r.pageBM25.Search(q, n, nil) {
+		for _, h := range r.pageBM25.Search(q, n, r.pageFilter()) {
 			ids = append(ids, h.Doc)
 		}
 	case ListChunkBM25:
 		var chunks []int
-		for _, h := range r.chunkBM25.Search(q, r.cfg.ChunksPerList, nil) {
+		for _, h := range r.chunkBM25.Search(q, r.cfg.ChunksPerList, r.chunkFilter()) {
 			chunks = append(chunks, h.Doc)
 		}
 		ids = r.pagesOf(chunks, n)

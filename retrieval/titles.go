@@ -54,8 +54,9 @@ func distinct(ts []string) []string {
 	return out
 }
 
-// search returns the pages with a title form whose every term occurs in query, longest titles first.
-func (t *titleIndex) search(query string, k int) []int {
+// search returns the pages with a title form whose every term occurs in query, longest titles first; with a
+// filter, only pages it accepts.
+func (t *titleIndex) search(query string, k int, filter func(page int) bool) []int {
 	q := map[string]bool{}
 	for _, term := range t.an.Terms(query) {
 		q[term] = true
@@ -70,7 +71,7 @@ func (t *titleIndex) search(query string, k int) []int {
 				break
 			}
 		}
-		if all && len(v.terms) > best[v.page] {
+		if all && len(v.terms) > best[v.page] && (filter == nil || filter(v.page)) {
 			best[v.page] = len(v.terms)
 		}
 	}

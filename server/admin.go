@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -43,15 +41,11 @@ func (s *Server) adminAuth(c *fiber.Ctx) error {
 	if len(s.cfg.AdminKeys) == 0 {
 		return errAdminDisabled
 	}
-	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearer(c)
+	if !ok {
 		return compat.InvalidAPIKey("")
 	}
-	match := 0
-	for _, k := range s.cfg.AdminKeys {
-		match |= subtle.ConstantTimeCompare([]byte(token), []byte(k))
-	}
-	if match == 0 {
+	if !anyKey(s.cfg.AdminKeys, token) {
 		s.log.Warn("admin request refused", "request_id", requestID(c), "method", c.Method(), "path", c.Path(),
 			"key", maskKey(token), "remote", c.IP())
 		return compat.InvalidAPIKey(maskKey(token))
@@ -65,8 +59,14 @@ func (s *Server) adminRoute(rt Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := context.WithValue(c.UserContext(), requestIDKey{}, requestID(c))
 		who, _ := c.Locals(adminKey{}).(string)
-		out, err := rt.Handle(ctx, c.Body())
 		attrs := []any{"request_id", requestID(c), "admin_key", who, "method", c.Method(), "path", c.Path(), "remote", c.IP()}
+		req, err := routeRequest(c)
+		var out any
+		if err == nil {
+			req.Key = who
+			out, err = rt.Handle(ctx, req)
+			attrs = append(attrs, req.logAttrs...)
+		}
 		if err != nil {
 			var ae *compat.APIError
 			status := http.StatusInternalServerError
@@ -77,7 +77,7 @@ func (s *Server) adminRoute(rt Route) fiber.Handler {
 			return err
 		}
 		s.log.Info("admin action", attrs...)
-		return c.JSON(out)
+		return writeRouteResult(c, rt, out)
 	}
 }
 

@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
@@ -61,11 +66,11 @@ func errorCode(t *testing.T, body string) string {
 func TestAdminAuth(t *testing.T) {
 	var calls atomic.Int64
 	routes := []Route{
-		{Method: http.MethodGet, Path: "/thing", Handle: func(context.Context, []byte) (any, error) {
+		{Method: http.MethodGet, Path: "/thing", Handle: func(context.Context, *Request) (any, error) {
 			calls.Add(1)
 			return map[string]string{"object": "thing"}, nil
 		}},
-		{Method: http.MethodPost, Path: "/broken", Handle: func(context.Context, []byte) (any, error) {
+		{Method: http.MethodPost, Path: "/broken", Handle: func(context.Context, *Request) (any, error) {
 			return nil, compat.InvalidRequest("url", "", "no such page")
 		}},
 	}
@@ -109,6 +114,61 @@ func TestAdminAuth(t *testing.T) {
 	status, body := adminCall(t, off, http.MethodGet, "/admin/thing", testAdminKey, "")
 	if status != http.StatusForbidden || errorCode(t, body) != "admin_disabled" {
 		t.Errorf("without admin keys: %d %s, want 403 admin_disabled", status, body)
+	}
+}
+
+// TestAdminRouteRequest checks what an admin handler receives (decoded path parameters, the query, the masked
+// key), that a route's status is used, and that what the handler logs joins the line recording the action.
+func TestAdminRouteRequest(t *testing.T) {
+	var got []*Request
+	var mu sync.Mutex
+	record := func(_ context.Context, req *Request) (any, error) {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		req.Log("page_url", req.Params["*"])
+		return map[string]string{"object": "ok"}, nil
+	}
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	routes := []Route{
+		{Method: http.MethodGet, Path: "/pages/*", Handle: record},
+		{Method: http.MethodPost, Path: "/jobs/:id/cancel", Handle: record, Status: http.StatusAccepted},
+	}
+	h := newHarness(t, harnessOpts{cfg: Config{AdminKeys: []string{testAdminKey}, Admin: routes, Logger: logger}})
+	cases := []struct {
+		method, path string
+		status       int
+		params       map[string]string
+		query        url.Values
+	}{
+		{http.MethodGet, "/admin/pages/" + url.PathEscape("https://www.example.org/a b/?x=1"), 200,
+			map[string]string{"*": "https://www.example.org/a b/?x=1"}, url.Values{}},
+		{http.MethodGet, "/admin/pages/https://www.example.org/a/?limit=5&prefix=https%3A%2F%2Fx", 200,
+			map[string]string{"*": "https://www.example.org/a/"}, url.Values{"limit": {"5"}, "prefix": {"https://x"}}},
+		{http.MethodPost, "/admin/jobs/job-42/cancel", 202, map[string]string{"id": "job-42"}, url.Values{}},
+	}
+	for i, c := range cases {
+		status, body := adminCall(t, h, c.method, c.path, testAdminKey, "")
+		if status != c.status || body != `{"object":"ok"}` {
+			t.Fatalf("%s %s: %d %s, want %d", c.method, c.path, status, body, c.status)
+		}
+		req := got[i]
+		if diff := cmp.Diff(c.params, req.Params); diff != "" {
+			t.Errorf("%s: params (-want +got):\n%s", c.path, diff)
+		}
+		if diff := cmp.Diff(c.query, req.Query); diff != "" {
+			t.Errorf("%s: query (-want +got):\n%s", c.path, diff)
+		}
+		if req.Key != maskKey(testAdminKey) {
+			t.Errorf("key %q, want the masked admin key", req.Key)
+		}
+	}
+	logs.mu.Lock()
+	logged := logs.buf.String()
+	logs.mu.Unlock()
+	if !strings.Contains(logged, `"msg":"admin action"`) || !strings.Contains(logged, `"page_url":"https://www.example.org/a b/?x=1"`) {
+		t.Errorf("the action's log line lacks what the handler logged:\n%s", logged)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 
 	"github.com/ragproxy/ragproxy/compat"
 )
@@ -47,13 +48,35 @@ type Varier interface {
 	Vary(h http.Header) string
 }
 
-// Route is an extra route under /v1 that a Grounder serves (a Router). The
-// gateway authenticates the request, hands Handle the body, and writes the
-// result as JSON or the error as OpenAI's error body.
+// Route is an extra route: under /v1 for a Grounder (a Router), under /admin for Config.Admin. The gateway
+// authenticates the request, hands Handle the body, path parameters and query, and writes the result as JSON
+// (with Status, 200 by default) or the error as OpenAI's error body.
 type Route struct {
+	// Method is the HTTP method; Path is a fiber route pattern relative to the group: "/pages" or
+	// "/jobs/:id" (a named parameter, one path segment) or "/pages/*" (the rest of the path).
 	Method, Path string
-	Handle       func(ctx context.Context, body []byte) (any, error)
+	Handle       func(ctx context.Context, req *Request) (any, error)
+	// Status is the success status, e.g. 202 for a job that was started; 0 means 200.
+	Status int
 }
+
+// Request is what a Route's handler receives.
+type Request struct {
+	// Body is the raw request body.
+	Body []byte
+	// Params are the path parameters by name ("id" for ":id", "*" for the wildcard), percent-decoded.
+	Params map[string]string
+	// Query is the parsed query string.
+	Query url.Values
+	// Key is the masked key that authenticated an admin request, for the handler's records; empty under /v1.
+	Key string
+
+	logAttrs []any
+}
+
+// Log adds key-value pairs (as in slog) to the line that records an admin action, so the log says what was done
+// (the page's URL, the job's id) as well as who did it. Under /v1 it does nothing.
+func (r *Request) Log(args ...any) { r.logAttrs = append(r.logAttrs, args...) }
 
 // Router is a Grounder that serves extra routes under /v1.
 type Router interface {

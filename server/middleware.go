@@ -81,19 +81,30 @@ func (s *Server) auth(c *fiber.Ctx) error {
 	if len(s.cfg.APIKeys) == 0 {
 		return c.Next()
 	}
-	h := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearer(c)
+	if !ok {
 		return compat.InvalidAPIKey("")
 	}
-	match := 0
-	for _, k := range s.cfg.APIKeys {
-		match |= subtle.ConstantTimeCompare([]byte(token), []byte(k))
-	}
-	if match == 0 {
+	if !anyKey(s.cfg.APIKeys, token) {
 		return compat.InvalidAPIKey(maskKey(token))
 	}
 	return c.Next()
+}
+
+// bearer returns the request's bearer token; ok is false when there is none.
+func bearer(c *fiber.Ctx) (token string, ok bool) {
+	token, ok = strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	return token, ok && token != ""
+}
+
+// anyKey reports whether token is one of keys, comparing it with every key in constant time, so neither a
+// match's position nor a partial match shows in the time taken.
+func anyKey(keys []string, token string) bool {
+	match := 0
+	for _, k := range keys {
+		match |= subtle.ConstantTimeCompare([]byte(token), []byte(k))
+	}
+	return match == 1
 }
 
 // maskKey shows a key the way OpenAI does: first and last four characters.
@@ -104,11 +115,11 @@ func maskKey(k string) string {
 	return k[:4] + strings.Repeat("*", 4) + k[len(k)-4:]
 }
 
-// jsonBody refuses a POST body that is not declared JSON. Browsers send text/plain, form and multipart bodies
+// jsonBody refuses a POST, PUT or PATCH body that is not declared JSON. Browsers send text/plain, form and multipart bodies
 // across origins without a preflight, so accepting them would let any web page post to the API in a visitor's
 // name; a declared JSON body makes the browser ask first (see cors.go).
 func (s *Server) jsonBody(c *fiber.Ctx) error {
-	if c.Method() != fiber.MethodPost {
+	if c.Method() != fiber.MethodPost && c.Method() != fiber.MethodPut && c.Method() != fiber.MethodPatch {
 		return c.Next()
 	}
 	ct := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentType)))

@@ -17,7 +17,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -345,12 +347,51 @@ func (s *Server) routes() {
 func (s *Server) extraRoute(rt Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := context.WithValue(c.UserContext(), requestIDKey{}, requestID(c))
-		out, err := rt.Handle(ctx, c.Body())
+		req, err := routeRequest(c)
 		if err != nil {
 			return err
 		}
-		return c.JSON(out)
+		out, err := rt.Handle(ctx, req)
+		if err != nil {
+			return err
+		}
+		return writeRouteResult(c, rt, out)
 	}
+}
+
+// routeRequest collects what a Route's handler reads of the request. fiber matches routes on the path as sent,
+// so parameters are still percent-encoded (a page URL travels as one escaped segment) and are decoded here.
+func routeRequest(c *fiber.Ctx) (*Request, error) {
+	req := &Request{Body: c.Body(), Params: map[string]string{}}
+	for _, name := range c.Route().Params {
+		v, err := url.PathUnescape(c.Params(name))
+		if err != nil {
+			return nil, compat.InvalidRequest(name, "", "path parameter %q is not valid percent-encoding: %v", name, err)
+		}
+		if strings.HasPrefix(name, "*") {
+			name = "*" // fiber names wildcards "*1", "*2", ...; routes have at most one
+			// Without strict routing fiber matches "/x/" like "/x" and leaves the slash out of a trailing
+			// wildcard, which always runs to the end of the path: a page URL keeps it.
+			if strings.HasSuffix(c.Path(), "/") && !strings.HasSuffix(v, "/") {
+				v += "/"
+			}
+		}
+		req.Params[name] = v
+	}
+	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
+	if err != nil {
+		return nil, compat.InvalidRequest("", "", "the query string is not valid: %v", err)
+	}
+	req.Query = q
+	return req, nil
+}
+
+// writeRouteResult writes a handler's result as JSON with the route's success status.
+func writeRouteResult(c *fiber.Ctx, rt Route, out any) error {
+	if rt.Status != 0 {
+		c.Status(rt.Status)
+	}
+	return c.JSON(out)
 }
 
 func redactKeys(keys []string) []string {

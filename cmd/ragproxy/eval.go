@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -25,6 +26,8 @@ func runEval(ctx context.Context, args []string) error {
 		repeats                 int
 		faqFile, faqQuestions   string
 		faqThreshold, minFAQ    float64
+		assistantSpec           string
+		assistants              assistantFlags
 	)
 	fs.Var(&dirs, "index", "index directory (RAGPROXY_INDEX); repeat it, with --questions, to evaluate several sites")
 	fs.Var(&questions, "questions", "question set (JSONL: question, expected_urls, fact), one per --index")
@@ -38,6 +41,8 @@ func runEval(ctx context.Context, args []string) error {
 	fs.StringVar(&faqQuestions, "faq-questions", "", "labelled FAQ questions (JSONL: question, faq = the FAQ question it asks or \"\" for none); with --faq")
 	fs.Float64Var(&faqThreshold, "faq-threshold", faq.DefaultDirectThreshold, "direct-answer threshold to report besides the calibrated one (serve's --faq-threshold)")
 	fs.Float64Var(&minFAQ, "min-faq-precision", 0.98, "fail when direct answers at --faq-threshold are less precise than this")
+	fs.StringVar(&assistantSpec, "assistant", "", "evaluate as this section assistant: NAME, defined in --assistants, or NAME=PREFIX[,PREFIX...]; only its pages are searched")
+	fs.StringVar(&assistants.file, "assistants", envOr("RAGPROXY_ASSISTANTS", ""), "YAML or JSON file of section assistants, as serve reads it (RAGPROXY_ASSISTANTS)")
 	up.register(fs)
 	rf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -67,9 +72,11 @@ func runEval(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	site := siteEval{up: &up, rf: &rf, tok: tok, ablations: ablations, repeats: repeats, assistantSpec: assistantSpec,
+		assistants: &assistants}
 	var reps []eval.Report
 	for i := range dirs {
-		rep, err := evalSite(ctx, dirs[i], questions[i], &up, &rf, tok, ablations, repeats)
+		rep, err := site.run(ctx, dirs[i], questions[i])
 		if err != nil {
 			return err
 		}
@@ -104,42 +111,63 @@ func runEval(ctx context.Context, args []string) error {
 	return nil
 }
 
-// evalSite evaluates retrieval (and, with an upstream, answers) on one index and its question set.
-func evalSite(ctx context.Context, dir, questions string, up *upstreamFlags, rf *retrievalFlags, tok *tokenizer.Tokenizer,
-	ablations bool, repeats int) (eval.Report, error) {
+// siteEval is what the evaluation of every site of one eval command shares.
+type siteEval struct {
+	up            *upstreamFlags
+	rf            *retrievalFlags
+	tok           *tokenizer.Tokenizer
+	ablations     bool
+	repeats       int
+	assistantSpec string // --assistant: evaluate within that section assistant's scope
+	assistants    *assistantFlags
+}
+
+// run evaluates retrieval (and, with an upstream, answers) on one index and its question set.
+func (e *siteEval) run(ctx context.Context, dir, questions string) (eval.Report, error) {
 	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
 	qs, err := eval.LoadQuestions(questions)
 	if err != nil {
 		return rep, err
 	}
-	remote, err := up.openaiEmbedder()
+	remote, err := e.up.openaiEmbedder()
 	if err != nil {
 		return rep, fmt.Errorf("eval: %w", err)
 	}
-	r, err := retrieval.Open(dir, remote, tok, rf.config())
+	r, err := retrieval.Open(dir, remote, e.tok, e.rf.config())
 	if err != nil {
 		return rep, fmt.Errorf("eval: %w", err)
 	}
-	var an retrieval.Analyzer = retrieval.Heuristic{}
-	if up.online() {
-		client, err := up.compatClient()
+	if e.assistantSpec != "" {
+		a, err := e.assistants.evalAssistant(e.assistantSpec)
 		if err != nil {
 			return rep, fmt.Errorf("eval: %w", err)
 		}
-		an = &retrieval.LLMAnalyzer{Client: client, Model: up.model}
-		rep.Analyzer = "llm " + up.model
+		if err := a.scope.Check(r.Index()); err != nil {
+			return rep, fmt.Errorf("eval: %s: %w", a.from, err)
+		}
+		r = r.WithScope(a.scope)
+		rep.Assistant = a.Name + " (" + strings.Join(a.Prefixes, ", ") + ")"
+	}
+	var an retrieval.Analyzer = retrieval.Heuristic{}
+	if e.up.online() {
+		client, err := e.up.compatClient()
+		if err != nil {
+			return rep, fmt.Errorf("eval: %w", err)
+		}
+		an = &retrieval.LLMAnalyzer{Client: client, Model: e.up.model}
+		rep.Analyzer = "llm " + e.up.model
 	}
 	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {
 		return rep, err
 	}
-	if ablations {
-		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(rf.config())); err != nil {
+	if e.ablations {
+		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(e.rf.config())); err != nil {
 			return rep, err
 		}
 	}
-	if up.online() {
-		judge := &eval.Judge{Client: up.client(), Model: up.model}
-		if rep.Answers, err = judge.Answers(ctx, r, an, qs, repeats); err != nil {
+	if e.up.online() {
+		judge := &eval.Judge{Client: e.up.client(), Model: e.up.model}
+		if rep.Answers, err = judge.Answers(ctx, r, an, qs, e.repeats); err != nil {
 			return rep, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -73,21 +74,72 @@ func (u *upstreamFlags) openaiEmbedder() (embed.Embedder, error) {
 }
 
 func runIngest(ctx context.Context, args []string) error {
+	o, err := parseIngestArgs(args, os.Stderr)
+	if err != nil {
+		return err
+	}
+	o.cfg.Progress = os.Stderr
+	o.cfg.Logger = newLogger(os.Stderr, "info")
+	rep, synced, syncErr := o.run(ctx)
+	if rep == nil {
+		return syncErr
+	}
+	cfg := o.cfg
+	if o.jsonOut {
+		out := struct {
+			*ingest.Report
+			Backends *syncReport `json:"backends,omitempty"`
+		}{rep, nil}
+		if o.backends.configured() {
+			out.Backends = synced
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+			return err
+		}
+		return syncErr
+	}
+	fmt.Printf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s\n",
+		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, cfg.IndexDir,
+		rep.Version, rep.Duration.Round(time.Millisecond))
+	if rep.Requests > 0 {
+		fmt.Printf("crawled %d pages (%d not modified) in %d requests, %.1f MB of bodies\n", rep.Fetched,
+			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6)
+	}
+	if synced != nil {
+		for _, line := range synced.lines() {
+			fmt.Println(line)
+		}
+	}
+	return syncErr
+}
+
+// ingestOptions are an ingest's settings as its command line gives them: `ragproxy ingest` and the admin API's
+// ingest jobs both parse them with parseIngestArgs.
+type ingestOptions struct {
+	cfg      ingest.Config
+	up       upstreamFlags
+	backends backendFlags
+	jsonOut  bool
+}
+
+// parseIngestArgs parses ingest's command line (SOURCE, then flags, or flags then SOURCE) into options with the
+// summarizer and embedder chosen; usage and flag errors are written to out. Progress and Logger are left for the
+// caller to set.
+func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs.SetOutput(out)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ragproxy ingest SOURCE --index DIR [flags]\n\nSOURCE is a start URL (crawl) or a directory of saved pages (mirror, with --base-url).")
 		fs.PrintDefaults()
 	}
 	var (
-		cfg       ingest.Config
-		up        upstreamFlags
-		backends  backendFlags
+		o         ingestOptions
 		sections  repeated
 		removes   repeated
 		summaries string
-		jsonOut   bool
 		maxBytes  int64
 	)
+	cfg := &o.cfg
 	fs.StringVar(&cfg.IndexDir, "index", envOr("RAGPROXY_INDEX", ""), "index directory to write (RAGPROXY_INDEX)")
 	fs.StringVar(&cfg.BaseURL, "base-url", "", "URL of the mirror's root directory: DIR/a/b/index.html is BASE/a/b/")
 	fs.BoolVar(&cfg.Full, "full", false, "ignore the existing index and recompute everything")
@@ -115,83 +167,66 @@ func runIngest(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Chunk.MaxTokens, "chunk-max-tokens", 1200, "hard upper bound of a chunk")
 	fs.IntVar(&cfg.Graph.MinComponent, "min-component", 10, "components smaller than this get community 9999")
 	fs.StringVar(&summaries, "summaries", "auto", "auto (llm when OPENAI_API_KEY is set), llm or extractive")
+	fs.IntVar(&cfg.KeepVersions, "keep-versions", envInt("RAGPROXY_KEEP_VERSIONS", index.DefaultKeepVersions), "index versions kept on disk, to switch back to with the admin API (RAGPROXY_KEEP_VERSIONS)")
 	fs.IntVar(&cfg.SummaryConcurrency, "summary-concurrency", 4, "concurrent LLM summary calls")
-	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON")
-	up.register(fs)
-	backends.register(fs)
+	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
+	o.up.register(fs)
+	o.backends.register(fs)
 	source, rest := splitSource(args)
 	if err := fs.Parse(rest); err != nil {
-		return err
+		return nil, err
 	}
 	if source == "" && fs.NArg() > 0 {
 		source = fs.Arg(0)
 	}
 	if source == "" || cfg.IndexDir == "" {
 		fs.Usage()
-		return fmt.Errorf("ingest: SOURCE and --index are required")
+		return nil, fmt.Errorf("ingest: SOURCE and --index are required")
 	}
-	up.key = os.Getenv("OPENAI_API_KEY")
-	backends.readSecrets()
+	if fs.NArg() > 1 || (fs.NArg() == 1 && fs.Arg(0) != source) {
+		return nil, fmt.Errorf("ingest: unexpected arguments %q", fs.Args())
+	}
+	o.up.key = os.Getenv("OPENAI_API_KEY")
+	o.backends.readSecrets()
 	cfg.Source = source
 	cfg.Crawl.MaxBytes = maxBytes
 	cfg.Links.Sections = sections
 	cfg.Clean.RemoveSelectors = removes
 	cfg.Version = version
-	cfg.Progress = os.Stderr
-	cfg.Logger = newLogger(os.Stderr, "info")
 	switch summaries {
 	case "extractive":
 	case "llm", "auto":
-		if up.online() {
-			client, err := up.compatClient()
+		if o.up.online() {
+			client, err := o.up.compatClient()
 			if err != nil {
-				return fmt.Errorf("ingest: %w", err)
+				return nil, fmt.Errorf("ingest: %w", err)
 			}
-			cfg.Summarizer = &summary.LLM{Client: client, Model: up.model}
+			cfg.Summarizer = &summary.LLM{Client: client, Model: o.up.model}
 		} else if summaries == "llm" {
-			return fmt.Errorf("ingest: --summaries llm needs OPENAI_API_KEY")
+			return nil, fmt.Errorf("ingest: --summaries llm needs OPENAI_API_KEY")
 		}
 	default:
-		return fmt.Errorf("ingest: --summaries %q: want auto, llm or extractive", summaries)
+		return nil, fmt.Errorf("ingest: --summaries %q: want auto, llm or extractive", summaries)
 	}
 	var err error
-	if cfg.Embedder, err = up.openaiEmbedder(); err != nil {
-		return fmt.Errorf("ingest: %w", err)
+	if cfg.Embedder, err = o.up.openaiEmbedder(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	if cfg.Crawl.AllowPrivate {
 		cfg.Crawl.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	rep, err := ingest.Run(ctx, cfg)
+	return &o, nil
+}
+
+// run ingests and then syncs the configured backends. The report is nil when the ingest failed; a failed sync
+// returns the report with the error, the local index being written.
+func (o *ingestOptions) run(ctx context.Context) (*ingest.Report, *syncReport, error) {
+	rep, err := ingest.Run(ctx, o.cfg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	synced, syncErr := backends.sync(ctx, cfg.IndexDir)
-	if jsonOut {
-		out := struct {
-			*ingest.Report
-			Backends *syncReport `json:"backends,omitempty"`
-		}{rep, nil}
-		if backends.configured() {
-			out.Backends = synced
-		}
-		if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
-			return err
-		}
-		return syncErr
-	}
-	fmt.Printf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s\n",
-		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, cfg.IndexDir,
-		rep.Version, rep.Duration.Round(time.Millisecond))
-	if rep.Requests > 0 {
-		fmt.Printf("crawled %d pages (%d not modified) in %d requests, %.1f MB of bodies\n", rep.Fetched,
-			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6)
-	}
-	if synced != nil {
-		for _, line := range synced.lines() {
-			fmt.Println(line)
-		}
-	}
-	return syncErr
+	synced, err := o.backends.sync(ctx, o.cfg.IndexDir)
+	return rep, synced, err
 }
 
 // splitSource lets SOURCE come before the flags, as in `ragproxy ingest https://site/ --index DIR`.

@@ -170,7 +170,7 @@ type indexInfo struct {
 // routes are the admin routes of the index being served.
 func (rl *reloader) routes() []server.Route {
 	return []server.Route{
-		{Method: http.MethodGet, Path: "/index", Handle: func(context.Context, []byte) (any, error) {
+		{Method: http.MethodGet, Path: "/index", Handle: func(context.Context, *server.Request) (any, error) {
 			rl.mu.Lock()
 			loaded := rl.loadedAt
 			rl.mu.Unlock()
@@ -178,7 +178,7 @@ func (rl *reloader) routes() []server.Route {
 			return indexInfo{Object: "index", Version: m.Version, Pages: m.Pages, Chunks: m.Chunks, Embedder: m.Embedder,
 				Source: m.Source, BuiltAt: m.BuiltAt, LoadedAt: loaded, Dir: rl.dir}, nil
 		}},
-		{Method: http.MethodPost, Path: "/index/reload", Handle: func(ctx context.Context, _ []byte) (any, error) {
+		{Method: http.MethodPost, Path: "/index/reload", Handle: func(ctx context.Context, _ *server.Request) (any, error) {
 			res, err := rl.reload(ctx, "admin")
 			if err != nil {
 				if errors.Is(err, context.Canceled) {

@@ -38,11 +38,18 @@ type servedIndex struct {
 	site, idx, base string
 }
 
-// startServe ingests the example site and serves it offline on a free loopback port until the test ends.
+// startServe ingests the example site and serves it offline on a free loopback port until the test ends, with
+// the admin key testAdminKey.
 func startServe(t *testing.T, args ...string) *servedIndex {
 	t.Helper()
+	return startServeAdmin(t, testAdminKey, args...)
+}
+
+// startServeAdmin is startServe with the admin keys adminKeys (none when empty).
+func startServeAdmin(t *testing.T, adminKeys string, args ...string) *servedIndex {
+	t.Helper()
 	noBackendsEnv(t)
-	t.Setenv("RAGPROXY_ADMIN_KEYS", testAdminKey)
+	t.Setenv("RAGPROXY_ADMIN_KEYS", adminKeys)
 	site, idx := exampleSite(t)
 	captureStdout(t)
 	s := &servedIndex{site: site, idx: idx}
@@ -331,27 +338,8 @@ func TestReloadWaitsForQdrant(t *testing.T) {
 		}
 	}
 	ingest("--qdrant-url", url)
-	f, err := parseServeFlags([]string{"--index", s.idx, "--qdrant-url", url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, release, err := f.openVersion(context.Background(), nil, tok, logger, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := observability.New(observability.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := &reloader{dir: s.idx, live: retrieval.NewLive(r, release), logger: logger, metrics: metrics, name: "lakeshore",
-		open: func(ctx context.Context) (*retrieval.Retriever, func(), error) {
-			return f.openVersion(ctx, nil, tok, logger, true)
-		}}
+	rl, _ := testReloader(t, s.idx, "--qdrant-url", url)
+	r := rl.live.Current()
 	v1 := r.Index().Manifest.Version
 
 	s.changeCalendar(t)
@@ -373,4 +361,33 @@ func TestReloadWaitsForQdrant(t *testing.T) {
 	if !rl.retryAt.IsZero() {
 		t.Error("a successful reload must clear the retry")
 	}
+}
+
+// testReloader loads the index under idx as serve does with args, and returns the reloader a server would use
+// (its reloads open versions strictly) with the parsed flags. The reloader is closed when the test ends.
+func testReloader(t *testing.T, idx string, args ...string) (*reloader, serveFlags) {
+	t.Helper()
+	f, err := parseServeFlags(append([]string{"--index", idx}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r, release, err := f.openVersion(context.Background(), nil, tok, logger, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := observability.New(observability.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &reloader{dir: idx, live: retrieval.NewLive(r, release), logger: logger, metrics: metrics, name: "lakeshore",
+		open: func(ctx context.Context) (*retrieval.Retriever, func(), error) {
+			return f.openVersion(ctx, nil, tok, logger, true)
+		}}
+	t.Cleanup(rl.live.Close)
+	return rl, f
 }

@@ -36,11 +36,12 @@ type serveFlags struct {
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	streamIdle, analysisTimeout, readTimeout, reloadInterval       time.Duration
 	maxConns, maxConnsPerIP, rpm, tpm                              int
-	maxBody                                                        int
+	maxBody, keepVersions                                          int
 	listUpstream                                                   bool
 	logLevel                                                       string
-	index, name, site, faqFile                                     string
+	index, name, site, faqFile, faqSite                            string
 	faqDirect, faqEvidence                                         float64
+	siteFAQ                                                        grounding.SiteFAQUse
 	sourceEvents                                                   bool
 	redisURL                                                       string
 	cacheTTL                                                       time.Duration
@@ -48,6 +49,7 @@ type serveFlags struct {
 	up                                                             upstreamFlags
 	retrieval                                                      retrievalFlags
 	backends                                                       backendFlags
+	assistants                                                     assistantFlags
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -99,6 +101,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", envInt("RAGPROXY_MAX_CONNS_PER_IP", 0), "connections from one client address; 0: a quarter of --max-conns (behind a reverse proxy, set it to --max-conns) (RAGPROXY_MAX_CONNS_PER_IP)")
 	fs.IntVar(&f.rpm, "rate-limit-rpm", envInt("RAGPROXY_RATE_LIMIT_RPM", 0), "chat requests per minute per client key (per address without client auth); 0: no limit (RAGPROXY_RATE_LIMIT_RPM)")
 	fs.IntVar(&f.tpm, "rate-limit-tpm", envInt("RAGPROXY_RATE_LIMIT_TPM", 0), "tokens per minute per client key, prompt and answer; 0: no limit (RAGPROXY_RATE_LIMIT_TPM)")
+	fs.IntVar(&f.keepVersions, "keep-versions", envInt("RAGPROXY_KEEP_VERSIONS", index.DefaultKeepVersions), "index versions kept on disk when the admin API writes one (RAGPROXY_KEEP_VERSIONS)")
 	fs.IntVar(&f.maxBody, "max-body-bytes", envInt("RAGPROXY_MAX_BODY_BYTES", 8<<20), "largest accepted request body (RAGPROXY_MAX_BODY_BYTES)")
 	fs.BoolVar(&f.listUpstream, "list-upstream-models", envBool("RAGPROXY_LIST_UPSTREAM_MODELS", false), "add the upstream's models to /v1/models (RAGPROXY_LIST_UPSTREAM_MODELS)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("RAGPROXY_LOG_LEVEL", "info"), "debug, info, warn or error (RAGPROXY_LOG_LEVEL)")
@@ -107,6 +110,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.name, "name", envOr("RAGPROXY_NAME", ""), "model id of the assistant in /v1/models; default the index directory's name (RAGPROXY_NAME)")
 	fs.StringVar(&f.faqFile, "faq", envOr("RAGPROXY_FAQ", ""), "FAQ file (JSONL, JSON or YAML: question, answer, url, optional title and alternatives) whose close matches are answered directly (RAGPROXY_FAQ)")
 	fs.Float64Var(&f.faqDirect, "faq-threshold", faq.DefaultDirectThreshold, "FAQ match score from which the FAQ's answer is given directly, without a model (calibrate with ragproxy eval --faq)")
+	fs.StringVar(&f.faqSite, "faq-site", envOr("RAGPROXY_FAQ_SITE", "evidence"), "what the FAQ entries found in the site's own markup may do: evidence (lead the context), direct (answer close matches like --faq) or off (RAGPROXY_FAQ_SITE)")
 	fs.Float64Var(&f.faqEvidence, "faq-evidence-threshold", faq.DefaultEvidenceThreshold, "FAQ match score from which the entry leads the context")
 	fs.BoolVar(&f.sourceEvents, "source-events", envBool("RAGPROXY_SOURCE_EVENTS", false), "send Open WebUI source events on every stream, not only to Open WebUI (RAGPROXY_SOURCE_EVENTS)")
 	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis for the response cache, redis://[user:password@]host:port/db; empty keeps it in process (REDIS_URL)")
@@ -115,11 +119,19 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	f.up.register(fs)
 	f.retrieval.register(fs)
 	f.backends.register(fs)
+	f.assistants.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if err := f.resolveAssistants(); err != nil {
 		return f, err
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if f.siteFAQ, err = siteFAQUse(f.faqSite); err != nil {
+		return f, err
 	}
 	for _, o := range splitList(f.corsOrigins) {
 		if err := server.CheckOrigin(o); err != nil {
@@ -162,7 +174,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: level})
 	metrics, err := observability.New(observability.Config{
-		Models:    []string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel},
+		Models:    append([]string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel}, f.assistants.names()...),
 		Upstreams: []string{"primary", "fallback"},
 	})
 	if err != nil {
@@ -221,9 +233,11 @@ func runServe(ctx context.Context, args []string) error {
 			return err
 		}
 		defer rl.live.Close()
-		scfg.Admin = append(scfg.Admin, rl.routes()...)
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
+		adm := newAdmin(wctx, f, rl, logger)
+		defer adm.close()
+		scfg.Admin = append(scfg.Admin, append(rl.routes(), adm.routes()...)...)
 		rl.onSignal(wctx)
 		if f.reloadInterval > 0 {
 			go rl.watch(wctx, f.reloadInterval)
@@ -340,7 +354,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	rl.seen, _ = index.Current(f.index)
 	g := &grounding.Grounder{Retriever: rl.live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval,
-		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence,
+		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence, SiteFAQ: f.siteFAQ,
 		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
 	if f.faqFile != "" {
 		entries, err := faq.Load(f.faqFile)
@@ -374,11 +388,13 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		Backends  string
 		LinkHosts []string
 		FAQ       string
-	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts, f.faqDigest()})
+		SiteFAQ   string
+	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts, f.faqDigest(), f.faqSite})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	scfg.RetrievalSettings = string(settings)
+	f.assistants.wire(g, scfg, name, f.up.model)
 	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, site, version)[:16]
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline, "reload_interval", f.reloadInterval)
@@ -387,11 +403,21 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 
 // faqDigest identifies the FAQ's content and thresholds for the response cache key: editing the file changes it.
 func (f serveFlags) faqDigest() string {
-	if f.faqFile == "" {
-		return ""
-	}
-	b, _ := os.ReadFile(f.faqFile)
+	b, _ := os.ReadFile(f.faqFile) // nothing when unset
 	return cache.Key(string(b), fmt.Sprint(f.faqDirect, f.faqEvidence))[:16]
+}
+
+// siteFAQUse reads --faq-site.
+func siteFAQUse(s string) (grounding.SiteFAQUse, error) {
+	switch s {
+	case "evidence":
+		return grounding.SiteFAQEvidence, nil
+	case "direct":
+		return grounding.SiteFAQDirect, nil
+	case "off":
+		return grounding.SiteFAQOff, nil
+	}
+	return 0, fmt.Errorf("serve: --faq-site %q: want evidence, direct or off", s)
 }
 
 // openVersion loads the index version that CURRENT names, with backends bound to it. The returned func closes
@@ -403,6 +429,9 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := f.assistants.check(r.Index()); err != nil {
+		return nil, nil, err
+	}
 	bk, closeBackends, err := f.backends.open(ctx, f.index, r.Index(), logger)
 	if err != nil {
 		return nil, nil, err
@@ -412,5 +441,6 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 		closeBackends()
 		return nil, nil, err
 	}
+	f.assistants.checkQdrant(bk, r.Index(), logger)
 	return r.WithBackends(bk), closeBackends, nil
 }

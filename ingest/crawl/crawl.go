@@ -22,6 +22,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -539,13 +540,33 @@ func (c *crawler) get(ctx context.Context, u string, prev Revisit) (answer, Skip
 		a.refresh = refresh
 		return a, ""
 	}
-	// A page that names another URL on the host as its canonical (RFC 6596) is recorded under it, so its
-	// copies (a print view, a query variant) are one page; a canonical elsewhere or out of scope is ignored.
-	if canonical != "" && canonical != final && c.inScope(canonical) && c.allowed(canonical) {
-		a.page.URL, a.page.Source = canonical, final
-	}
+	// A page that names another URL on the host as its canonical (RFC 6596) is recorded under it, so its copies
+	// (a print view, a query variant) are one page. Except the home page: templates that name it as every page's
+	// canonical are a common mistake that would fold a whole site into one page, so a page at another path that
+	// names it is kept under its own URL (true copies are dropped later by their identical content) and the
+	// canonical is followed as a link. A canonical elsewhere or out of scope is ignored.
 	a.page.Links = extractLinks(body, fu, c.host, nil)
+	if canonical != "" && canonical != final && c.inScope(canonical) && c.allowed(canonical) {
+		if pathOf(canonical) != "/" || sameDocument(final, canonical) {
+			a.page.URL, a.page.Source = canonical, final
+		} else if !slices.Contains(a.page.Links, canonical) {
+			a.page.Links = append(a.page.Links, canonical)
+		}
+	}
 	return a, ""
+}
+
+// sameDocument reports whether two canonical URLs on the host name one document: the same path once the query
+// and a directory's index file are set aside.
+func sameDocument(a, b string) bool {
+	doc := func(u string) string {
+		p := pathOf(u)
+		for _, index := range []string{"index.html", "index.htm", "index.php"} {
+			p = strings.TrimSuffix(p, index)
+		}
+		return p
+	}
+	return doc(a) == doc(b)
 }
 
 // inScope reports whether the canonical URL u is on the crawled host under the prefix.
@@ -575,13 +596,7 @@ func (c *crawler) fetchRobots(ctx context.Context, start string) (*robotstxt.Gro
 		return nil, nil
 	}
 	u.Path, u.RawQuery = "/robots.txt", ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, nil
-	}
-	req.Header.Set("User-Agent", UserAgent)
-	c.countRequest()
-	resp, err := c.follow.Do(req)
+	resp, err := c.getFile(ctx, u.String())
 	if err != nil {
 		return nil, nil
 	}
@@ -591,6 +606,18 @@ func (c *crawler) fetchRobots(ctx context.Context, start string) (*robotstxt.Gro
 		return nil, nil
 	}
 	return data.FindGroup(UserAgent), data.Sitemaps
+}
+
+// getFile requests a file about the site (robots.txt, a sitemap), following its redirects on the host, and
+// counts the request.
+func (c *crawler) getFile(ctx context.Context, u string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", UserAgent)
+	c.countRequest()
+	return c.follow.Do(req)
 }
 
 func (c *crawler) allowed(u string) bool {

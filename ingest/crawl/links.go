@@ -287,3 +287,18 @@ func (lc *linkCache) canonical(base *url.URL, href string) (string, bool) {
 	lc.m.Store(key, canonResult{c, ok})
 	return c, ok
 }
+
+// Links returns the same-host links of an HTML page whose canonical URL is pageURL, canonical and in document
+// order, as a crawl records them in Page.Links: for a page that arrives other than by a crawl, such as one an
+// operator puts into the index.
+func Links(body []byte, pageURL string) []string {
+	c, ok := Canonical(nil, pageURL)
+	if !ok {
+		return nil
+	}
+	u, err := url.Parse(c)
+	if err != nil {
+		return nil
+	}
+	return extractLinks(body, u, hostOf(c), nil)
+}

@@ -168,3 +168,16 @@ func TestLinkCacheMatchesCanonical(t *testing.T) {
 		}
 	}
 }
+
+func TestLinks(t *testing.T) {
+	body := []byte(`<p><a href="/a/">A</a> <a href="https://WWW.example.org/b/index.html#x">B</a>
+		<a href="https://other.example/">off</a> <a href="mailto:x@example.org">m</a> <a href="c">C</a></p>`)
+	got := Links(body, "https://www.example.org/dir/page/")
+	want := []string{"https://www.example.org/a/", "https://www.example.org/b/", "https://www.example.org/dir/page/c/"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Links (-want +got):\n%s", diff)
+	}
+	if got := Links(body, "mailto:x@example.org"); got != nil {
+		t.Errorf("Links of a non-http page = %v, want nil", got)
+	}
+}

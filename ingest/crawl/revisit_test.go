@@ -489,3 +489,43 @@ func TestCrawlRedirectLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalHomePage checks that a canonical naming the home page from another path, as broken templates do
+// on every page, does not fold pages into it: each stays under its own URL. A canonical naming another page is
+// honoured.
+func TestCanonicalHomePage(t *testing.T) {
+	withCanonical := func(href, text string) staticPage {
+		return staticPage{ctype: "text/html", etag: `"x"`, modified: modified,
+			body: `<html><head><link rel="canonical" href="` + href + `"></head><body><p>` + text + `</p></body></html>`}
+	}
+	s := newRevisitSite(t, map[string]staticPage{
+		"/":             htmlDoc(`"root"`, `<a href="/c/">c</a> <a href="/d/">d</a> <a href="/e/index.html">e</a> <a href="/f/">f</a>`),
+		"/c/":           withCanonical("{{base}}/", "page c"),
+		"/d/":           withCanonical("{{base}}/", "page d"),
+		"/e/index.html": withCanonical("{{base}}/e/", "page e"),
+		"/e/":           htmlDoc(`"e"`, `<p>page e</p>`),
+		"/robots.txt":   {ctype: "text/plain", body: "User-agent: *\n"},
+	})
+	pages, _ := crawlSite(t, s, nil)
+	for _, want := range []string{"/", "/c/", "/d/", "/e/"} {
+		if _, ok := pages[want]; !ok {
+			t.Errorf("page %s missing; got %v", want, keys(pages))
+		}
+	}
+	if p := pages["/e/"]; p.Source != "" && !strings.HasSuffix(p.Source, "/e/index.html") {
+		t.Errorf("/e/ source = %q", p.Source)
+	}
+	for _, p := range []string{"/e/index.html", "/f/"} {
+		if _, ok := pages[p]; ok {
+			t.Errorf("%s names /e/ as its canonical and must be recorded under it", p)
+		}
+	}
+}
+
+func keys(m map[string]Page) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

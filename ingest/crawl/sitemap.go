@@ -77,13 +77,7 @@ func (c *crawler) readSitemap(ctx context.Context, u string) (urls []sitemapEntr
 	if err := c.pace.wait(ctx); err != nil {
 		return nil, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, nil
-	}
-	req.Header.Set("User-Agent", UserAgent)
-	c.countRequest()
-	resp, err := c.follow.Do(req)
+	resp, err := c.getFile(ctx, u)
 	if err != nil {
 		return nil, nil
 	}

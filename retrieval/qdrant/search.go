@@ -30,11 +30,12 @@ type ChunkHit struct {
 // with reciprocal rank fusion. Either query may be empty; with both empty there is nothing to search. It
 // searches the current version (the alias); a server bound to the version it loaded uses a Searcher.
 func (s *Store) SearchSummaries(ctx context.Context, dense []float32, sparseIdx []uint32, sparseVal []float32, k int) ([]PageHit, error) {
-	return s.searchSummaries(ctx, s.summaries, dense, sparseIdx, sparseVal, k)
+	return s.searchSummaries(ctx, s.summaries, dense, sparseIdx, sparseVal, nil, k)
 }
 
-func (s *Store) searchSummaries(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, k int) ([]PageHit, error) {
-	points, err := s.hybrid(ctx, coll, dense, sparseIdx, sparseVal, nil, k)
+// searchSummaries is SearchSummaries on a collection with any filter; nil searches every page.
+func (s *Store) searchSummaries(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]PageHit, error) {
+	points, err := s.hybrid(ctx, coll, dense, sparseIdx, sparseVal, filter, k)
 	if err != nil || len(points) == 0 {
 		return nil, err
 	}

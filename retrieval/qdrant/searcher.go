@@ -37,7 +37,7 @@ func (s *Searcher) Collections() (summaries, chunks string) { return s.summaries
 // SearchSummaries implements retrieval.VectorStore.
 func (s *Searcher) SearchSummaries(ctx context.Context, q retrieval.VectorQuery, k int) ([]retrieval.VectorHit, error) {
 	idx, val := BM25Query(q.Text)
-	hits, err := s.store.searchSummaries(ctx, s.summaries, q.Vector, idx, val, k)
+	hits, err := s.store.searchSummaries(ctx, s.summaries, q.Vector, idx, val, scopeFilter(q.Scope), k)
 	if err != nil {
 		return nil, missing(err, s.version)
 	}
@@ -55,8 +55,9 @@ func (s *Searcher) SearchChunks(ctx context.Context, q retrieval.VectorQuery, pa
 		return nil, nil
 	}
 	idx, val := BM25Query(q.Text)
-	var filter *qdrant.Filter
+	filter := scopeFilter(q.Scope)
 	if pageIDs != nil {
+		// The pages were chosen within the scope already.
 		filter = pagesFilter(pageIDs)
 	}
 	hits, err := s.store.searchChunks(ctx, s.chunks, q.Vector, idx, val, filter, k)
@@ -68,6 +69,15 @@ func (s *Searcher) SearchChunks(ctx context.Context, q retrieval.VectorQuery, pa
 		out[i] = retrieval.VectorHit{PageID: h.PageID, Ord: h.Ord, URL: h.URL}
 	}
 	return out, nil
+}
+
+// scopeFilter selects the points of the pages in scope: those whose url_prefixes holds one of its keys. Nil
+// for no scope.
+func scopeFilter(s *retrieval.Scope) *qdrant.Filter {
+	if s == nil {
+		return nil
+	}
+	return &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords(keyPrefixes, s.Keys()...)}}
 }
 
 // Verify reports how the collections the searcher reads differ from ix (see Store.Verify); ErrVersionMissing

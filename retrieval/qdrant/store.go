@@ -4,8 +4,9 @@
 // "dense" of the embedder's dimension and a BM25 sparse vector "bm25" whose IDF Qdrant applies, so hybrid
 // search (dense + BM25, fused with reciprocal rank fusion) runs inside Qdrant.
 //
-// Points carry the payload page_id, url, community and section (indexed), so chunk search can be restricted
-// to a set of pages by filter. Point ids are derived from page URLs, which survive re-ingests; page ids are
+// Points carry the payload page_id, url, community, section and url_prefixes (indexed), so chunk search can be
+// restricted to a set of pages by filter, and any search to the pages under a section assistant's URL prefixes
+// (url_prefixes holds retrieval.ScopeKeys of the page's URL, matched by a keyword filter). Point ids are derived from page URLs, which survive re-ingests; page ids are
 // positions in the index version, set on each version's points.
 //
 // Versions: ingest fills a new version's collections (copying unchanged pages from the version before), then
@@ -42,6 +43,7 @@ const (
 	keyURL         = "url"
 	keyCommunity   = "community"
 	keySection     = "section"
+	keyPrefixes    = "url_prefixes" // retrieval.ScopeKeys of the page's URL, for section assistants' filters
 	keyTitle       = "title"
 	keyOrd         = "ord"
 	keyChunks      = "chunks"
@@ -242,6 +244,7 @@ func payloadIndexes() []payloadIndex {
 		{keyURL, qdrant.FieldType_FieldTypeKeyword},
 		{keyCommunity, qdrant.FieldType_FieldTypeInteger},
 		{keySection, qdrant.FieldType_FieldTypeKeyword},
+		{keyPrefixes, qdrant.FieldType_FieldTypeKeyword},
 		{keyOrd, qdrant.FieldType_FieldTypeInteger},
 	}
 }

@@ -100,7 +100,7 @@ func TestSyncCreatesCollections(t *testing.T) {
 	wantIndexes := map[string]qdrant.FieldType{
 		"page_id": qdrant.FieldType_FieldTypeInteger, "url": qdrant.FieldType_FieldTypeKeyword,
 		"community": qdrant.FieldType_FieldTypeInteger, "section": qdrant.FieldType_FieldTypeKeyword,
-		"ord": qdrant.FieldType_FieldTypeInteger,
+		"ord": qdrant.FieldType_FieldTypeInteger, "url_prefixes": qdrant.FieldType_FieldTypeKeyword,
 	}
 	for _, name := range []string{vSum, vCh} {
 		c, ok := f.Collection(name)

@@ -14,6 +14,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval"
 )
 
 // pointNamespace scopes the name-based UUIDs of points.
@@ -35,7 +36,9 @@ type SyncStats struct {
 	// (vectors and payload, with the new labels), and ChunksCopied the number of their chunk points.
 	PagesCopied  int
 	ChunksCopied int
-	// PagesRelabelled is the number of copied pages whose page_id, community or section differs from Previous.
+	// PagesRelabelled is the number of copied pages whose page_id, community, section or url_prefixes differs
+	// from Previous, plus the pages of the synced version's own collections whose labels were set in place
+	// (without rewriting their vectors), such as points written before url_prefixes existed.
 	PagesRelabelled int
 	// PagesDeleted is the number of pages of the source collections the index no longer has.
 	PagesDeleted int
@@ -51,13 +54,22 @@ type remotePage struct {
 	pageID      int64
 	community   int64
 	section     string
-	chunks      int64
+	prefixes    []string
+	// unlabelled is set when the point has no url_prefixes: an earlier release wrote it.
+	unlabelled bool
+	chunks     int64
 }
 
-// sameLabels reports whether the point records the page's current labels.
+// sameLabels reports whether the point records the page's current labels. A point without url_prefixes (an
+// earlier release's) is not stale: searches that do not filter on it find it as before (see current).
 func (r remotePage) sameLabels(p *index.Page) bool {
-	return r.pageID == int64(p.ID) && r.community == int64(p.Community) && r.section == p.Section
+	return r.pageID == int64(p.ID) && r.community == int64(p.Community) && r.section == p.Section &&
+		(r.unlabelled || slices.Equal(r.prefixes, retrieval.ScopeKeys(p.URL)))
 }
+
+// current reports whether the point records every label of the page, url_prefixes included; sync sets the
+// labels of the others.
+func (r remotePage) current(p *index.Page) bool { return !r.unlabelled && r.sameLabels(p) }
 
 // Sync makes Qdrant serve index version ix.Manifest.Version, without changing the collections of any version
 // a server may be reading:
@@ -72,7 +84,8 @@ func (r remotePage) sameLabels(p *index.Page) bool {
 //     the older kept versions in the aliases <name>_prev<i>_summaries and _chunks (i = 1 is the previous).
 //  4. It drops the collections of every version beyond Config.KeepVersions.
 //
-// When the aliases already name the version, nothing is written (steps 3 and 4 only tidy up). Writes wait for
+// When the aliases already name the version, no point is written; only labels a point records wrongly are set
+// in place (points of an earlier release without url_prefixes), and steps 3 and 4 tidy up. Writes wait for
 // Qdrant to apply them. Sync assumes one sync at a time per Config.Name.
 //
 // Qdrant's API has no server-side copy of points, so a copy is a scroll and an upsert through ingest: it moves
@@ -100,6 +113,8 @@ func (s *Store) Sync(ctx context.Context, ix *index.Index) (SyncStats, error) {
 			return st, err
 		}
 		st.Migrated = len(l.legacy) > 0
+	} else if err := s.relabelVersion(ctx, ix, &st); err != nil {
+		return st, err
 	}
 	kept := nextKept(version, l.kept, s.keep)
 	if err := s.switchAliases(ctx, l, kept); err != nil {
@@ -173,13 +188,18 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 	settings := settingsDigest(ix)
 
 	var summaryPoints, chunkPoints []*qdrant.PointStruct
-	var trims []*qdrant.PointsUpdateOperation
+	var trims, relabels []*qdrant.PointsUpdateOperation
 	copies := map[string]*index.Page{}
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
 		fp := fingerprint(p, settings)
-		if h, ok := have[p.URL]; ok && h.fingerprint == fp && h.sameLabels(p) {
-			continue // written by an interrupted sync of this version
+		if h, ok := have[p.URL]; ok && h.fingerprint == fp {
+			// Written by an interrupted sync of this version (or an earlier release's, labels to set).
+			if !h.current(p) {
+				relabels = append(relabels, relabelOp(p))
+				st.PagesRelabelled++
+			}
+			continue
 		}
 		if h, ok := have[p.URL]; ok && h.chunks > int64(len(p.Chunks)) {
 			trims = append(trims, deleteOp(urlFilter(p.URL, int64(len(p.Chunks)))))
@@ -188,7 +208,7 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 			copies[p.URL] = p
 			st.PagesCopied++
 			st.ChunksCopied += len(p.Chunks)
-			if !r.sameLabels(p) {
+			if !r.current(p) {
 				st.PagesRelabelled++
 			}
 			continue
@@ -201,6 +221,12 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 		st.ChunksWritten += len(p.Chunks)
 	}
 	if err := s.updateBatch(ctx, chT, trims); err != nil {
+		return err
+	}
+	if err := s.updateBatch(ctx, chT, relabels); err != nil {
+		return err
+	}
+	if err := s.updateBatch(ctx, sumT, relabels); err != nil {
 		return err
 	}
 	if err := s.copyPoints(ctx, srcCh, chT, copies); err != nil {
@@ -270,11 +296,63 @@ func chunkID(u string, ord int) *qdrant.PointId {
 }
 
 func labelPayload(p *index.Page) map[string]*qdrant.Value {
+	keys := retrieval.ScopeKeys(p.URL)
+	prefixes := make([]*qdrant.Value, len(keys))
+	for i, k := range keys {
+		prefixes[i] = qdrant.NewValueString(k)
+	}
 	return map[string]*qdrant.Value{
 		keyPageID:    qdrant.NewValueInt(int64(p.ID)),
 		keyCommunity: qdrant.NewValueInt(int64(p.Community)),
 		keySection:   qdrant.NewValueString(p.Section),
+		keyPrefixes:  qdrant.NewValueFromList(prefixes...),
 	}
+}
+
+// relabelOp sets a page's labels on its points (its summary, or its chunks: both match its URL), leaving
+// their vectors and other payload as they are.
+func relabelOp(p *index.Page) *qdrant.PointsUpdateOperation {
+	return qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+		Payload:        labelPayload(p),
+		PointsSelector: qdrant.NewPointsSelectorFilter(urlFilter(p.URL, -1)),
+	})
+}
+
+// relabelVersion sets the labels of the pages whose points in the version's own collections record other ones,
+// without rewriting vectors: a re-sync of the version the aliases name otherwise writes nothing, and points an
+// earlier release wrote lack url_prefixes (the payload index on it is created too). Pages whose content differs
+// cannot arise from one version and are left to Verify to report.
+func (s *Store) relabelVersion(ctx context.Context, ix *index.Index, st *SyncStats) error {
+	sumT, chT := s.VersionCollections(ix.Manifest.Version)
+	have, err := s.remotePages(ctx, sumT)
+	if err != nil {
+		return err
+	}
+	settings := settingsDigest(ix)
+	var ops []*qdrant.PointsUpdateOperation
+	for i := range ix.Pages {
+		p := &ix.Pages[i]
+		if h, ok := have[p.URL]; ok && h.fingerprint == fingerprint(p, settings) && !h.current(p) {
+			ops = append(ops, relabelOp(p))
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	for _, coll := range []string{chT, sumT} {
+		_, err := s.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+			CollectionName: coll, Wait: qdrant.PtrOf(true), FieldName: keyPrefixes,
+			FieldType: qdrant.PtrOf(qdrant.FieldType_FieldTypeKeyword),
+		})
+		if err != nil {
+			return fmt.Errorf("qdrant: create payload index %s.%s: %w", coll, keyPrefixes, err)
+		}
+		if err := s.updateBatch(ctx, coll, ops); err != nil {
+			return err
+		}
+	}
+	st.PagesRelabelled += len(ops)
+	return nil
 }
 
 func (s *Store) summaryPoint(ix *index.Index, p *index.Page, fp string, avg float64) *qdrant.PointStruct {
@@ -324,7 +402,7 @@ func (s *Store) remotePages(ctx context.Context, coll string) (map[string]remote
 			CollectionName: coll,
 			Offset:         offset,
 			Limit:          qdrant.PtrOf(uint32(1024)),
-			WithPayload:    qdrant.NewWithPayloadInclude(keyURL, keyFingerprint, keyPageID, keyCommunity, keySection, keyChunks),
+			WithPayload:    qdrant.NewWithPayloadInclude(keyURL, keyFingerprint, keyPageID, keyCommunity, keySection, keyPrefixes, keyChunks),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("qdrant: scroll %s: %w", coll, err)
@@ -336,6 +414,8 @@ func (s *Store) remotePages(ctx context.Context, coll string) (map[string]remote
 				pageID:      pl[keyPageID].GetIntegerValue(),
 				community:   pl[keyCommunity].GetIntegerValue(),
 				section:     pl[keySection].GetStringValue(),
+				prefixes:    stringList(pl[keyPrefixes]),
+				unlabelled:  pl[keyPrefixes] == nil,
 				chunks:      pl[keyChunks].GetIntegerValue(),
 			}
 		}
@@ -466,4 +546,13 @@ func idKey(id *qdrant.PointId) string {
 		return u
 	}
 	return strconv.FormatUint(id.GetNum(), 10)
+}
+
+// stringList reads a payload array of strings; nil when v is missing or not an array.
+func stringList(v *qdrant.Value) []string {
+	var out []string
+	for _, e := range v.GetListValue().GetValues() {
+		out = append(out, e.GetStringValue())
+	}
+	return out
 }

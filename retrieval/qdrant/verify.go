@@ -8,13 +8,16 @@ import (
 )
 
 // Drift is how the collections differ from an index: pages they lack, pages they hold in another version
-// (content, summary, settings, page id, community or section), and pages the index no longer has.
+// (content, summary, settings, page id, community, section or url_prefixes), and pages the index no longer has.
 type Drift struct {
 	Missing, Stale, Extra int
+	// Unlabelled counts the pages whose points an earlier release wrote, without url_prefixes: searches find
+	// them, but not a section assistant's, which filter on it. The next Sync sets it in place.
+	Unlabelled int
 }
 
-// InSync reports that the collections hold exactly the index.
-func (d Drift) InSync() bool { return d == Drift{} }
+// InSync reports that the collections hold exactly the index; pages without url_prefixes count as held.
+func (d Drift) InSync() bool { return d.Missing == 0 && d.Stale == 0 && d.Extra == 0 }
 
 // Verify compares what the summaries collection of version ix.Manifest.Version records of each page with ix,
 // without changing anything; ErrVersionMissing when that version has no collections. A server started on an
@@ -45,6 +48,8 @@ func (s *Store) verify(ctx context.Context, coll string, ix *index.Index) (Drift
 			d.Missing++
 		case r.fingerprint != fingerprint(p, settings) || !r.sameLabels(p):
 			d.Stale++
+		case r.unlabelled:
+			d.Unlabelled++
 		}
 		delete(remote, p.URL)
 	}

@@ -76,6 +76,7 @@ func BenchmarkHNSW(b *testing.B) {
 			f := getFixture(b, n, true)
 			benchSearch(b, f.hnsw, f.queries, nil)
 			b.ReportMetric(recallAt(f.hnsw, f.rows, f.queries[:50], 10, nil), "recall@10")
+			b.ReportMetric(recallAt(f.hnsw, f.rows, f.queries[:50], 40, nil), "recall@40")
 		})
 	}
 }
@@ -120,12 +121,16 @@ func BenchmarkCorpus(b *testing.B) {
 	}
 	flat, _ := NewFlat(rows)
 	b.Run(fmt.Sprintf("flat/n=%d", len(rows)), func(b *testing.B) { benchSearch(b, flat, queries, nil) })
+	start := corpustest.CPUTime()
 	h, err := NewHNSW(rows, HNSWConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run(fmt.Sprintf("hnsw/n=%d", len(rows)), func(b *testing.B) {
+	build := float64(corpustest.CPUTime()-start) / 1e9
+	b.Run(fmt.Sprintf("hnsw/n=%d/dim=%d", len(rows), len(rows[0])), func(b *testing.B) {
 		benchSearch(b, h, queries, nil)
 		b.ReportMetric(recallAt(h, rows, queries, 10, nil), "recall@10")
+		b.ReportMetric(recallAt(h, rows, queries, 40, nil), "recall@40")
+		b.ReportMetric(build, "build-cpu-s")
 	})
 }

@@ -71,7 +71,12 @@ func (f *Flat) String() string { return fmt.Sprintf("vector.Flat{n: %d, dim: %d}
 
 // SearchMulti is Search for several queries in one pass over the vectors: each row is read once for all
 // queries, which matters when the index is larger than the CPU caches (searching is bound by memory bandwidth).
-func (f *Flat) SearchMulti(qs [][]float32, k int) [][]Hit {
+func (f *Flat) SearchMulti(qs [][]float32, k int) [][]Hit { return f.SearchMultiFilter(qs, k, nil) }
+
+// SearchMultiFilter is SearchMulti over the vectors for which filter returns true (all when it is nil). The
+// filter runs before any dot product, so a rejected vector costs nothing and the k hits are the exact best of
+// the accepted ones.
+func (f *Flat) SearchMultiFilter(qs [][]float32, k int, filter func(id int) bool) [][]Hit {
 	out := make([][]Hit, len(qs))
 	if k <= 0 || len(qs) == 0 {
 		return out
@@ -84,6 +89,9 @@ func (f *Flat) SearchMulti(qs [][]float32, k int) [][]Hit {
 		tops[i] = newTopK(min(k, f.n))
 	}
 	for i := 0; i < f.n; i++ {
+		if filter != nil && !filter(i) {
+			continue
+		}
 		row := f.data[i*f.dim : (i+1)*f.dim]
 		for j, q := range qs {
 			tops[j].push(Hit{ID: i, Score: Dot(q, row)})

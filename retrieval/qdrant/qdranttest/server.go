@@ -22,8 +22,8 @@ import (
 
 // Server is an in-memory Qdrant speaking the real gRPC protocol through the client's generated service
 // interfaces. It implements the subset ragproxy uses, with Qdrant's behaviour: named dense vectors with cosine
-// distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, range,
-// nested filters), scroll with offsets and vectors, hybrid query with prefetch and RRF fusion, batch updates,
+// distance, sparse vectors with the IDF modifier, payload filters (match keyword / integer / any, on single values and arrays, range,
+// nested filters), payload set and deleted by key, scroll with offsets and vectors, hybrid query with prefetch and RRF fusion, batch updates,
 // collection listing and aliases (created, deleted and switched atomically in one request, resolved by every
 // point and collection read, removed with their collection). Anything else fails with Unimplemented, so an
 // adapter change that relies on more shows up in the tests.
@@ -404,6 +404,19 @@ func (s fakePoints) SetPayload(_ context.Context, r *qdrant.SetPayloadPoints) (*
 	return completed(), nil
 }
 
+func (s fakePoints) DeletePayload(_ context.Context, r *qdrant.DeletePayloadPoints) (*qdrant.PointsOperationResponse, error) {
+	s.f.lock("DeletePayload")
+	defer s.f.mu.Unlock()
+	c, err := s.f.coll(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.deletePayload(r.GetKeys(), r.GetPointsSelector()); err != nil {
+		return nil, err
+	}
+	return completed(), nil
+}
+
 func (s fakePoints) UpdateBatch(_ context.Context, r *qdrant.UpdateBatchPoints) (*qdrant.UpdateBatchResponse, error) {
 	s.f.lock("UpdateBatch")
 	defer s.f.mu.Unlock()
@@ -421,6 +434,8 @@ func (s fakePoints) UpdateBatch(_ context.Context, r *qdrant.UpdateBatchPoints) 
 			err = c.delete(o.DeletePoints.GetPoints())
 		case *qdrant.PointsUpdateOperation_SetPayload_:
 			err = c.setPayload(o.SetPayload.GetPayload(), o.SetPayload.GetPointsSelector())
+		case *qdrant.PointsUpdateOperation_DeletePayload_:
+			err = c.deletePayload(o.DeletePayload.GetKeys(), o.DeletePayload.GetPointsSelector())
 		default:
 			err = status.Errorf(codes.Unimplemented, "fake: batch operation %T", o)
 		}
@@ -648,6 +663,16 @@ func (c *fakeCollection) setPayload(payload map[string]*qdrant.Value, sel *qdran
 	return err
 }
 
+func (c *fakeCollection) deletePayload(keys []string, sel *qdrant.PointsSelector) error {
+	selected, err := c.selected(sel)
+	for _, k := range selected {
+		for _, f := range keys {
+			delete(c.points[k].payload, f)
+		}
+	}
+	return err
+}
+
 // nearest ranks the points matching filter against a nearest-neighbour query on vector using.
 func (c *fakeCollection) nearest(q *qdrant.Query, using string, filter *qdrant.Filter, limit int) ([]scoredKey, error) {
 	in := q.GetNearest()
@@ -796,18 +821,16 @@ func condition(c *qdrant.Condition, payload map[string]*qdrant.Value) (bool, err
 			if !present {
 				return false, nil
 			}
-			switch m := fc.GetMatch().GetMatchValue().(type) {
-			case *qdrant.Match_Keyword:
-				return v.GetStringValue() == m.Keyword && isString(v), nil
-			case *qdrant.Match_Integer:
-				return isInt(v) && v.GetIntegerValue() == m.Integer, nil
-			case *qdrant.Match_Keywords:
-				return isString(v) && slices.Contains(m.Keywords.GetStrings(), v.GetStringValue()), nil
-			case *qdrant.Match_Integers:
-				return isInt(v) && slices.Contains(m.Integers.GetIntegers(), v.GetIntegerValue()), nil
-			default:
-				return false, status.Errorf(codes.Unimplemented, "fake: match %T", m)
+			// A match on an array field holds when one of its elements matches, as in Qdrant.
+			if l, ok := v.GetKind().(*qdrant.Value_ListValue); ok {
+				for _, e := range l.ListValue.GetValues() {
+					if ok, err := matchValue(fc.GetMatch(), e); err != nil || ok {
+						return ok, err
+					}
+				}
+				return false, nil
 			}
+			return matchValue(fc.GetMatch(), v)
 		case fc.GetRange() != nil:
 			if !present {
 				return false, nil
@@ -828,6 +851,22 @@ func condition(c *qdrant.Condition, payload map[string]*qdrant.Value) (bool, err
 		return false, status.Errorf(codes.Unimplemented, "fake: field condition on %q", fc.GetKey())
 	}
 	return false, status.Errorf(codes.Unimplemented, "fake: condition %T", c.GetConditionOneOf())
+}
+
+// matchValue evaluates a match condition against one (non-array) value.
+func matchValue(match *qdrant.Match, v *qdrant.Value) (bool, error) {
+	switch m := match.GetMatchValue().(type) {
+	case *qdrant.Match_Keyword:
+		return v.GetStringValue() == m.Keyword && isString(v), nil
+	case *qdrant.Match_Integer:
+		return isInt(v) && v.GetIntegerValue() == m.Integer, nil
+	case *qdrant.Match_Keywords:
+		return isString(v) && slices.Contains(m.Keywords.GetStrings(), v.GetStringValue()), nil
+	case *qdrant.Match_Integers:
+		return isInt(v) && slices.Contains(m.Integers.GetIntegers(), v.GetIntegerValue()), nil
+	default:
+		return false, status.Errorf(codes.Unimplemented, "fake: match %T", m)
+	}
 }
 
 func isString(v *qdrant.Value) bool {

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/server"
+)
+
+// Job states.
+const (
+	jobQueued    = "queued" // waiting for an edit in progress to end
+	jobRunning   = "running"
+	jobSucceeded = "succeeded"
+	jobFailed    = "failed"
+	jobCancelled = "cancelled"
+)
+
+// maxJobs is how many jobs the server remembers, the running one included.
+const maxJobs = 20
+
+// job is one ingest started through the admin API. Its fields after mu are guarded by it.
+type job struct {
+	id      string
+	source  string
+	args    []string
+	by      string
+	created time.Time
+	cancel  context.CancelFunc
+
+	mu                sync.Mutex
+	state             string
+	started, finished time.Time
+	progress          []ingest.Progress
+	report            *ingest.Report
+	backends          *syncReport
+	reload            *reloadResult
+	err               error
+}
+
+// jobView is a job as the admin API shows it.
+type jobView struct {
+	Object     string            `json:"object"`
+	ID         string            `json:"id"`
+	State      string            `json:"state"`
+	Source     string            `json:"source"`
+	Args       []string          `json:"args"`
+	By         string            `json:"by,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	StartedAt  *time.Time        `json:"started_at,omitempty"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	Progress   []ingest.Progress `json:"progress"`
+	Report     *ingest.Report    `json:"report,omitempty"`
+	Backends   *syncReport       `json:"backends,omitempty"`
+	Reload     *reloadResult     `json:"reload,omitempty"`
+	Error      *jobError         `json:"error,omitempty"`
+}
+
+type jobError struct {
+	Message string `json:"message"`
+}
+
+func (j *job) view() jobView {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	v := jobView{Object: "ingest.job", ID: j.id, State: j.state, Source: j.source, Args: j.args, By: j.by,
+		CreatedAt: j.created, Progress: slices.Clone(j.progress), Report: j.report, Backends: j.backends, Reload: j.reload}
+	if v.Progress == nil {
+		v.Progress = []ingest.Progress{}
+	}
+	if !j.started.IsZero() {
+		v.StartedAt = &j.started
+	}
+	if !j.finished.IsZero() {
+		v.FinishedAt = &j.finished
+	}
+	if j.err != nil {
+		v.Error = &jobError{Message: j.err.Error()}
+	}
+	return v
+}
+
+// onProgress keeps the latest progress of each stage.
+func (j *job) onProgress(p ingest.Progress) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := range j.progress {
+		if j.progress[i].Stage == p.Stage {
+			j.progress[i] = p
+			return
+		}
+	}
+	j.progress = append(j.progress, p)
+}
+
+// ingestRequest is the body of POST /admin/ingest: SOURCE and the options of `ragproxy ingest`, named as its
+// flags without the dashes ({"base-url": "https://...", "max-pages": 200, "section": ["/a/", "/b/"],
+// "full": true}). The index is always the served one.
+type ingestRequest struct {
+	Source  string                     `json:"source"`
+	Options map[string]json.RawMessage `json:"options"`
+}
+
+// ingestArgs turns the request into ingest's command line.
+func (in ingestRequest) ingestArgs() ([]string, error) {
+	if strings.TrimSpace(in.Source) == "" || strings.HasPrefix(in.Source, "-") {
+		return nil, compat.InvalidRequest("source", "", "source is required: a start URL to crawl, or a directory of saved pages (with the option base-url)")
+	}
+	args := []string{in.Source}
+	for _, name := range slices.Sorted(maps.Keys(in.Options)) {
+		switch name {
+		case "index", "json":
+			return nil, compat.InvalidRequest("options."+name, "", "option %q cannot be set here: a job writes the served index and reports as JSON", name)
+		}
+		var v any
+		d := json.NewDecoder(bytes.NewReader(in.Options[name]))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil {
+			return nil, compat.InvalidJSON(err)
+		}
+		values := []any{v}
+		if list, ok := v.([]any); ok {
+			values = list
+		}
+		for _, x := range values {
+			switch x := x.(type) {
+			case string:
+				args = append(args, "--"+name+"="+x)
+			case json.Number:
+				args = append(args, "--"+name+"="+x.String())
+			case bool:
+				args = append(args, fmt.Sprintf("--%s=%t", name, x))
+			default:
+				return nil, compat.InvalidRequest("options."+name, "", "option %q must be a string, number, boolean or a list of them", name)
+			}
+		}
+	}
+	return args, nil
+}
+
+// startJob serves POST /admin/ingest: it parses the options as `ragproxy ingest` does and starts the job in the
+// background, or refuses with 409 while another runs.
+func (a *admin) startJob(_ context.Context, req *server.Request) (any, error) {
+	var in ingestRequest
+	if err := decodeStrict(req.Body, &in); err != nil {
+		return nil, err
+	}
+	args, err := in.ingestArgs()
+	if err != nil {
+		return nil, err
+	}
+	var usage bytes.Buffer
+	opts, err := parseIngestArgs(append(slices.Clone(args), "--index", a.dir), &usage)
+	if err != nil {
+		return nil, compat.InvalidRequest("options", "invalid_option", "%v", err)
+	}
+	id, err := newJobID()
+	if err != nil {
+		return nil, err
+	}
+	j := &job{id: id, source: in.Source, args: args, by: req.Key, created: time.Now().UTC(), state: jobQueued}
+	a.mu.Lock()
+	if r := a.running; r != nil {
+		a.mu.Unlock()
+		return nil, conflict("job_running", "Ingest job %s is running; one job runs at a time (DELETE /admin/jobs/%s cancels it).", r.id, r.id)
+	}
+	if a.ctx.Err() != nil {
+		a.mu.Unlock()
+		return nil, compat.Unavailable("The server is shutting down.")
+	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	j.cancel = cancel
+	a.running = j
+	a.jobs = append(a.jobs, j)
+	if len(a.jobs) > maxJobs {
+		a.jobs = slices.Delete(a.jobs, 0, len(a.jobs)-maxJobs)
+	}
+	a.wg.Add(1)
+	a.mu.Unlock()
+	req.Log("job", id, "source", in.Source, "args", strings.Join(args, " "))
+	go a.runJob(ctx, j, opts)
+	return j.view(), nil
+}
+
+// runJob runs j to its end: ingest into the served directory, backends, then the switch to the new version.
+// It ends when the ingest does, which ctx (the server's lifetime, or the job's cancel) cuts short.
+func (a *admin) runJob(ctx context.Context, j *job, opts *ingestOptions) {
+	defer a.wg.Done()
+	defer j.cancel()
+	a.write.Lock()
+	defer a.write.Unlock()
+	log := a.logger.With("job", j.id)
+	j.mu.Lock()
+	j.state, j.started = jobRunning, time.Now().UTC()
+	j.mu.Unlock()
+	log.Info("ingest job started", "source", j.source, "args", strings.Join(j.args, " "))
+
+	opts.cfg.Logger = log
+	opts.cfg.OnProgress = j.onProgress
+	opts.cfg.ProtectVersions = []string{a.served().Manifest.Version}
+	rep, synced, err := opts.run(ctx)
+	var res *reloadResult
+	if err == nil {
+		var r reloadResult
+		if r, err = a.rl.reload(a.ctx, "admin ingest job "+j.id); err == nil {
+			res = &r
+		} else {
+			err = fmt.Errorf("the new version is written but could not be loaded; the server still serves version %s: %w",
+				a.served().Manifest.Version, err)
+		}
+	}
+
+	j.mu.Lock()
+	j.finished, j.report, j.reload, j.err = time.Now().UTC(), rep, res, err
+	if opts.backends.configured() {
+		j.backends = synced
+	}
+	switch {
+	case err == nil:
+		j.state = jobSucceeded
+	case errors.Is(err, context.Canceled):
+		j.state = jobCancelled
+	default:
+		j.state = jobFailed
+	}
+	state := j.state
+	j.mu.Unlock()
+	a.mu.Lock()
+	a.running = nil
+	a.mu.Unlock()
+	if err != nil {
+		log.Warn("ingest job ended", "state", state, "err", err)
+		return
+	}
+	log.Info("ingest job ended", "state", state, "version", res.Version, "switched", res.Switched,
+		"pages", rep.Pages, "reused", rep.Reused, "removed", rep.Removed)
+}
+
+// newJobID returns a random job id.
+func newJobID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("job id: %w", err)
+	}
+	return "job-" + hex.EncodeToString(b[:]), nil
+}
+
+// findJob returns the remembered job named by the route's id.
+func (a *admin) findJob(req *server.Request) (*job, error) {
+	id := req.Params["id"]
+	req.Log("job", id)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, j := range a.jobs {
+		if j.id == id {
+			return j, nil
+		}
+	}
+	return nil, notFound("job_not_found", "No job %q (the server remembers its last %d jobs until it restarts).", id, maxJobs)
+}
+
+// getJob serves GET /admin/jobs/{id}.
+func (a *admin) getJob(_ context.Context, req *server.Request) (any, error) {
+	j, err := a.findJob(req)
+	if err != nil {
+		return nil, err
+	}
+	return j.view(), nil
+}
+
+// listJobs serves GET /admin/jobs: the remembered jobs, newest first.
+func (a *admin) listJobs(context.Context, *server.Request) (any, error) {
+	a.mu.Lock()
+	jobs := slices.Clone(a.jobs)
+	a.mu.Unlock()
+	data := make([]jobView, 0, len(jobs))
+	for i := len(jobs) - 1; i >= 0; i-- {
+		data = append(data, jobs[i].view())
+	}
+	return map[string]any{"object": "list", "data": data}, nil
+}
+
+// cancelJob serves DELETE /admin/jobs/{id}: a queued or running job is cancelled (it ends soon after, and the
+// served version stays); an ended job is answered as it is.
+func (a *admin) cancelJob(_ context.Context, req *server.Request) (any, error) {
+	j, err := a.findJob(req)
+	if err != nil {
+		return nil, err
+	}
+	j.cancel()
+	return j.view(), nil
+}
