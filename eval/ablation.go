@@ -62,6 +62,7 @@ func Ablations(base retrieval.Config) []Variant {
 			c.RRFK, c.RRFRankBase = 60, 1
 		})},
 		{"default, no communities", with(func(c *retrieval.Config) { c.NoCommunities = true })},
+		{"default, no WordNet synonyms", with(func(c *retrieval.Config) { c.NoWordNet = true })},
 	}
 }
 

@@ -16,9 +16,18 @@ import (
 // floor is the least quality a change may leave; CI fails below it, so a change that hurts retrieval cannot land.
 type floor struct{ fact, hit8, mrr float64 }
 
-// Offline quality on the Berkeley dev questions (local embedder, extractive summaries, heuristic rewrites) must
-// meet the bar: fact-in-context 0.90, Hit@8 0.95, MRR 0.85.
-var berkeleyFloor = floor{fact: 0.90, hit8: 0.95, mrr: 0.85}
+// Offline quality (local embedder, extractive summaries, heuristic rewrites) on each dev site's questions, just
+// under what retrieval reaches there; raise a floor when a change lifts its site.
+var (
+	// The Berkeley guide (RAGPROXY_TEST_CORPUS, RAGPROXY_TEST_EVAL): 24 questions.
+	berkeleyFloor = floor{fact: 0.95, hit8: 0.97, mrr: 0.90}
+	// The ASF Infrastructure help centre (RAGPROXY_TEST_CORPUS_ASF, RAGPROXY_TEST_EVAL_ASF): 30 questions, with
+	// blog posts and newsletters that repeat the policy pages' facts.
+	asfFloor = floor{fact: 0.96, hit8: 0.97, mrr: 0.69}
+)
+
+// asfBaseURL is the address the ASF Infrastructure mirror was saved from: DIR/a.html is asfBaseURL + "a.html".
+const asfBaseURL = "https://infra.apache.org/"
 
 // The example site is small and written to be answerable: retrieval must find nearly everything.
 var exampleFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.80}
@@ -30,6 +39,18 @@ func TestBerkeleyDevQuality(t *testing.T) {
 		t.Skipf("no question set: %v", err)
 	}
 	checkQuality(t, corpus, corpustest.BaseURL, qs, berkeleyFloor)
+}
+
+func TestASFDevQuality(t *testing.T) {
+	corpus, questions := os.Getenv("RAGPROXY_TEST_CORPUS_ASF"), os.Getenv("RAGPROXY_TEST_EVAL_ASF")
+	if corpus == "" || questions == "" {
+		t.Skip("RAGPROXY_TEST_CORPUS_ASF and RAGPROXY_TEST_EVAL_ASF are not set")
+	}
+	qs, err := eval.LoadQuestions(questions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkQuality(t, corpus, asfBaseURL, qs, asfFloor)
 }
 
 func TestExampleSiteQuality(t *testing.T) {

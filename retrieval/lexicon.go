@@ -8,6 +8,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 )
 
 // lexicon is what the site's own text says about its words: how common each is, which words its titles and
@@ -20,12 +21,14 @@ type lexicon struct {
 	headings []string          // the keys of heading, sorted, for prefix search
 	acronyms map[string]string // lowercase acronym -> its expansion
 	byLen    map[int][]string  // vocabulary words by length, for spelling correction
+	stems    map[string]int    // Porter stem -> chunks containing a word with it (summed over its words)
 }
 
 var acronymRE = regexp.MustCompile(`\(([A-Z][A-Za-z&]{1,9})\)`)
 
 func newLexicon(ix *index.Index) *lexicon {
-	lx := &lexicon{df: map[string]int{}, heading: map[string]int{}, acronyms: map[string]string{}, byLen: map[int][]string{}}
+	lx := &lexicon{df: map[string]int{}, heading: map[string]int{}, acronyms: map[string]string{}, byLen: map[int][]string{},
+		stems: map[string]int{}}
 	seen := map[string]bool{}
 	for _, c := range ix.Chunks {
 		clear(seen)
@@ -63,6 +66,7 @@ func newLexicon(ix *index.Index) *lexicon {
 	}
 	sort.Strings(lx.headings)
 	for w, n := range lx.df {
+		lx.stems[textnorm.Stem(w)] += n
 		if n >= 2 && len(w) >= 3 && !hasDigit(w) {
 			lx.byLen[len(w)] = append(lx.byLen[len(w)], w)
 		}
@@ -145,9 +149,9 @@ func hasDigit(w string) bool {
 }
 
 // expand returns q with its words corrected, completed and spelled out where the site's vocabulary suggests, and
-// with the site's words for its everyday ones (questionSynonyms), or "" when it changes nothing. The original
-// words stay, so a wrong guess only adds terms.
-func (lx *lexicon) expand(q string) string {
+// with the site's words for what it asks (synonyms: question shapes, and WordNet's synonyms when db is not nil),
+// or "" when it changes nothing. The original words stay, so a wrong guess only adds terms.
+func (lx *lexicon) expand(q string, db *wordnet.DB) string {
 	var extra []string
 	textnorm.Words(q, func(w string) bool {
 		if textnorm.IsStopword(w) {
@@ -173,21 +177,22 @@ func (lx *lexicon) expand(q string) string {
 		}
 		return true
 	})
-	extra = append(extra, synonyms(q, lx.uses)...)
+	shapes, syn := synonyms(q, db, lx.stemDF)
+	extra = append(append(extra, shapes...), syn...)
 	if len(extra) == 0 {
 		return ""
 	}
-	return keyTerms(q) + " " + strings.Join(extra, " ")
+	kt := keyTerms(q)
+	if len(syn) > 0 {
+		kt += " " + kt // the question's own words weigh twice a synonym in BM25, which counts repeated terms
+	}
+	return kt + " " + strings.Join(extra, " ")
 }
 
-// uses reports whether the site's text has every word of s.
-func (lx *lexicon) uses(s string) bool {
-	all := true
-	textnorm.Words(s, func(w string) bool {
-		all = lx.df[w] > 0
-		return all
-	})
-	return all
+// stemDF is how often the site uses w in any inflection, as search matches it ("commences" for "commence"):
+// the chunks containing a word with w's Porter stem, summed over those words.
+func (lx *lexicon) stemDF(w string) int {
+	return lx.stems[textnorm.Stem(w)]
 }
 
 // complete expands an abbreviation that begins a title or heading word ("cog" -> "cognitive", "econ" ->

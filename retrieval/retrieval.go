@@ -18,6 +18,7 @@ import (
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
 	"github.com/ragproxy/ragproxy/retrieval/vector"
+	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -73,6 +74,9 @@ type Config struct {
 	RRFRankBase int
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
+	// NoWordNet leaves WordNet's synonyms of the question's words out of query expansion (see synonyms; eval
+	// ablations).
+	NoWordNet bool
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).
 	ContextTokens int
@@ -185,6 +189,9 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	for i, p := range ix.Pages {
 		titles[i] = pageFields(p)
 	}
+	if !cfg.NoWordNet {
+		wordnet.Load() // decoded once per process (about 0.3 s); here rather than on the first question
+	}
 	inLinks := make([]int, len(ix.Pages))
 	for _, p := range ix.Pages {
 		for _, l := range p.Links {
@@ -258,7 +265,11 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res := &Result{Query: question, Rewrites: rewrites, Durations: map[string]time.Duration{}}
 	queries := []string{question}
 	if !r.cfg.NoRewrites {
-		if x := r.lex.expand(question); x != "" {
+		var db *wordnet.DB
+		if !r.cfg.NoWordNet {
+			db = wordnet.Load()
+		}
+		if x := r.lex.expand(question, db); x != "" {
 			rewrites = append(rewrites[:len(rewrites):len(rewrites)], x)
 			res.Rewrites = rewrites
 		}

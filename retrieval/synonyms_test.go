@@ -1,31 +1,66 @@
 package retrieval
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 )
 
 func TestSynonyms(t *testing.T) {
-	site := map[string]bool{"begins": true, "chair": true, "director": true, "fee": true, "fees": true,
-		"recess": true, "telephone": true, "instructor": true}
-	known := func(w string) bool { return site[w] }
+	// How often a made-up site uses each word, by stem: it writes "begins", "commences" and "telephone" far more
+	// than "start" and "phone".
+	site := map[string]int{"begin": 40, "start": 3, "commenc": 30, "end": 50, "finish": 20, "telephon": 90, "phone": 2,
+		"date": 30, "locat": 12, "instruct": 10, "requir": 60, "need": 5, "get": 90, "acquir": 100, "larg": 70,
+		"big": 20}
+	df := func(w string) int { return site[textnorm.Stem(w)] }
+	db := wordnet.Load()
 	tests := []struct {
-		q    string
-		want []string
+		q              string
+		shapes, wnWant []string
 	}{
-		{"when does instruction start for fall 2016?", []string{"begins"}},
-		{"who is in charge of cog sci?", []string{"chair", "director"}},
-		{"How much does it COST to park?", []string{"fee", "fees"}},
-		{"when is spring break", []string{"recess"}},
-		{"what does the fee cost", []string{"fees"}}, // "fee" is already asked for
-		{"phone number of the dean", []string{"telephone"}},
-		{"who teaches econ 1", []string{"instructor"}},
-		{"tell me about the major", nil},
+		{"when does instruction start?", []string{"date"}, []string{"begin", "commence"}},
+		{"where is the phone?", []string{"location"}, []string{"telephone"}},
+		{"what do I need", nil, []string{"require"}},
+		{"when does it begin", []string{"date"}, nil}, // "start" is rarer on the site than "begin"
+		{"how do I get one", nil, nil},                // "get" has too many senses to trust one
+		{"telephone number", nil, nil},                // the site writes "phone" less often
+		{"the big file", nil, nil},                    // "big" is common enough on the site to stand alone
+		{"tell me about the major", nil, nil},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, synonyms(tt.q, known)); diff != "" {
-			t.Errorf("synonyms(%q) (-want +got):\n%s", tt.q, diff)
+		shapes, got := synonyms(tt.q, db, df)
+		if diff := cmp.Diff(tt.shapes, shapes); diff != "" {
+			t.Errorf("synonyms(%q) shapes (-want +got):\n%s", tt.q, diff)
 		}
+		if diff := cmp.Diff(tt.wnWant, got); diff != "" {
+			t.Errorf("synonyms(%q) WordNet (-want +got):\n%s", tt.q, diff)
+		}
+		if shapes, _ := synonyms(tt.q, nil, df); !cmp.Equal(shapes, tt.shapes) {
+			t.Errorf("synonyms(%q) without WordNet: shapes %q, want %q", tt.q, shapes, tt.shapes)
+		}
+	}
+}
+
+// A synonym that is an antonym of another word of the question is never added: "purchase" is a synonym of
+// "buy" and an antonym of "sell".
+func TestSynonymsNoAntonyms(t *testing.T) {
+	db := wordnet.Load()
+	df := func(w string) int { // the site writes "purchase" and the rest far more than "buy" and "sell"
+		if w == "buy" || w == "sell" {
+			return 1
+		}
+		return 10
+	}
+	if _, got := synonyms("buy", db, df); !slices.Contains(got, "purchase") {
+		t.Fatalf("synonyms(buy) = %q, want purchase among them", got)
+	}
+	if !slices.Contains(db.Antonyms("sells"), "purchase") {
+		t.Fatalf("Antonyms(sells) = %q, want purchase among them", db.Antonyms("sells"))
+	}
+	if _, got := synonyms("who sells or buys", db, df); slices.Contains(got, "purchase") {
+		t.Errorf("synonyms(who sells or buys) = %q: adds purchase, an antonym of sells", got)
 	}
 }

@@ -19,7 +19,8 @@ func runEval(ctx context.Context, args []string) error {
 	var (
 		up                      upstreamFlags
 		rf                      retrievalFlags
-		dir, questions, jsonOut string
+		dirs, questions         repeated
+		jsonOut                 string
 		ablations               bool
 		minFact, minHit, minMRR float64
 		repeats                 int
@@ -28,13 +29,13 @@ func runEval(ctx context.Context, args []string) error {
 		assistantSpec           string
 		assistants              assistantFlags
 	)
-	fs.StringVar(&dir, "index", envOr("RAGPROXY_INDEX", ""), "index directory (RAGPROXY_INDEX)")
-	fs.StringVar(&questions, "questions", "", "question set (JSONL: question, expected_urls, fact)")
-	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file ('-' for stdout)")
+	fs.Var(&dirs, "index", "index directory (RAGPROXY_INDEX); repeat it, with --questions, to evaluate several sites")
+	fs.Var(&questions, "questions", "question set (JSONL: question, expected_urls, fact), one per --index")
+	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file ('-' for stdout); an array of reports for several sites")
 	fs.BoolVar(&ablations, "ablations", true, "run the ablation table")
-	fs.Float64Var(&minFact, "min-fact-in-context", 0, "fail when fact-in-context is below this")
-	fs.Float64Var(&minHit, "min-hit8", 0, "fail when page Hit@8 is below this")
-	fs.Float64Var(&minMRR, "min-mrr", 0, "fail when page MRR is below this")
+	fs.Float64Var(&minFact, "min-fact-in-context", 0, "fail when fact-in-context is below this (on any site)")
+	fs.Float64Var(&minHit, "min-hit8", 0, "fail when page Hit@8 is below this (on any site)")
+	fs.Float64Var(&minMRR, "min-mrr", 0, "fail when page MRR is below this (on any site)")
 	fs.IntVar(&repeats, "answer-repeats", 1, "with an upstream: answer each question this many times and judge each")
 	fs.StringVar(&faqFile, "faq", envOr("RAGPROXY_FAQ", ""), "operator FAQ file (JSONL, JSON or YAML) to calibrate direct answers on (RAGPROXY_FAQ)")
 	fs.StringVar(&faqQuestions, "faq-questions", "", "labelled FAQ questions (JSONL: question, faq = the FAQ question it asks or \"\" for none); with --faq")
@@ -47,6 +48,11 @@ func runEval(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if len(dirs) == 0 {
+		if d := envOr("RAGPROXY_INDEX", ""); d != "" {
+			dirs = repeated{d}
+		}
+	}
 	if (faqFile == "") != (faqQuestions == "") {
 		return fmt.Errorf("eval: --faq and --faq-questions go together")
 	}
@@ -54,69 +60,29 @@ func runEval(ctx context.Context, args []string) error {
 		if err := evalFAQ(faqFile, faqQuestions, faqThreshold, minFAQ); err != nil {
 			return err
 		}
-		if dir == "" && questions == "" {
+		if len(dirs) == 0 && len(questions) == 0 {
 			return nil
 		}
 	}
-	if dir == "" || questions == "" {
-		return fmt.Errorf("eval: --index and --questions are required (or --faq and --faq-questions)")
+	if len(dirs) == 0 || len(dirs) != len(questions) {
+		return fmt.Errorf("eval: --index and --questions are required, as many of one as of the other (or --faq and --faq-questions)")
 	}
 	up.key = os.Getenv("OPENAI_API_KEY")
-	qs, err := eval.LoadQuestions(questions)
-	if err != nil {
-		return err
-	}
 	tok, err := tokenizer.New()
 	if err != nil {
 		return err
 	}
-	remote, err := up.openaiEmbedder()
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	r, err := retrieval.Open(dir, remote, tok, rf.config())
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	var scoped string
-	if assistantSpec != "" {
-		a, err := assistants.evalAssistant(assistantSpec)
+	site := siteEval{up: &up, rf: &rf, tok: tok, ablations: ablations, repeats: repeats, assistantSpec: assistantSpec,
+		assistants: &assistants}
+	var reps []eval.Report
+	for i := range dirs {
+		rep, err := site.run(ctx, dirs[i], questions[i])
 		if err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-		if err := a.scope.Check(r.Index()); err != nil {
-			return fmt.Errorf("eval: %s: %w", a.from, err)
-		}
-		r = r.WithScope(a.scope)
-		scoped = a.Name + " (" + strings.Join(a.Prefixes, ", ") + ")"
-	}
-	var an retrieval.Analyzer = retrieval.Heuristic{}
-	if up.online() {
-		client, err := up.compatClient()
-		if err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-		an = &retrieval.LLMAnalyzer{Client: client, Model: up.model}
-	}
-	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic", Assistant: scoped}
-	if up.online() {
-		rep.Analyzer = "llm " + up.model
-	}
-	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {
-		return err
-	}
-	if ablations {
-		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(rf.config())); err != nil {
 			return err
 		}
+		fmt.Print(rep.Markdown())
+		reps = append(reps, rep)
 	}
-	if up.online() {
-		judge := &eval.Judge{Client: up.client(), Model: up.model}
-		if rep.Answers, err = judge.Answers(ctx, r, an, qs, repeats); err != nil {
-			return err
-		}
-	}
-	fmt.Print(rep.Markdown())
 	if jsonOut != "" {
 		w := os.Stdout
 		if jsonOut != "-" {
@@ -127,16 +93,85 @@ func runEval(ctx context.Context, args []string) error {
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		var v any = reps
+		if len(reps) == 1 {
+			v = reps[0]
+		}
+		if err := enc.Encode(v); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
-	m := rep.Retrieval
-	if m.FactInContext < minFact || m.Hit[8] < minHit || m.MRR < minMRR {
-		return fmt.Errorf("eval: below the bar: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",
-			m.FactInContext, minFact, m.Hit[8], minHit, m.MRR, minMRR)
+	for _, rep := range reps {
+		m := rep.Retrieval
+		if m.FactInContext < minFact || m.Hit[8] < minHit || m.MRR < minMRR {
+			return fmt.Errorf("eval: below the bar on %s: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",
+				rep.Questions, m.FactInContext, minFact, m.Hit[8], minHit, m.MRR, minMRR)
+		}
 	}
 	return nil
+}
+
+// siteEval is what the evaluation of every site of one eval command shares.
+type siteEval struct {
+	up            *upstreamFlags
+	rf            *retrievalFlags
+	tok           *tokenizer.Tokenizer
+	ablations     bool
+	repeats       int
+	assistantSpec string // --assistant: evaluate within that section assistant's scope
+	assistants    *assistantFlags
+}
+
+// run evaluates retrieval (and, with an upstream, answers) on one index and its question set.
+func (e *siteEval) run(ctx context.Context, dir, questions string) (eval.Report, error) {
+	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
+	qs, err := eval.LoadQuestions(questions)
+	if err != nil {
+		return rep, err
+	}
+	remote, err := e.up.openaiEmbedder()
+	if err != nil {
+		return rep, fmt.Errorf("eval: %w", err)
+	}
+	r, err := retrieval.Open(dir, remote, e.tok, e.rf.config())
+	if err != nil {
+		return rep, fmt.Errorf("eval: %w", err)
+	}
+	if e.assistantSpec != "" {
+		a, err := e.assistants.evalAssistant(e.assistantSpec)
+		if err != nil {
+			return rep, fmt.Errorf("eval: %w", err)
+		}
+		if err := a.scope.Check(r.Index()); err != nil {
+			return rep, fmt.Errorf("eval: %s: %w", a.from, err)
+		}
+		r = r.WithScope(a.scope)
+		rep.Assistant = a.Name + " (" + strings.Join(a.Prefixes, ", ") + ")"
+	}
+	var an retrieval.Analyzer = retrieval.Heuristic{}
+	if e.up.online() {
+		client, err := e.up.compatClient()
+		if err != nil {
+			return rep, fmt.Errorf("eval: %w", err)
+		}
+		an = &retrieval.LLMAnalyzer{Client: client, Model: e.up.model}
+		rep.Analyzer = "llm " + e.up.model
+	}
+	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {
+		return rep, err
+	}
+	if e.ablations {
+		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(e.rf.config())); err != nil {
+			return rep, err
+		}
+	}
+	if e.up.online() {
+		judge := &eval.Judge{Client: e.up.client(), Model: e.up.model}
+		if rep.Answers, err = judge.Answers(ctx, r, an, qs, e.repeats); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
 }
 
 // evalFAQ calibrates the FAQ's direct answers on a labelled set and fails when they are less precise than min at
@@ -181,6 +216,7 @@ func (f *retrievalFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", d.RRFRankBase, "rank of a list's first item in fusion (0 or 1)")
 	fs.Float64Var(&f.cfg.LinkPrior, "link-prior", d.LinkPrior, "fused page scores times 1 + this × ln(1 + inbound links) (negative: none)")
 	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", d.ContextTokens, "context budget in tokens")
+	fs.BoolVar(&f.cfg.NoWordNet, "no-wordnet", d.NoWordNet, "leave WordNet's synonyms of the question's words out of query expansion")
 	fs.Float64Var(&f.cfg.ConfidenceFloor, "confidence-floor", d.ConfidenceFloor, "similarity below which the answer is \"I don't know\"")
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io/fs"
@@ -69,6 +70,24 @@ func TestIngestStatsEval(t *testing.T) {
 	err = run(ctx, []string{"eval", "--index", idx, "--questions", questions, "--min-mrr", "1.01", "--ablations=false"})
 	if err == nil || !strings.Contains(err.Error(), "below the bar") {
 		t.Errorf("eval with an unreachable bar: err = %v, want a failure", err)
+	}
+	// Several sites: one report each, a JSON array of them, and the bar held on each.
+	out := filepath.Join(t.TempDir(), "reports.json")
+	if err := run(ctx, []string{"eval", "--index", idx, "--questions", questions, "--index", idx, "--questions", questions,
+		"--json", out, "--min-hit8", "0.9", "--ablations=false"}); err != nil {
+		t.Errorf("eval on two sites: %v", err)
+	}
+	var reps []struct {
+		Index string `json:"index"`
+	}
+	if b, err := os.ReadFile(out); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(b, &reps); err != nil || len(reps) != 2 {
+		t.Errorf("eval --json on two sites: %d reports (%v), want 2", len(reps), err)
+	}
+	err = run(ctx, []string{"eval", "--index", idx, "--index", idx, "--questions", questions, "--ablations=false"})
+	if err == nil || !strings.Contains(err.Error(), "as many") {
+		t.Errorf("eval with two indexes and one question set: err = %v, want a usage error", err)
 	}
 }
 
