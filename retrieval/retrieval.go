@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ragproxy/ragproxy/embed"
@@ -168,15 +169,6 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 		return nil, fmt.Errorf("retrieval: %w: index has %s (%d), embedder is %s (%d)", ErrEmbedderMismatch,
 			ix.Manifest.Embedder, ix.Manifest.Dimension, emb.Name(), emb.Dimension())
 	}
-	pages := make([]string, len(ix.Pages))
-	for i, p := range ix.Pages {
-		pages[i] = p.Title + "\n" + p.Title + "\n" + index.StripLinks(p.Markdown)
-	}
-	chunks := make([]string, len(ix.Chunks))
-	trails := index.ChunkContexts(ix)
-	for i, c := range ix.Chunks {
-		chunks[i] = index.SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
-	}
 	summaries, err := vector.NewFlat(ix.SummaryVectors)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: summary vectors: %w", err)
@@ -185,29 +177,45 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: chunk vectors: %w", err)
 	}
-	titles := make([]string, len(ix.Pages))
-	for i, p := range ix.Pages {
-		titles[i] = pageFields(p)
-	}
-	if !cfg.NoWordNet {
-		wordnet.Load() // decoded once per process (about 0.3 s); here rather than on the first question
-	}
-	inLinks := make([]int, len(ix.Pages))
+	r := &Retriever{ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(), summaries: summaries, chunks: chunkVecs,
+		inLinks: make([]int, len(ix.Pages))}
 	for _, p := range ix.Pages {
 		for _, l := range p.Links {
-			inLinks[l]++
+			r.inLinks[l]++
 		}
 	}
-	return &Retriever{
-		ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(), inLinks: inLinks,
-		titles:    lexical.NewBM25(titles, lexical.Config{}),
-		lex:       newLexicon(ix),
-		named:     newTitleIndex(ix.Pages),
-		pageBM25:  lexical.NewBM25(pages, lexical.Config{}),
-		chunkBM25: lexical.NewBM25(chunks, lexical.Config{}),
-		summaries: summaries,
-		chunks:    chunkVecs,
-	}, nil
+	// The lexical structures are independent of each other and take most of a load's time (the chunks' BM25
+	// above all): build them side by side.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		chunks := make([]string, len(ix.Chunks))
+		trails := index.ChunkContexts(ix)
+		for i, c := range ix.Chunks {
+			chunks[i] = index.SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
+		}
+		r.chunkBM25 = lexical.NewBM25(chunks, lexical.Config{})
+	})
+	wg.Go(func() {
+		pages := make([]string, len(ix.Pages))
+		for i, p := range ix.Pages {
+			pages[i] = p.Title + "\n" + p.Title + "\n" + index.StripLinks(p.Markdown)
+		}
+		r.pageBM25 = lexical.NewBM25(pages, lexical.Config{})
+	})
+	wg.Go(func() {
+		titles := make([]string, len(ix.Pages))
+		for i, p := range ix.Pages {
+			titles[i] = pageFields(p)
+		}
+		r.titles = lexical.NewBM25(titles, lexical.Config{})
+		r.named = newTitleIndex(ix.Pages)
+	})
+	wg.Go(func() { r.lex = newLexicon(ix) })
+	if !cfg.NoWordNet {
+		wg.Go(func() { wordnet.Load() }) // decoded once per process (about 0.3 s); here rather than on the first question
+	}
+	wg.Wait()
+	return r, nil
 }
 
 // Index returns the index the retriever searches.
