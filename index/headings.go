@@ -75,6 +75,21 @@ func SearchText(title, trail, text string) string {
 	return title + " > " + trail + "\n" + text
 }
 
+// PageSearchText is the text a page is searched by lexically: its title twice (so that a word of the title
+// weighs as two of the body) and its markdown without link targets. The in-process BM25 and Qdrant's sparse
+// vectors index exactly this.
+func PageSearchText(p *Page) string { return p.Title + "\n" + p.Title + "\n" + StripLinks(p.Markdown) }
+
+// ChunkSearchTexts are the SearchText of every chunk of ix, in chunk order.
+func ChunkSearchTexts(ix *Index) []string {
+	trails := ChunkContexts(ix)
+	out := make([]string, len(ix.Chunks))
+	for i, c := range ix.Chunks {
+		out[i] = SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
+	}
+	return out
+}
+
 // StripLinks turns markdown links into their text and drops bare URLs (a scanner: this runs over every chunk of
 // an index).
 func StripLinks(s string) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // VectorQuery is one query of a VectorStore search: its embedding for the dense search and its text for the
@@ -26,7 +25,8 @@ type VectorHit struct {
 }
 
 // VectorStore runs the summary and chunk searches outside the process (retrieval/qdrant's Searcher runs them in
-// Qdrant): each search is dense and BM25 at once, fused by the store, and returns hits best first.
+// Qdrant) and returns hits best first. Retrieval asks for one half of a VectorQuery at a time, dense or BM25;
+// a query with both is fused by the store.
 type VectorStore interface {
 	// SearchSummaries ranks pages by their summary vector and their text.
 	SearchSummaries(ctx context.Context, q VectorQuery, k int) ([]VectorHit, error)
@@ -42,9 +42,9 @@ type CommunitySource interface {
 
 // Backends are the optional external stores a Retriever searches; the zero value searches in process.
 type Backends struct {
-	// Vectors, when set, runs the summary and chunk searches (page lists summary-dense with page-bm25, and
-	// chunk-dense with chunk-bm25, each pair as one hybrid list; and the chunk stage). Titles, fusion across
-	// lists, community selection and the context stay in process. Default nil: in process.
+	// Vectors, when set, runs the summary and chunk searches (page lists summary-dense, page-bm25, chunk-dense
+	// and chunk-bm25, one search each, and the chunk stage's two). Titles, fusion, community selection and the
+	// context stay in process, so the ranking is the one in process. Default nil: in process.
 	Vectors VectorStore
 	// Communities, when set, supplies the community ids of the fused pages. Default nil: the index's.
 	Communities CommunitySource
@@ -64,108 +64,42 @@ func (r *Retriever) WithBackends(b Backends) *Retriever {
 // Backends returns the retriever's backends.
 func (r *Retriever) Backends() Backends { return r.backends }
 
-// rankPagesRemote is rankPages with the summary and chunk lists searched by the VectorStore. A hybrid list
-// stands for the two in-process lists it fuses, so it weighs their sum; a list left out of Config.PageLists
-// leaves its half out of the hybrid query.
-func (r *Retriever) rankPagesRemote(ctx context.Context, queries []string, vecs [][]float32) ([]scored, error) {
-	n := r.cfg.PagesPerList
-	has := func(name string) bool { return slices.Contains(r.cfg.PageLists, name) }
-	weight := func(names ...string) float64 {
-		w := 0.0
-		for _, name := range names {
-			if !has(name) {
-				continue
-			}
-			if lw, ok := r.cfg.ListWeights[name]; ok {
-				w += lw
-			} else {
-				w++
-			}
-		}
-		return w
+// storeList reports whether a VectorStore answers the page list name: the dense and BM25 lists of summaries and
+// chunks. Title lists stay in process.
+func storeList(name string) bool {
+	switch name {
+	case ListSummaryDense, ListPageBM25, ListChunkDense, ListChunkBM25:
+		return true
 	}
-	query := func(qi int, dense, lexical string) VectorQuery {
-		q := VectorQuery{Scope: r.scope}
-		if has(dense) {
-			q.Vector = vecs[qi]
-		}
-		if has(lexical) {
-			q.Text = queries[qi]
-		}
-		return q
-	}
-	var lists [][]int
-	var weights []float64
-	add := func(ids []int, w float64) {
-		if len(ids) > 0 {
-			lists, weights = append(lists, ids), append(weights, w)
-		}
-	}
-	for qi, q := range queries {
-		if sq := query(qi, ListSummaryDense, ListPageBM25); sq.Vector != nil || sq.Text != "" {
-			hits, err := r.backends.Vectors.SearchSummaries(ctx, sq, n)
-			if err != nil {
-				return nil, fmt.Errorf("summary search: %w", err)
-			}
-			ids, err := r.pageIDs(hits)
-			if err != nil {
-				return nil, err
-			}
-			add(ids, weight(ListSummaryDense, ListPageBM25))
-		}
-		if cq := query(qi, ListChunkDense, ListChunkBM25); cq.Vector != nil || cq.Text != "" {
-			hits, err := r.backends.Vectors.SearchChunks(ctx, cq, nil, r.cfg.ChunksPerList)
-			if err != nil {
-				return nil, fmt.Errorf("chunk search: %w", err)
-			}
-			chunks, err := r.chunkIDs(hits)
-			if err != nil {
-				return nil, err
-			}
-			add(r.pagesOf(chunks, n), weight(ListChunkDense, ListChunkBM25))
-		}
-		if has(ListTitleMatch) {
-			add(r.named.search(q, n, r.pageFilter()), weight(ListTitleMatch))
-		}
-		if has(ListTitleBM25) {
-			var ids []int
-			for _, h := range r.titles.Search(q, n, r.pageFilter()) {
-				ids = append(ids, h.Doc)
-			}
-			add(ids, weight(ListTitleBM25))
-		}
-	}
-	return r.topPages(r.fuseWeighted(lists, weights)), nil
+	return false
 }
 
-// rankChunksRemote is rankChunks with each query's dense and BM25 chunk searches run as one hybrid search by
-// the VectorStore, restricted to the kept pages.
-func (r *Retriever) rankChunksRemote(ctx context.Context, queries []string, vecs [][]float32, pages []scored) ([]scored, error) {
-	ids := make([]int, len(pages))
-	for i, p := range pages {
-		ids[i] = p.id
+// remotePageList runs one query of the page list name (a storeList) in the VectorStore: one search, dense or
+// BM25, as the list is in process.
+func (r *Retriever) remotePageList(ctx context.Context, name, q string, vec []float32, n int) ([]int, error) {
+	vq := VectorQuery{Scope: r.scope}
+	switch name {
+	case ListSummaryDense, ListChunkDense:
+		vq.Vector = vec
+	default:
+		vq.Text = q
 	}
-	var lists [][]int
-	var weights []float64
-	for qi, q := range queries {
-		vq := VectorQuery{Text: q, Scope: r.scope}
-		w := 1.0
-		if r.cfg.ChunkDenseWeight > 0 {
-			vq.Vector, w = vecs[qi], w+r.cfg.ChunkDenseWeight
-		}
-		hits, err := r.backends.Vectors.SearchChunks(ctx, vq, ids, r.cfg.ChunksPerList)
+	if name == ListSummaryDense || name == ListPageBM25 {
+		hits, err := r.backends.Vectors.SearchSummaries(ctx, vq, n)
 		if err != nil {
-			return nil, fmt.Errorf("chunk search: %w", err)
+			return nil, fmt.Errorf("summary search: %w", err)
 		}
-		chunks, err := r.chunkIDs(hits)
-		if err != nil {
-			return nil, err
-		}
-		if len(chunks) > 0 {
-			lists, weights = append(lists, chunks), append(weights, w)
-		}
+		return r.pageIDs(hits)
 	}
-	return r.topChunks(r.fuseWeighted(lists, weights), pages), nil
+	hits, err := r.backends.Vectors.SearchChunks(ctx, vq, nil, r.cfg.ChunksPerList)
+	if err != nil {
+		return nil, fmt.Errorf("chunk search: %w", err)
+	}
+	chunks, err := r.chunkIDs(hits)
+	if err != nil {
+		return nil, err
+	}
+	return r.pagesOf(chunks, n), nil
 }
 
 // pageIDs maps summary hits to page ids, checking each against the loaded index.

@@ -188,17 +188,12 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	// above all): build them side by side.
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		chunks := make([]string, len(ix.Chunks))
-		trails := index.ChunkContexts(ix)
-		for i, c := range ix.Chunks {
-			chunks[i] = index.SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
-		}
-		r.chunkBM25 = lexical.NewBM25(chunks, lexical.Config{})
+		r.chunkBM25 = lexical.NewBM25(index.ChunkSearchTexts(ix), lexical.Config{})
 	})
 	wg.Go(func() {
 		pages := make([]string, len(ix.Pages))
-		for i, p := range ix.Pages {
-			pages[i] = p.Title + "\n" + p.Title + "\n" + index.StripLinks(p.Markdown)
+		for i := range ix.Pages {
+			pages[i] = index.PageSearchText(&ix.Pages[i])
 		}
 		r.pageBM25 = lexical.NewBM25(pages, lexical.Config{})
 	})
@@ -292,13 +287,9 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 
 	t = time.Now()
 	same := sameQueries(queries, vecs)
-	var fused []scored
-	if r.backends.Vectors != nil {
-		if fused, err = r.rankPagesRemote(ctx, queries, vecs); err != nil {
-			return nil, fmt.Errorf("retrieve: %w", err)
-		}
-	} else {
-		fused = r.rankPages(queries, vecs, same)
+	fused, err := r.rankPages(ctx, queries, vecs, same)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
 	}
 	res.Durations["pages"] = time.Since(t)
 
@@ -311,13 +302,9 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res.Durations["communities"] = time.Since(t)
 
 	t = time.Now()
-	var chunks []scored
-	if r.backends.Vectors != nil {
-		if chunks, err = r.rankChunksRemote(ctx, queries, vecs, kept); err != nil {
-			return nil, fmt.Errorf("retrieve: %w", err)
-		}
-	} else {
-		chunks = r.rankChunks(queries, vecs, same, kept)
+	chunks, err := r.rankChunks(ctx, queries, vecs, same, kept)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
 	}
 	res.Durations["chunks"] = time.Since(t)
 

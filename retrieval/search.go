@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -32,13 +33,15 @@ func (r *Retriever) fuseWeighted(lists [][]int, weights []float64) []scored {
 	return out
 }
 
-// rankPages fuses, over every query, the configured page lists.
-func (r *Retriever) rankPages(queries []string, vecs [][]float32, same sameQueryLists) []scored {
+// rankPages fuses, over every query, the configured page lists. With a VectorStore the summary and chunk lists
+// come from it, one list per search as in process, so the ranking is the same whichever store answers.
+func (r *Retriever) rankPages(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists) ([]scored, error) {
 	n := r.cfg.PagesPerList
+	remote := r.backends.Vectors != nil
 	var lists [][]int
 	var weights []float64
 	var denseChunks [][]vector.Hit
-	if slices.Contains(r.cfg.PageLists, ListChunkDense) {
+	if !remote && slices.Contains(r.cfg.PageLists, ListChunkDense) {
 		denseChunks = r.chunks.SearchMultiFilter(same.uniqueVecs, r.cfg.ChunksPerList, r.chunkFilter())
 	}
 	memo := map[listKey][]int{}
@@ -46,8 +49,13 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32, same sameQuery
 		for _, name := range r.cfg.PageLists {
 			key := same.key(name, qi)
 			ids, done := memo[key]
+			var err error
 			switch {
 			case done:
+			case remote && storeList(name):
+				if ids, err = r.remotePageList(ctx, name, q, vecs[qi], n); err != nil {
+					return nil, err
+				}
 			case name == ListChunkDense:
 				var chunks []int
 				for _, h := range denseChunks[same.vec[qi]] {
@@ -68,7 +76,7 @@ func (r *Retriever) rankPages(queries []string, vecs [][]float32, same sameQuery
 			}
 		}
 	}
-	return r.topPages(r.fuseWeighted(lists, weights))
+	return r.topPages(r.fuseWeighted(lists, weights)), nil
 }
 
 // pageList runs one query of the page list name (any but ListChunkDense, which rankPages batches).
@@ -170,32 +178,56 @@ func (r *Retriever) selectPages(fused []scored, communities map[int]int) []score
 	return out
 }
 
-// rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses.
-func (r *Retriever) rankChunks(queries []string, vecs [][]float32, same sameQueryLists, pages []scored) []scored {
+// rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses; with a
+// VectorStore it runs the two searches there, restricted to the kept pages.
+func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, pages []scored) ([]scored, error) {
 	allowed := make(map[int]bool, len(pages))
-	var ids []int
+	var ids, pageIDs []int
 	for _, p := range pages {
 		allowed[p.id] = true
+		pageIDs = append(pageIDs, p.id)
 		ids = append(ids, r.ix.Pages[p.id].Chunks...)
 	}
 	filter := func(c int) bool { return allowed[r.ix.Chunks[c].PageID] }
 	n := r.cfg.ChunksPerList
+	search := func(q VectorQuery) ([]int, error) {
+		q.Scope = r.scope
+		hits, err := r.backends.Vectors.SearchChunks(ctx, q, pageIDs, n)
+		if err != nil {
+			return nil, fmt.Errorf("chunk search: %w", err)
+		}
+		return r.chunkIDs(hits)
+	}
 	var lists [][]int
 	var weights []float64
 	memo := map[listKey][]int{}
 	for qi, q := range queries {
 		dk, lk := same.key(ListChunkDense, qi), same.key(ListChunkBM25, qi)
 		dense, ok := memo[dk]
-		if !ok {
-			for _, h := range r.chunks.SearchIDs(vecs[qi], n, ids) {
-				dense = append(dense, h.ID)
+		if !ok && r.cfg.ChunkDenseWeight > 0 {
+			if r.backends.Vectors != nil {
+				var err error
+				if dense, err = search(VectorQuery{Vector: vecs[qi]}); err != nil {
+					return nil, err
+				}
+			} else {
+				for _, h := range r.chunks.SearchIDs(vecs[qi], n, ids) {
+					dense = append(dense, h.ID)
+				}
 			}
 			memo[dk] = dense
 		}
 		lex, ok := memo[lk]
 		if !ok {
-			for _, h := range r.chunkBM25.Search(q, n, filter) {
-				lex = append(lex, h.Doc)
+			if r.backends.Vectors != nil {
+				var err error
+				if lex, err = search(VectorQuery{Text: q}); err != nil {
+					return nil, err
+				}
+			} else {
+				for _, h := range r.chunkBM25.Search(q, n, filter) {
+					lex = append(lex, h.Doc)
+				}
 			}
 			memo[lk] = lex
 		}
@@ -206,7 +238,7 @@ func (r *Retriever) rankChunks(queries []string, vecs [][]float32, same sameQuer
 			lists, weights = append(lists, lex), append(weights, 1)
 		}
 	}
-	return r.topChunks(r.fuseWeighted(lists, weights), pages)
+	return r.topChunks(r.fuseWeighted(lists, weights), pages), nil
 }
 
 // topChunks ranks fused chunks with their page's rank and keeps the best KeepChunks, each text once. A chunk's

@@ -3,8 +3,8 @@ package qdrant
 import (
 	"hash/fnv"
 	"slices"
-	"strings"
-	"unicode"
+
+	"github.com/ragproxy/ragproxy/retrieval/lexical"
 )
 
 // BM25 parameters of the default encoder (Robertson and Zaragoza's usual values).
@@ -17,12 +17,9 @@ const (
 // avgLen is the average document length, in terms, of the collection the document goes into.
 type SparseEncoder func(text string, avgLen float64) (indices []uint32, values []float32)
 
-// Terms splits text into lower-case runs of letters and digits, the terms BM25Document and BM25Query weigh.
-func Terms(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	})
-}
+// Terms are the terms BM25Document and BM25Query weigh: those of the in-process BM25 (lexical.Analyzer's words,
+// stopwords dropped, Porter stems), so a search through Qdrant matches the same words as one in process.
+func Terms(text string) []string { return lexical.Analyzer{}.Terms(text) }
 
 // termID maps a term to its sparse index: 32-bit FNV-1a, so no vocabulary has to be stored or shared between
 // ingest and query time. Colliding terms share a weight.
@@ -51,17 +48,18 @@ func BM25Document(text string, avgLen float64) ([]uint32, []float32) {
 	return sortedSparse(tf, func(f float64) float64 { return f * (bm25K1 + 1) / (f + bm25K1*norm) })
 }
 
-// BM25Query returns weight 1 for each distinct term of the query.
+// BM25Query weighs each distinct term of the query by its repeats, as the in-process BM25 counts a repeated
+// query term once per repeat.
 func BM25Query(text string) ([]uint32, []float32) {
 	terms := Terms(text)
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	set := map[uint32]float64{}
+	qtf := map[uint32]float64{}
 	for _, t := range terms {
-		set[termID(t)] = 1
+		qtf[termID(t)]++
 	}
-	return sortedSparse(set, func(f float64) float64 { return f })
+	return sortedSparse(qtf, func(f float64) float64 { return f })
 }
 
 func sortedSparse(m map[uint32]float64, weight func(float64) float64) ([]uint32, []float32) {

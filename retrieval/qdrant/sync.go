@@ -171,20 +171,15 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 		return err
 	}
 
+	chunkTexts := index.ChunkSearchTexts(ix)
 	pageAvg := averageTerms(func(yield func(string) bool) {
-		for _, p := range ix.Pages {
-			if !yield(pageText(&p)) {
+		for i := range ix.Pages {
+			if !yield(index.PageSearchText(&ix.Pages[i])) {
 				return
 			}
 		}
 	})
-	chunkAvg := averageTerms(func(yield func(string) bool) {
-		for _, c := range ix.Chunks {
-			if !yield(c.Text) {
-				return
-			}
-		}
-	})
+	chunkAvg := averageTerms(slices.Values(chunkTexts))
 	settings := settingsDigest(ix)
 
 	var summaryPoints, chunkPoints []*qdrant.PointStruct
@@ -215,7 +210,7 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 		}
 		summaryPoints = append(summaryPoints, s.summaryPoint(ix, p, fp, pageAvg))
 		for _, cid := range p.Chunks {
-			chunkPoints = append(chunkPoints, s.chunkPoint(ix, p, cid, chunkAvg))
+			chunkPoints = append(chunkPoints, s.chunkPoint(ix, p, cid, chunkTexts[cid], chunkAvg))
 		}
 		st.PagesWritten++
 		st.ChunksWritten += len(p.Chunks)
@@ -264,21 +259,21 @@ func checkIndex(ix *index.Index) error {
 	return nil
 }
 
-// pageText is what BM25 over pages reads: the title and the cleaned content.
-func pageText(p *index.Page) string {
-	return p.Title + "\n" + p.Markdown
-}
-
 // settingsDigest condenses what, besides a page's own fields, shapes its points: the embedder and its state
 // (the local embedder's IDF table, under which every vector changes), the tokenizer and the ingest settings.
 func settingsDigest(ix *index.Index) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", ix.Manifest.Embedder, ix.Manifest.Dimension, ix.Manifest.Tokenizer)
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d\x00%d\x00", ix.Manifest.Embedder, ix.Manifest.Dimension, ix.Manifest.Tokenizer,
+		sparseVersion, ix.Manifest.SearchText)
 	st := sha256.Sum256(ix.EmbedderState)
 	h.Write(st[:])
 	h.Write(ix.Manifest.Settings)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// sparseVersion identifies how sparse vectors are made (Terms and the texts they weigh): points made under
+// another are rewritten.
+const sparseVersion = 2
 
 // fingerprint identifies everything a page's points are made of, except the labels Upsert can relabel.
 func fingerprint(p *index.Page, settings string) string {
@@ -361,15 +356,16 @@ func (s *Store) summaryPoint(ix *index.Index, p *index.Page, fp string, avg floa
 	payload[keyTitle] = qdrant.NewValueString(p.Title)
 	payload[keyChunks] = qdrant.NewValueInt(int64(len(p.Chunks)))
 	payload[keyFingerprint] = qdrant.NewValueString(fp)
-	return &qdrant.PointStruct{Id: pageID(p.URL), Payload: payload, Vectors: s.vectors(ix.SummaryVectors[p.ID], pageText(p), avg)}
+	return &qdrant.PointStruct{Id: pageID(p.URL), Payload: payload, Vectors: s.vectors(ix.SummaryVectors[p.ID], index.PageSearchText(p), avg)}
 }
 
-func (s *Store) chunkPoint(ix *index.Index, p *index.Page, cid int, avg float64) *qdrant.PointStruct {
+// chunkPoint is chunk cid's point; text is its search text (index.SearchText), which its sparse vector weighs.
+func (s *Store) chunkPoint(ix *index.Index, p *index.Page, cid int, text string, avg float64) *qdrant.PointStruct {
 	c := &ix.Chunks[cid]
 	payload := labelPayload(p)
 	payload[keyURL] = qdrant.NewValueString(p.URL)
 	payload[keyOrd] = qdrant.NewValueInt(int64(c.Ord))
-	return &qdrant.PointStruct{Id: chunkID(p.URL, c.Ord), Payload: payload, Vectors: s.vectors(ix.ChunkVectors[cid], c.Text, avg)}
+	return &qdrant.PointStruct{Id: chunkID(p.URL, c.Ord), Payload: payload, Vectors: s.vectors(ix.ChunkVectors[cid], text, avg)}
 }
 
 func (s *Store) vectors(dense []float32, text string, avg float64) *qdrant.Vectors {

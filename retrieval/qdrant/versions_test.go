@@ -204,7 +204,7 @@ func legacySync(t *testing.T, s *Store, ix *index.Index) {
 			t.Fatal(err)
 		}
 		for _, cid := range p.Chunks {
-			if err := s.upsert(ctx, s.chunks, []*qdrant.PointStruct{s.chunkPoint(ix, p, cid, 1)}); err != nil {
+			if err := s.upsert(ctx, s.chunks, []*qdrant.PointStruct{s.chunkPoint(ix, p, cid, ix.Chunks[cid].Text, 1)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -266,7 +266,7 @@ func TestSyncResumes(t *testing.T) {
 	}
 	p := &v2.Pages[1]
 	for _, cid := range p.Chunks {
-		if err := s.upsert(ctx, ch, []*qdrant.PointStruct{s.chunkPoint(v2, p, cid, 1)}); err != nil {
+		if err := s.upsert(ctx, ch, []*qdrant.PointStruct{s.chunkPoint(v2, p, cid, v2.Chunks[cid].Text, 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
