@@ -165,6 +165,11 @@ var ErrEmbedderMismatch = errors.New("embedder does not match the index")
 
 // New prepares searches over ix. emb must be the embedder the index was built with.
 func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
+	return build(ix, emb, tok, cfg, true)
+}
+
+// build is New, building the search structures side by side when parallel is set, else one after another.
+func build(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parallel bool) (*Retriever, error) {
 	if emb.Name() != ix.Manifest.Embedder || emb.Dimension() != 0 && emb.Dimension() != ix.Manifest.Dimension {
 		return nil, fmt.Errorf("retrieval: %w: index has %s (%d), embedder is %s (%d)", ErrEmbedderMismatch,
 			ix.Manifest.Embedder, ix.Manifest.Dimension, emb.Name(), emb.Dimension())
@@ -185,19 +190,26 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 		}
 	}
 	// The lexical structures are independent of each other and take most of a load's time (the chunks' BM25
-	// above all): build them side by side.
+	// above all): build them side by side, unless the cores are wanted elsewhere.
 	var wg sync.WaitGroup
-	wg.Go(func() {
+	do := func(f func()) {
+		if parallel {
+			wg.Go(f)
+		} else {
+			f()
+		}
+	}
+	do(func() {
 		r.chunkBM25 = lexical.NewBM25(index.ChunkSearchTexts(ix), lexical.Config{})
 	})
-	wg.Go(func() {
+	do(func() {
 		pages := make([]string, len(ix.Pages))
 		for i := range ix.Pages {
 			pages[i] = index.PageSearchText(&ix.Pages[i])
 		}
 		r.pageBM25 = lexical.NewBM25(pages, lexical.Config{})
 	})
-	wg.Go(func() {
+	do(func() {
 		titles := make([]string, len(ix.Pages))
 		for i, p := range ix.Pages {
 			titles[i] = pageFields(p)
@@ -205,9 +217,9 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 		r.titles = lexical.NewBM25(titles, lexical.Config{})
 		r.named = newTitleIndex(ix.Pages)
 	})
-	wg.Go(func() { r.lex = newLexicon(ix) })
+	do(func() { r.lex = newLexicon(ix) })
 	if !cfg.NoWordNet {
-		wg.Go(func() { wordnet.Load() }) // decoded once per process (about 0.3 s); here rather than on the first question
+		do(func() { wordnet.Load() }) // decoded once per process (about 0.3 s); here rather than on the first question
 	}
 	wg.Wait()
 	return r, nil

@@ -425,11 +425,16 @@ func siteFAQUse(s string) (grounding.SiteFAQUse, error) {
 }
 
 // openVersion loads the index version that CURRENT names, with backends bound to it. The returned func closes
-// the backends. With strict (a reload, while another version serves), a version whose Qdrant collections are
-// missing or hold other pages fails to open: ingest replaces CURRENT before it syncs the backends, so a server
-// that noticed early keeps its version until the sync is done (the reloader tries again).
-func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger, strict bool) (*retrieval.Retriever, func(), error) {
-	r, err := retrieval.Open(f.index, remote, tok, f.retrieval.config())
+// the backends. A reload (while another version serves) loads on one core, leaving the others to the requests
+// in flight, and fails on a version whose Qdrant collections are missing or hold other pages: ingest replaces
+// CURRENT before it syncs the backends, so a server that noticed early keeps its version until the sync is done
+// (the reloader tries again).
+func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger, reload bool) (*retrieval.Retriever, func(), error) {
+	open := retrieval.Open
+	if reload {
+		open = retrieval.OpenGently
+	}
+	r, err := open(f.index, remote, tok, f.retrieval.config())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -440,7 +445,7 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := f.backends.verify(bk, r.Index(), logger); err != nil && strict &&
+	if err := f.backends.verify(bk, r.Index(), logger); err != nil && reload &&
 		(errors.Is(err, qdrant.ErrVersionMissing) || errors.Is(err, errQdrantDrift)) {
 		closeBackends()
 		return nil, nil, err
