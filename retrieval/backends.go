@@ -34,6 +34,15 @@ type VectorStore interface {
 	SearchChunks(ctx context.Context, q VectorQuery, pageIDs []int, k int) ([]VectorHit, error)
 }
 
+// BatchVectorStore is a VectorStore that runs several searches in one request; retrieval then sends each stage's
+// searches together (the page lists of every rewrite, then the chunk searches) instead of one after another.
+type BatchVectorStore interface {
+	// SearchSummariesBatch runs SearchSummaries for each query; the i-th result answers qs[i].
+	SearchSummariesBatch(ctx context.Context, qs []VectorQuery, k int) ([][]VectorHit, error)
+	// SearchChunksBatch runs SearchChunks for each query over the same pages.
+	SearchChunksBatch(ctx context.Context, qs []VectorQuery, pageIDs []int, k int) ([][]VectorHit, error)
+}
+
 // CommunitySource supplies the community ids of pages (retrieval/neo4j's Store reads them from the graph).
 // Pages it leaves out keep the index's community.
 type CommunitySource interface {
@@ -74,32 +83,101 @@ func storeList(name string) bool {
 	return false
 }
 
-// remotePageList runs one query of the page list name (a storeList) in the VectorStore: one search, dense or
-// BM25, as the list is in process.
-func (r *Retriever) remotePageList(ctx context.Context, name, q string, vec []float32, n int) ([]int, error) {
-	vq := VectorQuery{Scope: r.scope}
+// remoteQuery is one query of the page list name (a storeList) for the VectorStore: its dense or its BM25 half,
+// and whether it searches summaries (else chunks).
+func (r *Retriever) remoteQuery(name, q string, vec []float32) (vq VectorQuery, summaries bool) {
+	vq.Scope = r.scope
 	switch name {
 	case ListSummaryDense, ListChunkDense:
 		vq.Vector = vec
 	default:
 		vq.Text = q
 	}
-	if name == ListSummaryDense || name == ListPageBM25 {
-		hits, err := r.backends.Vectors.SearchSummaries(ctx, vq, n)
-		if err != nil {
-			return nil, fmt.Errorf("summary search: %w", err)
-		}
+	return vq, name == ListSummaryDense || name == ListPageBM25
+}
+
+// remoteIDs turns the hits of a storeList search into the list's page ids.
+func (r *Retriever) remoteIDs(summaries bool, hits []VectorHit, n int) ([]int, error) {
+	if summaries {
 		return r.pageIDs(hits)
-	}
-	hits, err := r.backends.Vectors.SearchChunks(ctx, vq, nil, r.cfg.ChunksPerList)
-	if err != nil {
-		return nil, fmt.Errorf("chunk search: %w", err)
 	}
 	chunks, err := r.chunkIDs(hits)
 	if err != nil {
 		return nil, err
 	}
 	return r.pagesOf(chunks, n), nil
+}
+
+// remotePageList runs one query of the page list name (a storeList) in the VectorStore: one search, dense or
+// BM25, as the list is in process.
+func (r *Retriever) remotePageList(ctx context.Context, name, q string, vec []float32, n int) ([]int, error) {
+	vq, summaries := r.remoteQuery(name, q, vec)
+	var hits []VectorHit
+	var err error
+	if summaries {
+		if hits, err = r.backends.Vectors.SearchSummaries(ctx, vq, n); err != nil {
+			return nil, fmt.Errorf("summary search: %w", err)
+		}
+	} else if hits, err = r.backends.Vectors.SearchChunks(ctx, vq, nil, r.cfg.ChunksPerList); err != nil {
+		return nil, fmt.Errorf("chunk search: %w", err)
+	}
+	return r.remoteIDs(summaries, hits, n)
+}
+
+// remotePageLists runs every storeList query of the page stage, for every query, as one summary batch and one
+// chunk batch, and records each list in memo under its key.
+func (r *Retriever) remotePageLists(ctx context.Context, b BatchVectorStore, queries []string, vecs [][]float32, same sameQueryLists, memo map[listKey][]int) error {
+	type want struct {
+		key       listKey
+		summaries bool
+	}
+	var sumQ, chQ []VectorQuery
+	var sumW, chW []want
+	seen := map[listKey]bool{}
+	for qi, q := range queries {
+		for _, name := range r.cfg.PageLists {
+			key := same.key(name, qi)
+			if !storeList(name) || seen[key] {
+				continue
+			}
+			seen[key] = true
+			vq, summaries := r.remoteQuery(name, q, vecs[qi])
+			if summaries {
+				sumQ, sumW = append(sumQ, vq), append(sumW, want{key, true})
+			} else {
+				chQ, chW = append(chQ, vq), append(chW, want{key, false})
+			}
+		}
+	}
+	record := func(ws []want, res [][]VectorHit) error {
+		for i, w := range ws {
+			ids, err := r.remoteIDs(w.summaries, res[i], r.cfg.PagesPerList)
+			if err != nil {
+				return err
+			}
+			memo[w.key] = ids
+		}
+		return nil
+	}
+	if len(sumQ) > 0 {
+		res, err := b.SearchSummariesBatch(ctx, sumQ, r.cfg.PagesPerList)
+		if err != nil {
+			return fmt.Errorf("summary search: %w", err)
+		}
+		if err := record(sumW, res); err != nil {
+			return err
+		}
+	}
+	if len(chQ) > 0 {
+		res, err := b.SearchChunksBatch(ctx, chQ, nil, r.cfg.ChunksPerList)
+		if err != nil {
+			return fmt.Errorf("chunk search: %w", err)
+		}
+		if err := record(chW, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pageIDs maps summary hits to page ids, checking each against the loaded index.

@@ -45,6 +45,11 @@ func (r *Retriever) rankPages(ctx context.Context, queries []string, vecs [][]fl
 		denseChunks = r.chunks.SearchMultiFilter(same.uniqueVecs, r.cfg.ChunksPerList, r.chunkFilter())
 	}
 	memo := map[listKey][]int{}
+	if b, ok := r.backends.Vectors.(BatchVectorStore); ok {
+		if err := r.remotePageLists(ctx, b, queries, vecs, same, memo); err != nil {
+			return nil, err
+		}
+	}
 	for qi, q := range queries {
 		for _, name := range r.cfg.PageLists {
 			key := same.key(name, qi)
@@ -201,6 +206,29 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 	var lists [][]int
 	var weights []float64
 	memo := map[listKey][]int{}
+	if b, ok := r.backends.Vectors.(BatchVectorStore); ok && len(pageIDs) > 0 {
+		// Every chunk search of the stage in one request.
+		var qs []VectorQuery
+		var keys []listKey
+		for qi, q := range queries {
+			dk, lk := same.key(ListChunkDense, qi), same.key(ListChunkBM25, qi)
+			if r.cfg.ChunkDenseWeight > 0 && !slices.Contains(keys, dk) {
+				qs, keys = append(qs, VectorQuery{Vector: vecs[qi], Scope: r.scope}), append(keys, dk)
+			}
+			if !slices.Contains(keys, lk) {
+				qs, keys = append(qs, VectorQuery{Text: q, Scope: r.scope}), append(keys, lk)
+			}
+		}
+		res, err := b.SearchChunksBatch(ctx, qs, pageIDs, n)
+		if err != nil {
+			return nil, fmt.Errorf("chunk search: %w", err)
+		}
+		for i, key := range keys {
+			if memo[key], err = r.chunkIDs(res[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for qi, q := range queries {
 		dk, lk := same.key(ListChunkDense, qi), same.key(ListChunkBM25, qi)
 		dense, ok := memo[dk]

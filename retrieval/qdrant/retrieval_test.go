@@ -98,13 +98,15 @@ func parity(t *testing.T, local *retrieval.Retriever, qs []eval.Question, base s
 			if err != nil {
 				t.Fatal(err)
 			}
-			queries := srv.Count("Query")
+			queries, batches := srv.Count("Query"), srv.Count("QueryBatch")
 			got, err := remote.Retrieve(ctx, q.Question, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if srv.Count("Query") == queries {
-				t.Fatal("retrieval with a Qdrant backend sent no query to Qdrant")
+			// The page stage's summary and chunk searches, then the chunk stage's: three requests, whatever the
+			// number of rewrites and lists.
+			if n := srv.Count("QueryBatch") - batches; n != 3 || srv.Count("Query") != queries {
+				t.Fatalf("retrieval sent %d batches and %d single queries to Qdrant, want 3 batches", n, srv.Count("Query")-queries)
 			}
 			// Scores are computed in float32 in one and float64 in the other, so near ties may swap places;
 			// the pages kept and the first one are the same.

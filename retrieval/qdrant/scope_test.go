@@ -96,9 +96,9 @@ func TestRetrieveScopedWithQdrant(t *testing.T) {
 			}
 		}
 	}
-	before := srv.Count("Query")
+	before := srv.Count("Query") + srv.Count("QueryBatch")
 	checkScoped(t, remote)
-	if srv.Count("Query") == before {
+	if srv.Count("Query")+srv.Count("QueryBatch") == before {
 		t.Fatal("no query reached Qdrant")
 	}
 	t.Run("in process", func(t *testing.T) { checkScoped(t, local) })

@@ -36,8 +36,16 @@ func (s *Store) SearchSummaries(ctx context.Context, dense []float32, sparseIdx 
 // searchSummaries is SearchSummaries on a collection with any filter; nil searches every page.
 func (s *Store) searchSummaries(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]PageHit, error) {
 	points, err := s.hybrid(ctx, coll, dense, sparseIdx, sparseVal, filter, k)
-	if err != nil || len(points) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	return pageHits(points), nil
+}
+
+// pageHits reads the summary points of a search.
+func pageHits(points []*qdrant.ScoredPoint) []PageHit {
+	if len(points) == 0 {
+		return nil
 	}
 	hits := make([]PageHit, len(points))
 	for i, p := range points {
@@ -49,7 +57,7 @@ func (s *Store) searchSummaries(ctx context.Context, coll string, dense []float3
 			Score:     p.GetScore(),
 		}
 	}
-	return hits, nil
+	return hits
 }
 
 // SearchChunks is SearchSummaries over the chunks of the pages pageIDs names (a payload filter on page_id).
@@ -73,8 +81,16 @@ func pagesFilter(pageIDs []int) *qdrant.Filter {
 // searchChunks is SearchChunks on a collection with any filter; nil searches every chunk.
 func (s *Store) searchChunks(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]ChunkHit, error) {
 	points, err := s.hybrid(ctx, coll, dense, sparseIdx, sparseVal, filter, k)
-	if err != nil || len(points) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	return chunkHits(points), nil
+}
+
+// chunkHits reads the chunk points of a search.
+func chunkHits(points []*qdrant.ScoredPoint) []ChunkHit {
+	if len(points) == 0 {
+		return nil
 	}
 	hits := make([]ChunkHit, len(points))
 	for i, p := range points {
@@ -86,7 +102,7 @@ func (s *Store) searchChunks(ctx context.Context, coll string, dense []float32, 
 			Score:  p.GetScore(),
 		}
 	}
-	return hits, nil
+	return hits
 }
 
 // hybridQuery builds the query: one prefetch per non-empty query vector, each carrying the filter, fused with
@@ -125,6 +141,33 @@ func (s *Store) hybridQuery(coll string, dense []float32, sparseIdx []uint32, sp
 		Limit:          limit,
 		WithPayload:    qdrant.NewWithPayloadInclude(keyPageID, keyURL, keyCommunity, keyOrd),
 	}, nil
+}
+
+// hybridBatch runs several queries built by hybridQuery on one collection in one request; a nil query (nothing
+// to search) answers no points.
+func (s *Store) hybridBatch(ctx context.Context, coll string, qs []*qdrant.QueryPoints) ([][]*qdrant.ScoredPoint, error) {
+	out := make([][]*qdrant.ScoredPoint, len(qs))
+	var send []*qdrant.QueryPoints
+	var at []int
+	for i, q := range qs {
+		if q != nil {
+			send, at = append(send, q), append(at, i)
+		}
+	}
+	if len(send) == 0 {
+		return out, nil
+	}
+	res, err := s.client.QueryBatch(ctx, &qdrant.QueryBatchPoints{CollectionName: coll, QueryPoints: send})
+	if err != nil {
+		return nil, fmt.Errorf("qdrant: search %s: %w", coll, err)
+	}
+	if len(res) != len(send) {
+		return nil, fmt.Errorf("qdrant: search %s: %d results for %d queries", coll, len(res), len(send))
+	}
+	for j, r := range res {
+		out[at[j]] = r.GetResult()
+	}
+	return out, nil
 }
 
 func (s *Store) hybrid(ctx context.Context, coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) ([]*qdrant.ScoredPoint, error) {

@@ -9,9 +9,9 @@ import (
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 
-// Searcher runs retrieval's summary and chunk searches on the collections of one index version: each query's
-// vector and its BM25 terms (BM25Query, matching the Store's default document encoder) in one hybrid query,
-// fused inside Qdrant. Bound to its version rather than to the aliases, it keeps answering with the pages of the
+// Searcher runs retrieval's summary and chunk searches on the collections of one index version: a query's vector,
+// its BM25 terms (BM25Query, matching the Store's default document encoder), or both fused inside Qdrant; a batch
+// of them in one request. Bound to its version rather than to the aliases, it keeps answering with the pages of the
 // index its server loaded while ingest syncs newer versions, until Sync drops its version (then its searches
 // fail with ErrVersionMissing).
 type Searcher struct {
@@ -20,7 +20,10 @@ type Searcher struct {
 	summaries, chunks string
 }
 
-var _ retrieval.VectorStore = (*Searcher)(nil)
+var (
+	_ retrieval.VectorStore      = (*Searcher)(nil)
+	_ retrieval.BatchVectorStore = (*Searcher)(nil)
+)
 
 // NewSearcher returns a Searcher over the collections of index version (an index's Manifest.Version).
 func NewSearcher(s *Store, version string) *Searcher {
@@ -67,6 +70,59 @@ func (s *Searcher) SearchChunks(ctx context.Context, q retrieval.VectorQuery, pa
 	out := make([]retrieval.VectorHit, len(hits))
 	for i, h := range hits {
 		out[i] = retrieval.VectorHit{PageID: h.PageID, Ord: h.Ord, URL: h.URL}
+	}
+	return out, nil
+}
+
+// SearchSummariesBatch implements retrieval.BatchVectorStore: the searches of SearchSummaries in one request.
+func (s *Searcher) SearchSummariesBatch(ctx context.Context, qs []retrieval.VectorQuery, k int) ([][]retrieval.VectorHit, error) {
+	queries := make([]*qdrant.QueryPoints, len(qs))
+	for i, q := range qs {
+		idx, val := BM25Query(q.Text)
+		var err error
+		if queries[i], err = s.store.hybridQuery(s.summaries, q.Vector, idx, val, scopeFilter(q.Scope), k); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.store.hybridBatch(ctx, s.summaries, queries)
+	if err != nil {
+		return nil, missing(err, s.version)
+	}
+	out := make([][]retrieval.VectorHit, len(res))
+	for i, points := range res {
+		for _, h := range pageHits(points) {
+			out[i] = append(out[i], retrieval.VectorHit{PageID: h.PageID, URL: h.URL})
+		}
+	}
+	return out, nil
+}
+
+// SearchChunksBatch implements retrieval.BatchVectorStore: the searches of SearchChunks in one request.
+func (s *Searcher) SearchChunksBatch(ctx context.Context, qs []retrieval.VectorQuery, pageIDs []int, k int) ([][]retrieval.VectorHit, error) {
+	out := make([][]retrieval.VectorHit, len(qs))
+	if pageIDs != nil && len(pageIDs) == 0 {
+		return out, nil
+	}
+	queries := make([]*qdrant.QueryPoints, len(qs))
+	for i, q := range qs {
+		idx, val := BM25Query(q.Text)
+		filter := scopeFilter(q.Scope)
+		if pageIDs != nil {
+			filter = pagesFilter(pageIDs) // the pages were chosen within the scope already
+		}
+		var err error
+		if queries[i], err = s.store.hybridQuery(s.chunks, q.Vector, idx, val, filter, k); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.store.hybridBatch(ctx, s.chunks, queries)
+	if err != nil {
+		return nil, missing(err, s.version)
+	}
+	for i, points := range res {
+		for _, h := range chunkHits(points) {
+			out[i] = append(out[i], retrieval.VectorHit{PageID: h.PageID, Ord: h.Ord, URL: h.URL})
+		}
 	}
 	return out, nil
 }

@@ -490,6 +490,29 @@ func (s fakePoints) Scroll(_ context.Context, r *qdrant.ScrollPoints) (*qdrant.S
 func (s fakePoints) Query(_ context.Context, r *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
 	s.f.lock("Query")
 	defer s.f.mu.Unlock()
+	return s.query(r)
+}
+
+// QueryBatch answers its queries in order, as Query would each, in one request.
+func (s fakePoints) QueryBatch(_ context.Context, r *qdrant.QueryBatchPoints) (*qdrant.QueryBatchResponse, error) {
+	s.f.lock("QueryBatch")
+	defer s.f.mu.Unlock()
+	res := &qdrant.QueryBatchResponse{}
+	for _, q := range r.GetQueryPoints() {
+		if q.GetCollectionName() != r.GetCollectionName() {
+			return nil, status.Error(codes.InvalidArgument, "fake: a batch query names another collection")
+		}
+		one, err := s.query(q)
+		if err != nil {
+			return nil, err
+		}
+		res.Result = append(res.Result, &qdrant.BatchResult{Result: one.GetResult()})
+	}
+	return res, nil
+}
+
+// query answers one query; the caller holds the lock.
+func (s fakePoints) query(r *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
 	c, err := s.f.coll(r.GetCollectionName())
 	if err != nil {
 		return nil, err
