@@ -1,7 +1,6 @@
 package retrieval
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -24,21 +23,59 @@ type lexicon struct {
 	stems    map[string]int    // Porter stem -> chunks containing a word with it (summed over its words)
 }
 
-var acronymRE = regexp.MustCompile(`\(([A-Z][A-Za-z&]{1,9})\)`)
+// acronyms calls yield with each parenthesised acronym of s, "(MFE)": an upper-case letter, then one to nine
+// letters or '&', in parentheses, with the acronym's start and end and the opening parenthesis's position. A
+// scanner, not a regular expression: it reads every page of the site.
+func acronyms(s string, yield func(open, start, end int)) {
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '(')
+		if j < 0 {
+			return
+		}
+		open := i + j
+		start, k := open+1, open+1
+		if k < len(s) && 'A' <= s[k] && s[k] <= 'Z' {
+			k++
+			for k < len(s) && k-start < 10 && (isASCIILetter(s[k]) || s[k] == '&') {
+				k++
+			}
+			if k < len(s) && s[k] == ')' && k-start >= 2 {
+				yield(open, start, k)
+			}
+		}
+		i = open + 1
+	}
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 func newLexicon(ix *index.Index) *lexicon {
 	lx := &lexicon{df: map[string]int{}, heading: map[string]int{}, acronyms: map[string]string{}, byLen: map[int][]string{},
 		stems: map[string]int{}}
-	seen := map[string]bool{}
-	for _, c := range ix.Chunks {
-		clear(seen)
-		textnorm.Words(index.StripLinks(c.Text), func(w string) bool {
-			if !seen[w] {
-				seen[w] = true
-				lx.df[w]++
+	// Count each word once per chunk through word ids, so that a word costs a map lookup (no allocation) rather
+	// than a string and a set per chunk: this loop reads every chunk of the site.
+	ids := map[string]int32{}
+	var df, last []int32 // by word id: chunks holding it, and the last chunk (+1) that counted it
+	var words []string
+	var buf []byte
+	for ci, c := range ix.Chunks {
+		buf = textnorm.AppendWords(buf[:0], index.StripLinks(c.Text), func(w []byte) bool {
+			id, ok := ids[string(w)]
+			if !ok {
+				id = int32(len(words))
+				words = append(words, string(w))
+				ids[words[id]] = id
+				df, last = append(df, 0), append(last, 0)
+			}
+			if last[id] != int32(ci+1) {
+				last[id] = int32(ci + 1)
+				df[id]++
 			}
 			return true
 		})
+	}
+	for id, w := range words {
+		lx.df[w] = int(df[id])
 	}
 	defs := map[string][]string{} // lowercase acronym -> every expansion the site gives, in page order
 	addHeading := func(s string) {
@@ -51,12 +88,12 @@ func newLexicon(ix *index.Index) *lexicon {
 				addHeading(line)
 			}
 		}
-		for _, m := range acronymRE.FindAllStringSubmatchIndex(p.Markdown, -1) {
-			acr := p.Markdown[m[2]:m[3]]
-			if exp := expandAcronym(p.Markdown[max(0, m[0]-120):m[0]], acr); exp != "" {
+		acronyms(p.Markdown, func(open, start, end int) {
+			acr := p.Markdown[start:end]
+			if exp := expandAcronym(p.Markdown[max(0, open-120):open], acr); exp != "" {
 				defs[strings.ToLower(acr)] = append(defs[strings.ToLower(acr)], exp)
 			}
-		}
+		})
 	}
 	for acr, exps := range defs {
 		lx.acronyms[acr] = mostCommon(exps)

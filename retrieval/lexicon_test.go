@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,5 +51,20 @@ func TestSplitCode(t *testing.T) {
 		if diff := cmp.Diff(want, splitCode(in)); diff != "" {
 			t.Errorf("splitCode(%q) (-want +got):\n%s", in, diff)
 		}
+	}
+}
+
+// TestAcronymScanner checks the scanner against what the acronyms look like: an upper-case letter and one to nine
+// letters or '&' in parentheses.
+func TestAcronymScanner(t *testing.T) {
+	var got []string
+	acronyms("Master of Financial Engineering (MFE), (R&D) and (a) (X) (TooLongAcronym) (Ok1) ((CS)) (EECS", func(open, start, end int) {
+		if open != start-1 {
+			t.Errorf("open %d, start %d", open, start)
+		}
+		got = append(got, "Master of Financial Engineering (MFE), (R&D) and (a) (X) (TooLongAcronym) (Ok1) ((CS)) (EECS"[start:end])
+	})
+	if want := []string{"MFE", "R&D", "CS"}; !slices.Equal(got, want) {
+		t.Errorf("acronyms = %q, want %q", got, want)
 	}
 }
