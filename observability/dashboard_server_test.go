@@ -53,6 +53,8 @@ func TestDashboardAgainstRunningServer(t *testing.T) {
 	// What the traffic did, read back through Prometheus.
 	for _, tc := range []struct{ name, expr string }{
 		{"failovers", `ragproxy_failovers_total > 0`},
+		{"faq direct answers", `ragproxy_faq_answers_total{kind="direct"} > 0`},
+		{"faq evidence", `ragproxy_faq_answers_total{kind="evidence"} > 0`},
 		{"fallback answered", `ragproxy_upstream_requests_total{upstream="fallback",outcome="success"} > 0`},
 		{"fallback failed", `ragproxy_upstream_requests_total{upstream="fallback",outcome="error"} > 0`},
 		{"fallback rate limited", `ragproxy_upstream_requests_total{upstream="fallback",outcome="rate_limited"} > 0`},

@@ -21,6 +21,7 @@ import (
 	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -152,7 +153,11 @@ func startProxy(t *testing.T) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: assistant, OnRetrieval: obs.ObserveRetrieval}
+	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: assistant, OnRetrieval: obs.ObserveRetrieval,
+		// One FAQ entry, far from the other traffic's questions.
+		FAQ: faq.NewMatcher([]faq.Entry{{Question: "What are the library hours on Saturday?",
+			Answer: "On Saturday the library is open from 10:00 a.m. to 6:00 p.m.", URL: "https://www.lakeshore-poly.example/library/"}}),
+		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
 	g.Analyzer = &retrieval.LLMAnalyzer{Client: client, Model: upstreamModel, SiteName: assistant,
 		OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 	ca := grounding.NewCachedAnalyzer(g.Analyzer, tolerant("analysis"), upstreamModel+"\x00"+assistant, cacheTTL)

@@ -105,6 +105,11 @@ func (p *proxy) round(ctx context.Context, t *testing.T, n int) {
 	p.do(ctx, t, post("cache miss", chat, cached, 200))
 	p.do(ctx, t, post("cache hit", chat, strings.Replace(cached, `"temperature":0`, `"temperature":0,"stream":true`, 1), 200))
 
+	p.do(ctx, t, post("faq direct answer", chat, chatBody("what are the library hours on saturday?", ""), 200))
+	p.do(ctx, t, post("faq evidence", chat, chatBody("what are the library's saturday hours in summer?", ""), 200))
+	// The index reloader is serve's (cmd/ragproxy), not the server's: count its checks as it does.
+	p.Metrics.IndexReload("unchanged")
+
 	p.abandonStream(ctx, t)
 
 	p.do(ctx, t, post("no messages", chat, `{"model":"`+assistant+`","messages":[]}`, http.StatusBadRequest))
