@@ -17,6 +17,11 @@ type Stats struct {
 	Tokenizer           string      `json:"tokenizer"`
 	Summarizer          string      `json:"summarizer"`
 	BuiltAt             string      `json:"built_at"`
+	// FAQEntries counts the FAQ entries the pages mark up, on FAQPages pages.
+	FAQEntries int `json:"faq_entries"`
+	FAQPages   int `json:"faq_pages"`
+	// Revalidatable counts the pages a re-crawl can ask for conditionally (an ETag or a Last-Modified).
+	Revalidatable int `json:"revalidatable_pages"`
 }
 
 // TokenCounts are percentiles of chunk sizes in tokens.
@@ -38,14 +43,21 @@ func ComputeStats(ix *Index) Stats {
 	if n := len(tokens); n > 0 {
 		tc = TokenCounts{P50: tokens[(n-1)*50/100], P95: tokens[(n-1)*95/100], Max: tokens[n-1]}
 	}
-	links := 0
+	links, faqs, faqPages, revalidatable := 0, 0, 0, 0
 	for _, p := range ix.Pages {
 		links += len(p.Links)
+		if len(p.FAQ) > 0 {
+			faqs, faqPages = faqs+len(p.FAQ), faqPages+1
+		}
+		if p.ETag != "" || p.LastModified != "" {
+			revalidatable++
+		}
 	}
 	return Stats{
 		Version: m.Version, Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links,
 		Communities: m.Communities, Modularity: m.Modularity, SmallComponentPages: m.SmallComponentPages,
 		ChunkTokens: tc, Embedder: m.Embedder, Dimension: m.Dimension, Tokenizer: m.Tokenizer,
 		Summarizer: m.Summarizer, BuiltAt: m.BuiltAt.UTC().Format("2006-01-02T15:04:05Z"),
+		FAQEntries: faqs, FAQPages: faqPages, Revalidatable: revalidatable,
 	}
 }

@@ -136,7 +136,12 @@ func TestLoadRejectsDamagedIndex(t *testing.T) {
 func TestComputeStats(t *testing.T) {
 	ix := sample("s")
 	ix.Chunks[0].Tokens, ix.Chunks[1].Tokens, ix.Chunks[2].Tokens = 300, 10, 120
+	ix.Pages[1].FAQ = []FAQEntry{{Question: "q1?", Answer: "a"}, {Question: "q2?", Answer: "b"}}
+	ix.Pages[0].ETag = `"e"`
 	got := ComputeStats(ix)
+	if got.FAQEntries != 2 || got.FAQPages != 1 || got.Revalidatable != 1 {
+		t.Errorf("faq %d on %d pages, revalidatable %d; want 2 on 1, 1", got.FAQEntries, got.FAQPages, got.Revalidatable)
+	}
 	if diff := cmp.Diff(TokenCounts{P50: 120, P95: 120, Max: 300}, got.ChunkTokens); diff != "" {
 		t.Errorf("chunk tokens (-want +got):\n%s", diff)
 	}

@@ -262,5 +262,6 @@ func runStats(_ context.Context, args []string) error {
 	fmt.Printf("  communities %d (modularity %.3f), pages in small components %d\n", st.Communities, st.Modularity, st.SmallComponentPages)
 	fmt.Printf("  chunk tokens p50 %d, p95 %d, max %d (%s)\n", st.ChunkTokens.P50, st.ChunkTokens.P95, st.ChunkTokens.Max, st.Tokenizer)
 	fmt.Printf("  embedder %s (dimension %d), summaries %s\n", st.Embedder, st.Dimension, st.Summarizer)
+	fmt.Printf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d\n", st.FAQEntries, st.FAQPages, st.Revalidatable)
 	return nil
 }
