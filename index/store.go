@@ -223,8 +223,14 @@ func loadVersion(dir string, parallel int) (*Index, error) {
 	if parallel > 0 {
 		g.SetLimit(parallel)
 	}
-	g.Go(func() error { return readJSON(filepath.Join(dir, pagesFile), &ix.Pages) })
-	g.Go(func() error { return readJSON(filepath.Join(dir, chunksFile), &ix.Chunks) })
+	g.Go(func() (err error) {
+		ix.Pages, err = readJSONArray[Page](filepath.Join(dir, pagesFile), ix.Manifest.Pages)
+		return err
+	})
+	g.Go(func() (err error) {
+		ix.Chunks, err = readJSONArray[Chunk](filepath.Join(dir, chunksFile), ix.Manifest.Chunks)
+		return err
+	})
 	g.Go(func() (err error) {
 		ix.SummaryVectors, err = readVectors(filepath.Join(dir, summariesFile))
 		return err
@@ -331,6 +337,33 @@ func writeJSONArray[T any](path string, items []T) error {
 		}
 		return w.WriteByte(']')
 	})
+}
+
+// readJSONArray reads a file holding one JSON array, an element at a time, so that the file's bytes are never
+// held whole beside what they decode to (pages.json of a large site is hundreds of megabytes). n, the expected
+// length, sizes the slice.
+func readJSONArray[T any](path string, n int) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil, fmt.Errorf("%s: not a JSON array: %v", filepath.Base(path), err)
+	}
+	out := make([]T, 0, min(max(n, 0), 1<<24)) // a damaged manifest must not reserve memory without bound
+	for dec.More() {
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s: item %d: %w", filepath.Base(path), len(out), err)
+		}
+		out = append(out, v)
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim(']') {
+		return nil, fmt.Errorf("%s: unterminated JSON array: %v", filepath.Base(path), err)
+	}
+	return out, nil
 }
 
 func readJSON(path string, v any) error {

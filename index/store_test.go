@@ -188,3 +188,33 @@ func FuzzStripLinks(f *testing.F) {
 		}
 	})
 }
+
+// TestReadJSONArray checks the element-at-a-time reader: a whole array reads back, anything else is an error.
+func TestReadJSONArray(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		text string
+		ok   bool
+	}{
+		"array":     {`[{"id":0,"text":"a"},{"id":1,"text":"b"}]`, true},
+		"empty":     {`[]`, true},
+		"object":    {`{"id":0}`, false},
+		"truncated": {`[{"id":0,"text":"a"},{"id":1,`, false},
+		"open":      {`[{"id":0,"text":"a"}`, false},
+		"bad item":  {`[{"id":"zero"}]`, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+			if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readJSONArray[Chunk](p, 1<<40)
+			if (err == nil) != c.ok {
+				t.Fatalf("err = %v, want ok %v", err, c.ok)
+			}
+			if name == "array" && (len(got) != 2 || got[1].Text != "b") {
+				t.Errorf("got %+v", got)
+			}
+		})
+	}
+}
