@@ -21,6 +21,12 @@ import (
 // BenchmarkRetrieveBerkeley measures retrieval (what /v1/retrieve does after analysis) on the Berkeley index with
 // the dev questions, reporting p50 and p99 per question.
 func BenchmarkRetrieveBerkeley(b *testing.B) {
+	r, texts := berkeley(b)
+	benchRetrieve(b, r, texts)
+}
+
+// berkeley is a retriever over the Berkeley index with the dev questions, or skips b.
+func berkeley(b *testing.B) (*retrieval.Retriever, []string) {
 	corpus := corpustest.Dir(b)
 	qs, err := eval.LoadQuestions(corpustest.QuestionsPath(b))
 	if err != nil {
@@ -33,7 +39,7 @@ func BenchmarkRetrieveBerkeley(b *testing.B) {
 	for i, q := range qs {
 		texts[i] = q.Question
 	}
-	benchRetrieve(b, r, texts)
+	return r, texts
 }
 
 // BenchmarkRetrieveSynthetic shows how retrieval time grows with the index: synthetic sites of 1k and 10k pages
@@ -131,18 +137,7 @@ func syntheticRetriever(b *testing.B, pages, chunksPer int) (*retrieval.Retrieve
 // of decreasing size (the graduate pages, the graduate degree programmes, one programme's pages), each filtering
 // every page and chunk list before ranking. It reports the pages in the scope beside p50 and p99.
 func BenchmarkRetrieveBerkeleyScoped(b *testing.B) {
-	corpus := corpustest.Dir(b)
-	qs, err := eval.LoadQuestions(corpustest.QuestionsPath(b))
-	if err != nil {
-		b.Skip(err)
-	}
-	dir := b.TempDir()
-	indextest.Build(b, corpus, corpustest.BaseURL, dir)
-	r, _ := indextest.Open(b, dir)
-	texts := make([]string, len(qs))
-	for i, q := range qs {
-		texts[i] = q.Question
-	}
+	r, texts := berkeley(b)
 	// The prefixes are found in the index's URLs, wherever the mirror's root puts them.
 	prefix := func(segment string, deeper int) string {
 		for _, p := range r.Index().Pages {
