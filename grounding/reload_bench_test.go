@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat/openaitest"
-	"github.com/ragproxy/ragproxy/internal/corpustest"
-	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 )
@@ -24,16 +22,12 @@ import (
 // serve does when CURRENT changes. It reports the streams' p50 and p99 from request to last byte, failed
 // streams, and the reloads done.
 func BenchmarkReloadLatency(b *testing.B) {
-	corpus := corpustest.Dir(b)
-	dir := b.TempDir()
-	indextest.Build(b, corpus, corpustest.BaseURL, dir)
-	r, tok := indextest.Open(b, dir)
+	dir, r, tok := berkeleyIndex(b)
 	fake := openaitest.Config{NoRecordBodies: true, ChunkDelay: 5 * time.Millisecond,
 		Reply: func(*openaitest.Request) openaitest.Reply {
 			return openaitest.Reply{Content: strings.Repeat("word ", 30)}
 		}}
-	questions := []string{"who is the chair of the economics department?", "how much are tuition and fees for an undergrad",
-		"what is the american cultures requirement?", "how many units is the master of information and data science?"}
+	questions := berkeleyQuestions()
 	for _, reloading := range []bool{false, true} {
 		name := "steady"
 		if reloading {

@@ -11,25 +11,23 @@ import (
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
 	"github.com/ragproxy/ragproxy/internal/indextest"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // BenchmarkTimeToFirstToken compares the time to the first content chunk of a streamed answer through the plain
 // pass-through and through grounding on the Berkeley index (heuristic analysis, retrieval, prompt), both in front
 // of the same loopback fake upstream, alternating request by request. The difference is what retrieval adds.
 func BenchmarkTimeToFirstToken(b *testing.B) {
-	corpus := corpustest.Dir(b)
-	dir := b.TempDir()
-	indextest.Build(b, corpus, corpustest.BaseURL, dir)
-	r, tok := indextest.Open(b, dir)
+	_, r, tok := berkeleyIndex(b)
 	fake := openaitest.Config{NoRecordBodies: true,
 		Reply: func(*openaitest.Request) openaitest.Reply {
 			return openaitest.Reply{Content: "An answer of a few words."}
 		}}
 	plain := newHarness(b, server.Config{}, fake)
 	grounded := newHarness(b, server.Config{Grounder: &Grounder{Retriever: r, Tokenizer: tok}}, fake)
-	questions := []string{"who is the chair of the economics department?", "how much are tuition and fees for an undergrad",
-		"what is the american cultures requirement?", "how many units is the master of information and data science?"}
+	questions := berkeleyQuestions()
 	var tPlain, tGrounded []time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -67,4 +65,19 @@ func firstToken(b *testing.B, base, body string) time.Duration {
 		b.Fatal("no content chunk")
 	}
 	return took
+}
+
+// berkeleyIndex builds the Berkeley index into a temporary directory and opens it, or skips b.
+func berkeleyIndex(b *testing.B) (dir string, r *retrieval.Retriever, tok *tokenizer.Tokenizer) {
+	corpus := corpustest.Dir(b)
+	dir = b.TempDir()
+	indextest.Build(b, corpus, corpustest.BaseURL, dir)
+	r, tok = indextest.Open(b, dir)
+	return dir, r, tok
+}
+
+// berkeleyQuestions are questions over the Berkeley guide for the benchmarks that stream answers.
+func berkeleyQuestions() []string {
+	return []string{"who is the chair of the economics department?", "how much are tuition and fees for an undergrad",
+		"what is the american cultures requirement?", "how many units is the master of information and data science?"}
 }
