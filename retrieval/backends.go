@@ -25,22 +25,15 @@ type VectorHit struct {
 }
 
 // VectorStore runs the summary and chunk searches outside the process (retrieval/qdrant's Searcher runs them in
-// Qdrant) and returns hits best first. Retrieval asks for one half of a VectorQuery at a time, dense or BM25;
-// a query with both is fused by the store.
+// Qdrant), several in one request: retrieval sends each stage's searches together (the page lists of every
+// rewrite, then the chunk searches). Hits come best first; the i-th result answers qs[i]. Retrieval asks for
+// one half of a VectorQuery at a time, dense or BM25; a query with both is fused by the store.
 type VectorStore interface {
-	// SearchSummaries ranks pages by their summary vector and their text.
-	SearchSummaries(ctx context.Context, q VectorQuery, k int) ([]VectorHit, error)
-	// SearchChunks ranks the chunks of the pages pageIDs names; nil pageIDs searches every chunk.
-	SearchChunks(ctx context.Context, q VectorQuery, pageIDs []int, k int) ([]VectorHit, error)
-}
-
-// BatchVectorStore is a VectorStore that runs several searches in one request; retrieval then sends each stage's
-// searches together (the page lists of every rewrite, then the chunk searches) instead of one after another.
-type BatchVectorStore interface {
-	// SearchSummariesBatch runs SearchSummaries for each query; the i-th result answers qs[i].
-	SearchSummariesBatch(ctx context.Context, qs []VectorQuery, k int) ([][]VectorHit, error)
-	// SearchChunksBatch runs SearchChunks for each query over the same pages.
-	SearchChunksBatch(ctx context.Context, qs []VectorQuery, pageIDs []int, k int) ([][]VectorHit, error)
+	// SearchSummaries ranks pages by their summary vector and their text, for each query.
+	SearchSummaries(ctx context.Context, qs []VectorQuery, k int) ([][]VectorHit, error)
+	// SearchChunks ranks the chunks of the pages pageIDs names, for each query; nil pageIDs searches every
+	// chunk.
+	SearchChunks(ctx context.Context, qs []VectorQuery, pageIDs []int, k int) ([][]VectorHit, error)
 }
 
 // CommunitySource supplies the community ids of pages (retrieval/neo4j's Store reads them from the graph).
@@ -108,25 +101,9 @@ func (r *Retriever) remoteIDs(summaries bool, hits []VectorHit, n int) ([]int, e
 	return r.pagesOf(chunks, n), nil
 }
 
-// remotePageList runs one query of the page list name (a storeList) in the VectorStore: one search, dense or
-// BM25, as the list is in process.
-func (r *Retriever) remotePageList(ctx context.Context, name, q string, vec []float32, n int) ([]int, error) {
-	vq, summaries := r.remoteQuery(name, q, vec)
-	var hits []VectorHit
-	var err error
-	if summaries {
-		if hits, err = r.backends.Vectors.SearchSummaries(ctx, vq, n); err != nil {
-			return nil, fmt.Errorf("summary search: %w", err)
-		}
-	} else if hits, err = r.backends.Vectors.SearchChunks(ctx, vq, nil, r.cfg.ChunksPerList); err != nil {
-		return nil, fmt.Errorf("chunk search: %w", err)
-	}
-	return r.remoteIDs(summaries, hits, n)
-}
-
 // remotePageLists runs every storeList query of the page stage, for every query, as one summary batch and one
 // chunk batch, and records each list in memo under its key.
-func (r *Retriever) remotePageLists(ctx context.Context, b BatchVectorStore, queries []string, vecs [][]float32, same sameQueryLists, memo map[listKey][]int) error {
+func (r *Retriever) remotePageLists(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, memo map[listKey][]int) error {
 	type want struct {
 		key       listKey
 		summaries bool
@@ -160,7 +137,7 @@ func (r *Retriever) remotePageLists(ctx context.Context, b BatchVectorStore, que
 		return nil
 	}
 	if len(sumQ) > 0 {
-		res, err := b.SearchSummariesBatch(ctx, sumQ, r.cfg.PagesPerList)
+		res, err := r.backends.Vectors.SearchSummaries(ctx, sumQ, r.cfg.PagesPerList)
 		if err != nil {
 			return fmt.Errorf("summary search: %w", err)
 		}
@@ -169,7 +146,7 @@ func (r *Retriever) remotePageLists(ctx context.Context, b BatchVectorStore, que
 		}
 	}
 	if len(chQ) > 0 {
-		res, err := b.SearchChunksBatch(ctx, chQ, nil, r.cfg.ChunksPerList)
+		res, err := r.backends.Vectors.SearchChunks(ctx, chQ, nil, r.cfg.ChunksPerList)
 		if err != nil {
 			return fmt.Errorf("chunk search: %w", err)
 		}

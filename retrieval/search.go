@@ -45,8 +45,8 @@ func (r *Retriever) rankPages(ctx context.Context, queries []string, vecs [][]fl
 		denseChunks = r.chunks.SearchMultiFilter(same.uniqueVecs, r.cfg.ChunksPerList, r.chunkFilter())
 	}
 	memo := map[listKey][]int{}
-	if b, ok := r.backends.Vectors.(BatchVectorStore); ok {
-		if err := r.remotePageLists(ctx, b, queries, vecs, same, memo); err != nil {
+	if remote { // every store list, of every query, is in memo after this
+		if err := r.remotePageLists(ctx, queries, vecs, same, memo); err != nil {
 			return nil, err
 		}
 	}
@@ -54,13 +54,8 @@ func (r *Retriever) rankPages(ctx context.Context, queries []string, vecs [][]fl
 		for _, name := range r.cfg.PageLists {
 			key := same.key(name, qi)
 			ids, done := memo[key]
-			var err error
 			switch {
 			case done:
-			case remote && storeList(name):
-				if ids, err = r.remotePageList(ctx, name, q, vecs[qi], n); err != nil {
-					return nil, err
-				}
 			case name == ListChunkDense:
 				var chunks []int
 				for _, h := range denseChunks[same.vec[qi]] {
@@ -195,18 +190,11 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 	}
 	filter := func(c int) bool { return allowed[r.ix.Chunks[c].PageID] }
 	n := r.cfg.ChunksPerList
-	search := func(q VectorQuery) ([]int, error) {
-		q.Scope = r.scope
-		hits, err := r.backends.Vectors.SearchChunks(ctx, q, pageIDs, n)
-		if err != nil {
-			return nil, fmt.Errorf("chunk search: %w", err)
-		}
-		return r.chunkIDs(hits)
-	}
 	var lists [][]int
 	var weights []float64
 	memo := map[listKey][]int{}
-	if b, ok := r.backends.Vectors.(BatchVectorStore); ok && len(pageIDs) > 0 {
+	remote := r.backends.Vectors != nil
+	if remote && len(pageIDs) > 0 {
 		// Every chunk search of the stage in one request.
 		var qs []VectorQuery
 		var keys []listKey
@@ -219,7 +207,7 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 				qs, keys = append(qs, VectorQuery{Text: q, Scope: r.scope}), append(keys, lk)
 			}
 		}
-		res, err := b.SearchChunksBatch(ctx, qs, pageIDs, n)
+		res, err := r.backends.Vectors.SearchChunks(ctx, qs, pageIDs, n)
 		if err != nil {
 			return nil, fmt.Errorf("chunk search: %w", err)
 		}
@@ -231,31 +219,18 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 	}
 	for qi, q := range queries {
 		dk, lk := same.key(ListChunkDense, qi), same.key(ListChunkBM25, qi)
+		// With a VectorStore, memo holds what it found.
 		dense, ok := memo[dk]
-		if !ok && r.cfg.ChunkDenseWeight > 0 {
-			if r.backends.Vectors != nil {
-				var err error
-				if dense, err = search(VectorQuery{Vector: vecs[qi]}); err != nil {
-					return nil, err
-				}
-			} else {
-				for _, h := range r.chunks.SearchIDs(vecs[qi], n, ids) {
-					dense = append(dense, h.ID)
-				}
+		if !ok && !remote && r.cfg.ChunkDenseWeight > 0 {
+			for _, h := range r.chunks.SearchIDs(vecs[qi], n, ids) {
+				dense = append(dense, h.ID)
 			}
 			memo[dk] = dense
 		}
 		lex, ok := memo[lk]
-		if !ok {
-			if r.backends.Vectors != nil {
-				var err error
-				if lex, err = search(VectorQuery{Text: q}); err != nil {
-					return nil, err
-				}
-			} else {
-				for _, h := range r.chunkBM25.Search(q, n, filter) {
-					lex = append(lex, h.Doc)
-				}
+		if !ok && !remote {
+			for _, h := range r.chunkBM25.Search(q, n, filter) {
+				lex = append(lex, h.Doc)
 			}
 			memo[lk] = lex
 		}

@@ -1,6 +1,7 @@
 package qdrant
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval"
 )
 
 // synthIndex builds an index of n pages with chunksPerPage chunks each and random unit vectors of dim. Page i
@@ -115,3 +117,27 @@ func hashOf(s string) string {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// searchSummaries is one query of s.SearchSummaries.
+func searchSummaries(ctx context.Context, s retrieval.VectorStore, q retrieval.VectorQuery, k int) ([]retrieval.VectorHit, error) {
+	res, err := s.SearchSummaries(ctx, []retrieval.VectorQuery{q}, k)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// searchChunks is one query of s.SearchChunks.
+func searchChunks(ctx context.Context, s retrieval.VectorStore, q retrieval.VectorQuery, pageIDs []int, k int) ([]retrieval.VectorHit, error) {
+	res, err := s.SearchChunks(ctx, []retrieval.VectorQuery{q}, pageIDs, k)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// SearchSummariesOne and SearchChunksOne give the external tests the one-query searches.
+var (
+	SearchSummariesOne = searchSummaries
+	SearchChunksOne    = searchChunks
+)

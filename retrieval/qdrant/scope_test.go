@@ -79,11 +79,11 @@ func TestRetrieveScopedWithQdrant(t *testing.T) {
 	for _, tt := range scopedCases {
 		s, _ := retrieval.NewScope(tt.prefixes...)
 		q := retrieval.VectorQuery{Text: tt.question, Vector: local.Index().SummaryVectors[0], Scope: s}
-		sums, err := searcher.SearchSummaries(context.Background(), q, 36)
+		sums, err := qstore.SearchSummariesOne(context.Background(), searcher, q, 36)
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, err := searcher.SearchChunks(context.Background(), q, nil, 128)
+		chunks, err := qstore.SearchChunksOne(context.Background(), searcher, q, nil, 128)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,10 +142,10 @@ func TestSyncSetsPrefixesInPlace(t *testing.T) {
 	searcher := qstore.NewSearcher(store, ix.Manifest.Version)
 	s, _ := retrieval.NewScope("/admissions/")
 	q := retrieval.VectorQuery{Text: "how do I apply?", Scope: s}
-	if hits, err := searcher.SearchSummaries(ctx, q, 10); err != nil || len(hits) != 0 {
+	if hits, err := qstore.SearchSummariesOne(ctx, searcher, q, 10); err != nil || len(hits) != 0 {
 		t.Fatalf("scoped search without url_prefixes = %v, %v; want nothing", hits, err)
 	}
-	if hits, err := searcher.SearchSummaries(ctx, retrieval.VectorQuery{Text: q.Text}, 10); err != nil || len(hits) == 0 {
+	if hits, err := qstore.SearchSummariesOne(ctx, searcher, retrieval.VectorQuery{Text: q.Text}, 10); err != nil || len(hits) == 0 {
 		t.Fatalf("unscoped search without url_prefixes = %v, %v; want hits", hits, err)
 	}
 	upserts := srv.Upserted(sum) + srv.Upserted(ch)
@@ -163,7 +163,7 @@ func TestSyncSetsPrefixesInPlace(t *testing.T) {
 		t.Errorf("Verify after the re-sync = %+v, %v", d, err)
 	}
 	checkScoped(t, local.WithBackends(retrieval.Backends{Vectors: qstore.NewSearcher(store, ix.Manifest.Version)}))
-	if hits, err := searcher.SearchSummaries(ctx, q, 10); err != nil || len(hits) == 0 {
+	if hits, err := qstore.SearchSummariesOne(ctx, searcher, q, 10); err != nil || len(hits) == 0 {
 		t.Errorf("scoped search after the re-sync = %v, %v; want hits", hits, err)
 	}
 	if st, err := store.Sync(ctx, ix); err != nil || st.PagesRelabelled != 0 {

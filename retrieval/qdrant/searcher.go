@@ -20,10 +20,7 @@ type Searcher struct {
 	summaries, chunks string
 }
 
-var (
-	_ retrieval.VectorStore      = (*Searcher)(nil)
-	_ retrieval.BatchVectorStore = (*Searcher)(nil)
-)
+var _ retrieval.VectorStore = (*Searcher)(nil)
 
 // NewSearcher returns a Searcher over the collections of index version (an index's Manifest.Version).
 func NewSearcher(s *Store, version string) *Searcher {
@@ -37,45 +34,8 @@ func (s *Searcher) Version() string { return s.version }
 // Collections returns the names of the collections the searcher reads.
 func (s *Searcher) Collections() (summaries, chunks string) { return s.summaries, s.chunks }
 
-// SearchSummaries implements retrieval.VectorStore.
-func (s *Searcher) SearchSummaries(ctx context.Context, q retrieval.VectorQuery, k int) ([]retrieval.VectorHit, error) {
-	idx, val := BM25Query(q.Text)
-	hits, err := s.store.searchSummaries(ctx, s.summaries, q.Vector, idx, val, scopeFilter(q.Scope), k)
-	if err != nil {
-		return nil, missing(err, s.version)
-	}
-	out := make([]retrieval.VectorHit, len(hits))
-	for i, h := range hits {
-		out[i] = retrieval.VectorHit{PageID: h.PageID, URL: h.URL}
-	}
-	return out, nil
-}
-
-// SearchChunks implements retrieval.VectorStore; nil pageIDs searches the whole chunks collection, where
-// Store.SearchChunks would find nothing.
-func (s *Searcher) SearchChunks(ctx context.Context, q retrieval.VectorQuery, pageIDs []int, k int) ([]retrieval.VectorHit, error) {
-	if pageIDs != nil && len(pageIDs) == 0 {
-		return nil, nil
-	}
-	idx, val := BM25Query(q.Text)
-	filter := scopeFilter(q.Scope)
-	if pageIDs != nil {
-		// The pages were chosen within the scope already.
-		filter = pagesFilter(pageIDs)
-	}
-	hits, err := s.store.searchChunks(ctx, s.chunks, q.Vector, idx, val, filter, k)
-	if err != nil {
-		return nil, missing(err, s.version)
-	}
-	out := make([]retrieval.VectorHit, len(hits))
-	for i, h := range hits {
-		out[i] = retrieval.VectorHit{PageID: h.PageID, Ord: h.Ord, URL: h.URL}
-	}
-	return out, nil
-}
-
-// SearchSummariesBatch implements retrieval.BatchVectorStore: the searches of SearchSummaries in one request.
-func (s *Searcher) SearchSummariesBatch(ctx context.Context, qs []retrieval.VectorQuery, k int) ([][]retrieval.VectorHit, error) {
+// SearchSummaries implements retrieval.VectorStore: the queries' searches of the summaries in one request.
+func (s *Searcher) SearchSummaries(ctx context.Context, qs []retrieval.VectorQuery, k int) ([][]retrieval.VectorHit, error) {
 	queries := make([]*qdrant.QueryPoints, len(qs))
 	for i, q := range qs {
 		idx, val := BM25Query(q.Text)
@@ -97,8 +57,9 @@ func (s *Searcher) SearchSummariesBatch(ctx context.Context, qs []retrieval.Vect
 	return out, nil
 }
 
-// SearchChunksBatch implements retrieval.BatchVectorStore: the searches of SearchChunks in one request.
-func (s *Searcher) SearchChunksBatch(ctx context.Context, qs []retrieval.VectorQuery, pageIDs []int, k int) ([][]retrieval.VectorHit, error) {
+// SearchChunks implements retrieval.VectorStore: the queries' searches of the chunks in one request; nil
+// pageIDs searches the whole chunks collection, where Store.SearchChunks would find nothing.
+func (s *Searcher) SearchChunks(ctx context.Context, qs []retrieval.VectorQuery, pageIDs []int, k int) ([][]retrieval.VectorHit, error) {
 	out := make([][]retrieval.VectorHit, len(qs))
 	if pageIDs != nil && len(pageIDs) == 0 {
 		return out, nil

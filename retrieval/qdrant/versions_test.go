@@ -96,7 +96,7 @@ func TestSyncVersions(t *testing.T) {
 	checkStateOf(t, f, v1Sum, v1Ch, v1)
 
 	// The server one version behind still gets v1's pages: page 3's v1 text is found, with v1's labels.
-	hits, err := behind.SearchSummaries(ctx, retrieval.VectorQuery{Vector: v1.SummaryVectors[3]}, 3)
+	hits, err := searchSummaries(ctx, behind, retrieval.VectorQuery{Vector: v1.SummaryVectors[3]}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,10 +128,10 @@ func TestSyncVersions(t *testing.T) {
 	if diff := cmp.Diff(wantAliases, f.Aliases()); diff != "" {
 		t.Errorf("aliases after v3 (-want +got):\n%s", diff)
 	}
-	if _, err := behind.SearchSummaries(ctx, retrieval.VectorQuery{Vector: v1.SummaryVectors[3]}, 3); !errors.Is(err, ErrVersionMissing) {
+	if _, err := searchSummaries(ctx, behind, retrieval.VectorQuery{Vector: v1.SummaryVectors[3]}, 3); !errors.Is(err, ErrVersionMissing) {
 		t.Errorf("search of a dropped version = %v, want ErrVersionMissing", err)
 	}
-	if _, err := behind.SearchChunks(ctx, retrieval.VectorQuery{Text: "topic3"}, nil, 3); !errors.Is(err, ErrVersionMissing) {
+	if _, err := searchChunks(ctx, behind, retrieval.VectorQuery{Text: "topic3"}, nil, 3); !errors.Is(err, ErrVersionMissing) {
 		t.Errorf("chunk search of a dropped version = %v, want ErrVersionMissing", err)
 	}
 
