@@ -33,8 +33,9 @@ type Page struct {
 	// SummaryModel is the model that wrote Summary; empty for an extractive summary (also one kept because the
 	// model's call failed, so that a re-ingest asks again).
 	SummaryModel string `json:"summary_model,omitempty"`
-	// Markdown is the cleaned main content.
-	Markdown string `json:"markdown"`
+	// Markdown is the cleaned main content. An index loaded with its texts left on disk has it empty: read it
+	// with Index.PageMarkdown.
+	Markdown string `json:"markdown,omitempty"`
 	// Hash is the hex SHA-256 of Markdown.
 	Hash string `json:"hash"`
 	// RawHash is the hex SHA-256 of the fetched body; an unchanged body lets re-ingest skip cleaning and chunking.
@@ -78,7 +79,8 @@ type Chunk struct {
 	ID     int `json:"id"`
 	PageID int `json:"page_id"`
 	// Ord is the chunk's position within its page.
-	Ord  int    `json:"ord"`
+	Ord int `json:"ord"`
+	// Text is empty in an index loaded with its texts left on disk: read it with Index.ChunkText.
 	Text string `json:"text"`
 	// Tokens is the o200k_base token count of Text.
 	Tokens int `json:"tokens"`
@@ -87,7 +89,10 @@ type Chunk struct {
 // Manifest describes an index version.
 type Manifest struct {
 	// Version identifies the content: it changes whenever pages, chunks, summaries, vectors or settings do.
-	Version             string  `json:"version"`
+	Version string `json:"version"`
+	// Format is the layout of the version's files (Format when written by this binary; 0 for the JSON-only
+	// layout of earlier releases, which Load still reads).
+	Format              int     `json:"format,omitempty"`
 	Pages               int     `json:"pages"`
 	Chunks              int     `json:"chunks"`
 	Links               int     `json:"links"`
@@ -149,6 +154,9 @@ type Index struct {
 	EmbedderState []byte
 	// Crawl is what the crawl learnt for the next one; nil for an index built from a mirror.
 	Crawl *CrawlRecord
+
+	dir   string     // the version directory the index was loaded from, if it was
+	texts *diskTexts // set once the texts are left on disk (see TextsToDisk)
 }
 
 // PageByURL returns the page with the given URL.

@@ -20,11 +20,20 @@ import (
 // ErrNoIndex is returned by Load when the directory holds no complete index version.
 var ErrNoIndex = errors.New("no index")
 
+// Format is the layout Write uses: pages.json holds the page records without their markdown, chunks.bin the
+// chunk records, texts.bin every text (see texts.go). Load also reads format 0, the JSON-only layout of earlier
+// releases (pages.json with markdown, chunks.json with texts); the next ingest rewrites such an index.
+const Format = 2
+
+// ErrFormat is returned by Load for an index written in a layout this binary does not know.
+var ErrFormat = errors.New("unknown index format")
+
 const (
 	currentFile   = "CURRENT"
 	manifestFile  = "manifest.json"
 	pagesFile     = "pages.json"
-	chunksFile    = "chunks.json"
+	chunksFile    = "chunks.json" // format 0; chunk records and texts are chunks.bin and texts.bin since
+	// format 2
 	summariesFile = "summaries.f32"
 	chunkVecFile  = "chunks.f32"
 	embedderFile  = "embedder.bin"
@@ -187,13 +196,24 @@ func readCurrent(dir string) (string, error) {
 }
 
 func writeFiles(dir string, ix *Index) error {
-	if err := writeJSON(filepath.Join(dir, manifestFile), ix.Manifest); err != nil {
+	if ix.texts != nil {
+		return errors.New("the index's texts are on disk; load it whole to write it")
+	}
+	m := ix.Manifest
+	m.Format = Format
+	if err := writeJSON(filepath.Join(dir, manifestFile), m); err != nil {
 		return err
 	}
-	// Encoding the two JSON files is most of the time; write the files side by side.
 	var g errgroup.Group
-	g.Go(func() error { return writeJSONArray(filepath.Join(dir, pagesFile), ix.Pages) })
-	g.Go(func() error { return writeJSONArray(filepath.Join(dir, chunksFile), ix.Chunks) })
+	g.Go(func() error {
+		return writeJSONArray(filepath.Join(dir, pagesFile), ix.Pages, func(p *Page) any {
+			r := *p
+			r.Markdown = "" // in texts.bin
+			return &r
+		})
+	})
+	g.Go(func() error { return writeChunkRecords(filepath.Join(dir, chunkRecFile), ix.Chunks) })
+	g.Go(func() error { return writeTexts(filepath.Join(dir, textsFile), ix) })
 	g.Go(func() error {
 		if err := writeVectors(filepath.Join(dir, summariesFile), ix.SummaryVectors); err != nil {
 			return err
@@ -213,12 +233,15 @@ func writeFiles(dir string, ix *Index) error {
 }
 
 func loadVersion(dir string, parallel int) (*Index, error) {
-	ix := &Index{}
+	ix := &Index{dir: dir}
 	if err := readJSON(filepath.Join(dir, manifestFile), &ix.Manifest); err != nil {
 		return nil, err
 	}
-	// The two JSON files take most of the time (about 0.5 s each for a site of 800 pages); decode them, and the
-	// rest, side by side.
+	if f := ix.Manifest.Format; f != 0 && f != Format {
+		return nil, fmt.Errorf("%w: %s is in format %d, this ragproxy reads formats 0 and %d; use the release that "+
+			"wrote it (%s) or a newer one", ErrFormat, filepath.Base(dir), f, Format, ix.Manifest.RagproxyVersion)
+	}
+	// Decode the files side by side.
 	var g errgroup.Group
 	if parallel > 0 {
 		g.SetLimit(parallel)
@@ -228,7 +251,11 @@ func loadVersion(dir string, parallel int) (*Index, error) {
 		return err
 	})
 	g.Go(func() (err error) {
-		ix.Chunks, err = readJSONArray[Chunk](filepath.Join(dir, chunksFile), ix.Manifest.Chunks)
+		if ix.Manifest.Format == 0 {
+			ix.Chunks, err = readJSONArray[Chunk](filepath.Join(dir, chunksFile), ix.Manifest.Chunks)
+		} else {
+			ix.Chunks, err = readChunkRecords(filepath.Join(dir, chunkRecFile))
+		}
 		return err
 	})
 	g.Go(func() (err error) {
@@ -263,6 +290,11 @@ func loadVersion(dir string, parallel int) (*Index, error) {
 	}
 	if err := ix.validate(); err != nil {
 		return nil, err
+	}
+	if ix.Manifest.Format != 0 {
+		if err := readTextsInto(filepath.Join(dir, textsFile), ix); err != nil {
+			return nil, err
+		}
 	}
 	return ix, nil
 }
@@ -322,14 +354,14 @@ func writeJSON(path string, v any) error {
 
 // writeJSONArray writes a JSON array element by element through a buffer, so a large index never needs its
 // whole encoding in memory at once.
-func writeJSONArray[T any](path string, items []T) error {
+func writeJSONArray[T any](path string, items []T, record func(*T) any) error {
 	return writeFileWith(path, func(w *bufio.Writer) error {
 		w.WriteByte('[')
 		for i := range items {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			b, err := json.Marshal(&items[i])
+			b, err := json.Marshal(record(&items[i]))
 			if err != nil {
 				return err
 			}

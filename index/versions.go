@@ -77,13 +77,21 @@ func readVersion(dir, name string) (Version, error) {
 	if versionPrefix+m.Version != name {
 		return Version{}, fmt.Errorf("%s: manifest names version %q", name, m.Version)
 	}
-	for _, f := range []string{pagesFile, chunksFile, summariesFile, chunkVecFile} {
+	for _, f := range dataFiles(m.Format) {
 		if _, err := os.Stat(filepath.Join(dir, name, f)); err != nil {
 			return Version{}, err
 		}
 	}
 	m.Hashes = nil
 	return Version{Version: m.Version, Manifest: m}, nil
+}
+
+// dataFiles are the files a version in format f cannot be read without.
+func dataFiles(f int) []string {
+	if f == 0 {
+		return []string{pagesFile, chunksFile, summariesFile, chunkVecFile}
+	}
+	return []string{pagesFile, chunkRecFile, textsFile, summariesFile, chunkVecFile}
 }
 
 // sortVersions orders vs by build time, the most recent first, then by version for a stable order.

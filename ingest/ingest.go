@@ -285,8 +285,10 @@ func (r *run) finishManifest(ix *index.Index) {
 func contentVersion(ix *index.Index) string {
 	h := sha256.New()
 	m := ix.Manifest
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%s\x00%d\x00", m.Embedder, m.Dimension, m.Tokenizer, m.Summarizer, m.Settings,
-		m.SearchText)
+	// The file format counts as content: an index rewritten in a new format is a new version, so an unchanged
+	// site still moves to the new layout.
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%s\x00%d\x00%d\x00", m.Embedder, m.Dimension, m.Tokenizer, m.Summarizer,
+		m.Settings, m.SearchText, index.Format)
 	h.Write(ix.EmbedderState)
 	for _, p := range ix.Pages {
 		fmt.Fprintf(h, "p\x00%s\x00%s\x00%s\x00%s\x00%d\x00%v\x00", p.URL, p.Hash, p.Title, p.Summary, p.Community, p.Links)

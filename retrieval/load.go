@@ -21,7 +21,7 @@ func Open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Confi
 	if err != nil {
 		return nil, err
 	}
-	return New(ix, emb, tok, cfg)
+	return prepare(ix, emb, tok, cfg, true)
 }
 
 // OpenGently is Open on one core, for a server that loads a new version while it answers from the old one: the
@@ -37,7 +37,21 @@ func OpenGently(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg
 	if err != nil {
 		return nil, err
 	}
-	return build(ix, emb, tok, cfg, false)
+	return prepare(ix, emb, tok, cfg, false)
+}
+
+// prepare builds the retriever of an index loaded from disk, then leaves the index's texts there: the search
+// structures are built, and a request reads only the few dozen passages it puts in its context. Close the
+// index (Retriever.Index().Close) when the retriever is no longer used.
+func prepare(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parallel bool) (*Retriever, error) {
+	r, err := build(ix, emb, tok, cfg, parallel)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.TextsToDisk(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // EmbedderFor returns the embedder that computes query vectors comparable with ix's.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"sync"
 	"time"
@@ -154,7 +155,8 @@ type Retriever struct {
 	titles    *lexical.BM25
 	named     *titleIndex
 	lex       *lexicon
-	inLinks   []int // inbound links per page
+	inLinks   []int    // inbound links per page
+	textKeys  []uint64 // per chunk, a hash of its trimmed text: chunks that say the same are one passage
 	backends  Backends
 	scope     *Scope
 	allowed   []bool // per page, when scope is set
@@ -218,11 +220,24 @@ func build(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Co
 		r.named = newTitleIndex(ix.Pages)
 	})
 	do(func() { r.lex = newLexicon(ix) })
+	do(func() { r.textKeys = textKeys(ix) })
 	if !cfg.NoWordNet {
 		do(func() { wordnet.Load() }) // decoded once per process (about 0.3 s); here rather than on the first question
 	}
 	wg.Wait()
 	return r, nil
+}
+
+// textKeys hashes every chunk's trimmed text (FNV-1a, 64 bits), so that passages repeated across pages are
+// recognised without reading their texts.
+func textKeys(ix *index.Index) []uint64 {
+	keys := make([]uint64, len(ix.Chunks))
+	for i, c := range ix.Chunks {
+		h := fnv.New64a()
+		h.Write([]byte(strings.TrimSpace(c.Text)))
+		keys[i] = h.Sum64()
+	}
+	return keys
 }
 
 // Index returns the index the retriever searches.
@@ -321,7 +336,10 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res.Durations["chunks"] = time.Since(t)
 
 	t = time.Now()
-	res.Pages, res.Chunks, res.Context, res.ContextTokens = r.assemble(kept, chunks)
+	res.Pages, res.Chunks, res.Context, res.ContextTokens, err = r.assemble(kept, chunks)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
 	res.Confidence = r.confidence(vecs, res)
 	res.Empty = len(res.Chunks) == 0 || res.Confidence < r.cfg.ConfidenceFloor
 	res.Durations["context"] = time.Since(t)

@@ -257,11 +257,11 @@ func (r *Retriever) topChunks(fused []scored, pages []scored) []scored {
 	if b := r.cfg.PageBoost; b > 0 {
 		rescale(fused, func(chunk int) float64 { return 1 + b/float64(1+pageRank[r.ix.Chunks[chunk].PageID]) })
 	}
-	first := map[string]int{} // text -> index in out
+	first := map[uint64]int{} // text -> index in out
 	out := fused[:0:0]
 	for _, c := range fused {
 		ch := r.ix.Chunks[c.id]
-		text := strings.TrimSpace(ch.Text)
+		text := r.textKeys[c.id]
 		if i, ok := first[text]; ok {
 			if pageRank[ch.PageID] < pageRank[r.ix.Chunks[out[i].id].PageID] {
 				out[i].id = c.id
@@ -288,7 +288,7 @@ func rescale(fused []scored, factor func(id int) float64) {
 // assemble builds the context: per kept page (in rank order) its URL, title, summary and selected chunks in page
 // order, dropping the lowest-ranked chunks until it fits the token budget. A page without selected chunks is left
 // out (as in the FHNW prototype).
-func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []ChunkHit, string, int) {
+func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []ChunkHit, string, int, error) {
 	budget := r.cfg.ContextTokens
 	header := func(p int) string {
 		pg := r.ix.Pages[p]
@@ -316,9 +316,15 @@ func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []Chun
 		chosen = append(chosen, c)
 	}
 	byPage := map[int][]scored{}
+	texts := make(map[int]string, len(chosen))
 	for _, c := range chosen {
 		p := r.ix.Chunks[c.id].PageID
 		byPage[p] = append(byPage[p], c)
+		text, err := r.ix.ChunkText(c.id)
+		if err != nil {
+			return nil, nil, "", 0, err
+		}
+		texts[c.id] = text
 	}
 	var (
 		b         strings.Builder
@@ -336,7 +342,7 @@ func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []Chun
 		sort.Slice(cs, func(i, j int) bool { return r.ix.Chunks[cs[i].id].Ord < r.ix.Chunks[cs[j].id].Ord })
 		b.WriteString(header(p.id))
 		for _, c := range cs {
-			b.WriteString(strings.TrimSpace(r.ix.Chunks[c.id].Text))
+			b.WriteString(strings.TrimSpace(texts[c.id]))
 			b.WriteString("\n\n")
 		}
 		b.WriteString(pageSeparator)
@@ -344,12 +350,12 @@ func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []Chun
 	for _, c := range chosen {
 		ch := r.ix.Chunks[c.id]
 		chunkHits = append(chunkHits, ChunkHit{ID: c.id, PageID: ch.PageID, URL: r.ix.Pages[ch.PageID].URL,
-			Text: ch.Text, Score: c.score})
+			Text: texts[c.id], Score: c.score})
 	}
 	// The size is the sum of the parts' sizes (each chunk's was counted at ingest): counting the whole context
 	// again would cost a millisecond. The budget above counted a token for each chunk's separator, which mostly
 	// merges with the chunk's own last token, so the sum drops it.
-	return pageHits, chunkHits, b.String(), total - len(chosen) + len(pageHits)*r.tok.Count(pageSeparator)
+	return pageHits, chunkHits, b.String(), total - len(chosen) + len(pageHits)*r.tok.Count(pageSeparator), nil
 }
 
 const pageSeparator = "---\n\n"

@@ -106,7 +106,15 @@ func decodeStrict(body []byte, v any) error {
 }
 
 // served is the index version answers come from now.
+// served returns the served index, for its records: its texts may be closed by a reload at any time.
 func (a *admin) served() *index.Index { return a.rl.live.Current().Index() }
+
+// acquire returns the served index, held until release is called, for reading its texts: a reload meanwhile
+// closes it only after.
+func (a *admin) acquire() (ix *index.Index, release func()) {
+	r, release := a.rl.live.Acquire()
+	return r.Index(), release
+}
 
 // pageView is a page as the admin API shows it; the single-page GET adds the markdown, chunks and links.
 type pageView struct {
@@ -178,7 +186,8 @@ func (a *admin) listPages(_ context.Context, req *server.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := a.served()
+	ix, release := a.acquire()
+	defer release()
 	var match []*index.Page
 	for i := range ix.Pages {
 		if strings.HasPrefix(ix.Pages[i].URL, prefix) {
@@ -241,16 +250,23 @@ func (a *admin) getPage(_ context.Context, req *server.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := a.served()
+	ix, release := a.acquire()
+	defer release()
 	p, ok := ix.PageByURL(u)
 	if !ok {
 		return nil, notFound("page_not_found", "The served index (version %s) has no page %s.", ix.Manifest.Version, u)
 	}
 	v := viewPage(p, edits)
-	v.Markdown = p.Markdown
+	if v.Markdown, err = ix.PageMarkdown(p.ID); err != nil {
+		return nil, err
+	}
 	for _, id := range p.Chunks {
 		c := ix.Chunks[id]
-		v.ChunkTexts = append(v.ChunkTexts, chunkView{Ord: c.Ord, Tokens: c.Tokens, Text: c.Text})
+		text, err := ix.ChunkText(id)
+		if err != nil {
+			return nil, err
+		}
+		v.ChunkTexts = append(v.ChunkTexts, chunkView{Ord: c.Ord, Tokens: c.Tokens, Text: text})
 	}
 	for _, l := range p.Links {
 		v.LinksTo = append(v.LinksTo, ix.Pages[l].URL)

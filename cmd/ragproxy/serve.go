@@ -438,18 +438,25 @@ func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := f.assistants.check(r.Index()); err != nil {
+	ix := r.Index()
+	if err := f.assistants.check(ix); err != nil {
+		ix.Close()
 		return nil, nil, err
 	}
-	bk, closeBackends, err := f.backends.open(ctx, f.index, r.Index(), logger)
+	bk, closeBackends, err := f.backends.open(ctx, f.index, ix, logger)
 	if err != nil {
+		ix.Close()
 		return nil, nil, err
 	}
-	if err := f.backends.verify(bk, r.Index(), logger); err != nil && reload &&
-		(errors.Is(err, qdrant.ErrVersionMissing) || errors.Is(err, errQdrantDrift)) {
+	release := func() {
 		closeBackends()
+		ix.Close()
+	}
+	if err := f.backends.verify(bk, ix, logger); err != nil && reload &&
+		(errors.Is(err, qdrant.ErrVersionMissing) || errors.Is(err, errQdrantDrift)) {
+		release()
 		return nil, nil, err
 	}
-	f.assistants.checkQdrant(bk, r.Index(), logger)
-	return r.WithBackends(bk), closeBackends, nil
+	f.assistants.checkQdrant(bk, ix, logger)
+	return r.WithBackends(bk), release, nil
 }

@@ -207,7 +207,8 @@ func Fingerprint(ix *index.Index, p *index.Page) string {
 // WritePlan returns the statements that write ix as version ix.Manifest.Version, in order, with rows in
 // batches of at most batch: pages unchanged since prev are copied inside the server, the others written from
 // ix, then every page's links (when every target exists), then MarkVersion. It also returns how many pages
-// it copies. Pruning older versions follows separately (PruneNodes, PruneVersions).
+// it copies. Pruning older versions follows separately (PruneNodes, PruneVersions). ix must hold its texts in
+// memory (see index.Index.Whole).
 func WritePlan(ix *index.Index, prev Previous, batch int) (plan []Statement, copied int) {
 	if batch <= 0 {
 		batch = 1

@@ -109,6 +109,10 @@ func (s *Store) Write(ctx context.Context, ix *index.Index) (WriteStats, error) 
 	if version == "" {
 		return st, errors.New("neo4j: write: the index has no version")
 	}
+	ix, err := ix.Whole() // the chunk nodes hold the texts
+	if err != nil {
+		return st, fmt.Errorf("neo4j: write: %w", err)
+	}
 	for _, c := range Constraints() {
 		if _, err := s.run(ctx, c); err != nil {
 			return st, fmt.Errorf("neo4j: schema: %w", err)

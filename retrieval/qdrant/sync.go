@@ -100,6 +100,10 @@ func (s *Store) Sync(ctx context.Context, ix *index.Index) (SyncStats, error) {
 	if err := checkIndex(ix); err != nil {
 		return st, err
 	}
+	ix, err := ix.Whole() // the sparse vectors and payloads are the texts
+	if err != nil {
+		return st, fmt.Errorf("qdrant: sync: %w", err)
+	}
 	l, err := s.readLayout(ctx)
 	if err != nil {
 		return st, err

@@ -1,0 +1,184 @@
+package index
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// texts returns every page's markdown and chunk's text, through the accessors.
+func texts(t *testing.T, ix *Index) []string {
+	t.Helper()
+	var out []string
+	for i := range ix.Pages {
+		s, err := ix.PageMarkdown(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	for i := range ix.Chunks {
+		s, err := ix.ChunkText(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestTextsToDisk(t *testing.T) {
+	dir := t.TempDir()
+	want := crawled("one")
+	want.Chunks[1].Text = "" // an empty text reads back empty
+	want.Pages[1].Markdown = "ü\n\x00 bytes as they are"
+	if err := Write(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.TextsOnDisk() {
+		t.Fatal("a loaded index reads its texts from disk before TextsToDisk")
+	}
+	if err := ix.TextsToDisk(); err != nil {
+		t.Fatal(err)
+	}
+	if !ix.TextsOnDisk() {
+		t.Fatal("TextsToDisk left the texts in memory")
+	}
+	for _, p := range ix.Pages {
+		if p.Markdown != "" {
+			t.Errorf("page %d keeps its markdown in memory", p.ID)
+		}
+	}
+	for _, c := range ix.Chunks {
+		if c.Text != "" {
+			t.Errorf("chunk %d keeps its text in memory", c.ID)
+		}
+	}
+	if diff := cmp.Diff(texts(t, want), texts(t, ix)); diff != "" {
+		t.Errorf("texts read from disk (-want +got):\n%s", diff)
+	}
+	if err := Write(t.TempDir(), ix); err == nil {
+		t.Error("Write accepted an index whose texts are on disk")
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.ChunkText(0); !errors.Is(err, ErrTextsClosed) {
+		t.Errorf("ChunkText after Close: %v, want ErrTextsClosed", err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+
+	// An index built in memory keeps its texts there.
+	mem := sample("two")
+	if err := mem.TextsToDisk(); err != nil || mem.TextsOnDisk() {
+		t.Errorf("TextsToDisk of an index built in memory: %v, on disk %v", err, mem.TextsOnDisk())
+	}
+}
+
+// writeFormat0 writes ix as releases before format 2 did: markdown in pages.json, texts in chunks.json.
+func writeFormat0(t *testing.T, dir string, ix *Index) {
+	t.Helper()
+	v := filepath.Join(dir, versionPrefix+ix.Manifest.Version)
+	os.MkdirAll(v, 0o755)
+	same := func(p *Page) any { return p }
+	for _, err := range []error{
+		writeJSON(filepath.Join(v, manifestFile), ix.Manifest),
+		writeJSONArray(filepath.Join(v, pagesFile), ix.Pages, same),
+		writeJSONArray(filepath.Join(v, chunksFile), ix.Chunks, func(c *Chunk) any { return c }),
+		writeVectors(filepath.Join(v, summariesFile), ix.SummaryVectors),
+		writeVectors(filepath.Join(v, chunkVecFile), ix.ChunkVectors),
+		writeFileSynced(filepath.Join(v, embedderFile), ix.EmbedderState),
+		writeFileSynced(filepath.Join(dir, currentFile), []byte(versionPrefix+ix.Manifest.Version+"\n")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLoadFormat0(t *testing.T) {
+	dir := t.TempDir()
+	want := sample("old")
+	writeFormat0(t, dir, want)
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Index{})); diff != "" {
+		t.Errorf("format 0 (-want +got):\n%s", diff)
+	}
+	// Its texts stay in memory (there is no texts file), and the index is written back in the current format.
+	if err := got.TextsToDisk(); err != nil || got.TextsOnDisk() {
+		t.Errorf("TextsToDisk of a format 0 index: %v, on disk %v", err, got.TextsOnDisk())
+	}
+	got.Manifest.Version = "new"
+	if err := Write(dir, got); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Manifest.Format != Format || !cmp.Equal(texts(t, want), texts(t, again)) {
+		t.Errorf("rewritten: format %d, texts %q", again.Manifest.Format, texts(t, again))
+	}
+}
+
+func TestLoadRejectsUnknownFormat(t *testing.T) {
+	dir := t.TempDir()
+	ix := sample("future")
+	ix.Manifest.Format = Format + 1
+	writeFormat0(t, dir, ix)
+	_, err := Load(dir)
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format 3") {
+		t.Fatalf("Load of format %d: %v, want ErrFormat naming it", Format+1, err)
+	}
+}
+
+func TestLoadRejectsDamagedTexts(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		damage func(b []byte) []byte
+	}{
+		{"texts truncated", textsFile, func(b []byte) []byte { return b[:len(b)-1] }},
+		{"texts grown", textsFile, func(b []byte) []byte { return append(b, 'x') }},
+		{"texts header only", textsFile, func(b []byte) []byte { return b[:textsHeader] }},
+		{"texts of another format", textsFile, func(b []byte) []byte { b[4] = 9; return b }},
+		{"texts of another index", textsFile, func(b []byte) []byte { b[8]++; return b }},
+		{"offsets backwards", textsFile, func(b []byte) []byte { b[textsHeader+8] = 0xff; return b }},
+		{"not a texts file", textsFile, func(b []byte) []byte { return []byte("{}") }},
+		{"chunk records truncated", chunkRecFile, func(b []byte) []byte { return b[:len(b)-4] }},
+		{"chunk records of another format", chunkRecFile, func(b []byte) []byte { b[4] = 9; return b }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := Write(dir, sample("one")); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "v-one", tt.file)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, tt.damage(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Load(dir); err == nil {
+				t.Fatal("Load accepted damaged texts")
+			}
+		})
+	}
+}
