@@ -29,10 +29,10 @@ const Format = 2
 var ErrFormat = errors.New("unknown index format")
 
 const (
-	currentFile   = "CURRENT"
-	manifestFile  = "manifest.json"
-	pagesFile     = "pages.json"
-	chunksFile    = "chunks.json" // format 0; chunk records and texts are chunks.bin and texts.bin since
+	currentFile  = "CURRENT"
+	manifestFile = "manifest.json"
+	pagesFile    = "pages.json"
+	chunksFile   = "chunks.json" // format 0; chunk records and texts are chunks.bin and texts.bin since
 	// format 2
 	summariesFile = "summaries.f32"
 	chunkVecFile  = "chunks.f32"
