@@ -248,20 +248,27 @@ func (b *BM25) check() error {
 			return fmt.Errorf("term %d %q does not sort after %q", i, term, prev)
 		}
 		prev = term
-		last := int32(-1)
-		for _, d := range b.docs[lo:hi] {
-			if d < 0 || int(d) >= b.n {
-				return fmt.Errorf("term %q: document %d outside [0, %d)", term, uint32(d), b.n)
+		ds := b.docs[lo:hi]
+		if first, last := ds[0], ds[len(ds)-1]; first < 0 || int(last) >= b.n {
+			return fmt.Errorf("term %q: documents %d to %d outside [0, %d)", term, uint32(first), uint32(last), b.n)
+		}
+		for j := 1; j < len(ds); j++ {
+			if ds[j] <= ds[j-1] {
+				return fmt.Errorf("term %q: document %d after %d", term, ds[j], ds[j-1])
 			}
-			if d <= last {
-				return fmt.Errorf("term %q: document %d after %d", term, d, last)
-			}
-			last = d
 		}
 	}
-	for i, v := range b.impact {
-		if !(v > 0) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("posting %d: impact %g", i, v)
+	// A positive finite float32 has bits 1 to 0x7f7fffff: the largest of bits-1 tells, without a branch per
+	// posting.
+	var worst uint32
+	for _, v := range b.impact {
+		worst = max(worst, math.Float32bits(v)-1)
+	}
+	if worst >= 0x7f7fffff {
+		for i, v := range b.impact {
+			if math.Float32bits(v)-1 >= 0x7f7fffff {
+				return fmt.Errorf("posting %d: impact %g", i, v)
+			}
 		}
 	}
 	return nil
