@@ -2,6 +2,8 @@ package lexical
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/internal/corpustest"
@@ -23,18 +25,76 @@ func corpusDocs(b *testing.B, chunks bool) []string {
 	return docs
 }
 
-func BenchmarkNewBM25(b *testing.B) {
+// BenchmarkBM25Build is the cost of indexing the corpus (NewBM25); BenchmarkBM25Load is that of reading the
+// index back from its binary form instead.
+func BenchmarkBM25Build(b *testing.B) {
 	for _, chunks := range []bool{false, true} {
 		docs := corpusDocs(b, chunks)
 		b.Run(fmt.Sprintf("docs=%d", len(docs)), func(b *testing.B) {
 			b.ReportAllocs()
 			start := corpustest.CPUTime()
+			var idx *BM25
 			for b.Loop() {
-				NewBM25(docs, Config{})
+				idx = NewBM25(docs, Config{})
 			}
 			corpustest.ReportCPU(b, start)
+			b.ReportMetric(float64(idx.memSize()), "index-bytes")
 		})
 	}
+}
+
+// BenchmarkBM25Load reads the index from a buffer in place (aligned), from one it must copy (not aligned), and
+// from a file (os.ReadFile, then in place). encoded-bytes is the binary form's size, index-bytes the read index's
+// own memory (not counting data it uses in place).
+func BenchmarkBM25Load(b *testing.B) {
+	for _, chunks := range []bool{false, true} {
+		docs := corpusDocs(b, chunks)
+		enc, err := NewBM25(docs, Config{}).MarshalBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		unaligned := make([]byte, len(enc)+1)[1:]
+		copy(unaligned, enc)
+		file := filepath.Join(b.TempDir(), "bm25.bin")
+		if err := os.WriteFile(file, enc, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			read func() (*BM25, error)
+		}{
+			{"in-place", func() (*BM25, error) { return ReadBM25(enc) }},
+			{"copy", func() (*BM25, error) { return ReadBM25(unaligned) }},
+			{"file", func() (*BM25, error) {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					return nil, err
+				}
+				return ReadBM25(data)
+			}},
+		} {
+			b.Run(fmt.Sprintf("docs=%d/%s", len(docs), tc.name), func(b *testing.B) {
+				b.ReportAllocs()
+				start := corpustest.CPUTime()
+				var idx *BM25
+				for b.Loop() {
+					if idx, err = tc.read(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				corpustest.ReportCPU(b, start)
+				b.ReportMetric(float64(len(enc)), "encoded-bytes")
+				if tc.name == "copy" {
+					b.ReportMetric(float64(idx.memSize()), "index-bytes")
+				}
+			})
+		}
+	}
+}
+
+// memSize is the memory of b's arrays and term text.
+func (b *BM25) memSize() int {
+	return 4*(cap(b.idf)+cap(b.offs)+cap(b.termOffs)+cap(b.docs)+cap(b.impact)) + len(b.termText)
 }
 
 // BenchmarkSearch runs the dev questions against the chunk index, unfiltered and restricted to about 8 pages'

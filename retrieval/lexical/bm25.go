@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/ragproxy/ragproxy/retrieval/textnorm"
@@ -46,16 +47,20 @@ type Hit struct {
 // idf(t) * tf(t,d)*(k1+1) / (tf(t,d) + k1*(1-b+b*|d|/avgdl)), with idf(t) = ln(1 + (N-df+0.5)/(df+0.5))
 // (Robertson and Zaragoza 2009; the non-negative idf Lucene uses). Each posting stores its precomputed term
 // weight, so a search is one pass over the query terms' posting lists.
+//
+// Terms are numbered in sorted order and kept as one string with an offset table, looked up by binary search:
+// far smaller than a map of strings, and a query has only a few terms to look up.
 type BM25 struct {
-	cfg    Config
-	n      int
-	avgdl  float64
-	terms  map[string]int32
-	idf    []float32
-	offs   []int32 // postings of term t are docs[offs[t]:offs[t+1]], impacts likewise
-	docs   []int32
-	impact []float32 // idf(t) * saturated tf
-	pool   sync.Pool // *accumulator
+	cfg      Config
+	n        int
+	avgdl    float64
+	termText string    // the terms, sorted and concatenated
+	termOffs []uint32  // term t is termText[termOffs[t]:termOffs[t+1]]
+	idf      []float32 // idf of term t
+	offs     []int32   // postings of term t are docs[offs[t]:offs[t+1]], impacts likewise
+	docs     []int32   // ascending within a term's postings
+	impact   []float32 // idf(t) * saturated tf
+	pool     sync.Pool // *accumulator
 }
 
 type accumulator struct {
@@ -66,7 +71,8 @@ type accumulator struct {
 // NewBM25 indexes docs; document i is Hit.Doc i.
 func NewBM25(docs []string, cfg Config) *BM25 {
 	cfg = cfg.withDefaults()
-	b := &BM25{cfg: cfg, n: len(docs), terms: make(map[string]int32)}
+	b := &BM25{cfg: cfg, n: len(docs)}
+	ids := make(map[string]int32) // term -> index in postings, numbered in order of first occurrence
 	// Words repeat across documents far more than they are new: caching word -> term index saves stemming
 	// and re-hashing. noTerm marks dropped words (stopwords).
 	const noTerm = -1
@@ -87,9 +93,9 @@ func NewBM25(docs []string, cfg Config) *BM25 {
 				term := cfg.Analyzer.term(w)
 				t = noTerm
 				if term != "" {
-					if t, ok = b.terms[term]; !ok {
+					if t, ok = ids[term]; !ok {
 						t = int32(len(postings))
-						b.terms[term] = t
+						ids[term] = t
 						postings = append(postings, nil)
 						counts = append(counts, 0)
 					}
@@ -124,15 +130,30 @@ func NewBM25(docs []string, cfg Config) *BM25 {
 	for d, l := range lengths {
 		norm[d] = cfg.K1 * (1 - cfg.B + cfg.B*float64(l)/b.avgdl)
 	}
-	var size int
-	for _, p := range postings {
-		size += len(p)
+	// Renumber the terms in sorted order.
+	names := make([]string, len(postings))
+	var size, textLen int
+	for term, t := range ids {
+		names[t] = term
+		size += len(postings[t])
+		textLen += len(term)
 	}
+	order := make([]int32, len(postings))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(names[x], names[y]) })
+	var text strings.Builder
+	text.Grow(textLen)
+	b.termOffs = make([]uint32, len(postings)+1)
 	b.idf = make([]float32, len(postings))
 	b.offs = make([]int32, len(postings)+1)
 	b.docs = make([]int32, 0, size)
 	b.impact = make([]float32, 0, size)
-	for t, ps := range postings {
+	for t, old := range order {
+		text.WriteString(names[old])
+		b.termOffs[t+1] = uint32(text.Len())
+		ps := postings[old]
 		idf := b.idfOf(len(ps))
 		b.idf[t] = float32(idf)
 		for _, p := range ps {
@@ -142,8 +163,30 @@ func NewBM25(docs []string, cfg Config) *BM25 {
 		}
 		b.offs[t+1] = int32(len(b.docs))
 	}
-	b.pool.New = func() any { return &accumulator{score: make([]float32, b.n)} }
+	b.termText = text.String()
+	b.initPool()
 	return b
+}
+
+func (b *BM25) initPool() {
+	b.pool.New = func() any { return &accumulator{score: make([]float32, b.n)} }
+}
+
+// termIndex returns the index of term, or false when the corpus lacks it.
+func (b *BM25) termIndex(term string) (int32, bool) {
+	lo, hi := 0, len(b.idf) // invariant: terms before lo sort below term, terms from hi on do not
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.termText[b.termOffs[m]:b.termOffs[m+1]] < term {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(b.idf) && b.termText[b.termOffs[lo]:b.termOffs[lo+1]] == term {
+		return int32(lo), true
+	}
+	return 0, false
 }
 
 type posting struct {
@@ -163,7 +206,7 @@ func (b *BM25) Terms() int { return len(b.idf) }
 // queryTerms returns the indexed terms of query with their repeat counts, in first-occurrence order.
 func (b *BM25) queryTerms(query string) (terms []int32, qtf []float32) {
 	b.cfg.Analyzer.each(query, func(term string) {
-		t, ok := b.terms[term]
+		t, ok := b.termIndex(term)
 		if !ok {
 			return
 		}

@@ -11,7 +11,7 @@ import (
 func (b *BM25) SparseQuery(query string) (indices []uint32, values []float32) {
 	m := make(map[uint32]float32)
 	b.cfg.Analyzer.each(query, func(term string) {
-		if t, ok := b.terms[term]; ok {
+		if t, ok := b.termIndex(term); ok {
 			m[TermID(term)] += b.idf[t]
 		}
 	})
