@@ -157,6 +157,7 @@ type Index struct {
 
 	dir   string     // the version directory the index was loaded from, if it was
 	texts *diskTexts // set once the texts are left on disk (see TextsToDisk)
+	maps  []*mapping // files mapped into memory for the index's lifetime (LoadOptions.MapVectors, MapFile)
 }
 
 // PageByURL returns the page with the given URL.

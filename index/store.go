@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -54,6 +55,16 @@ type WriteOptions struct {
 	// Protect names versions (manifest versions, without the "v-") that are never removed, whatever Keep says:
 	// the one a server still answers from, say, when CURRENT already names another.
 	Protect []string
+	// Files are derived files to store with the version.
+	Files []File
+}
+
+// File is a file derived from an index that Write stores in the version's directory beside the index's own, so
+// that it appears with the version, atomically: the search structures retrieval builds from the texts, say.
+type File struct {
+	// Name is the file's name; it must not be one of the index's own.
+	Name  string
+	Write func(w io.Writer) error
 }
 
 // Write stores ix as a new version under dir and makes it current, keeping DefaultKeepVersions versions. The
@@ -77,6 +88,15 @@ func WriteWith(dir string, ix *Index, opts WriteOptions) error {
 	defer os.RemoveAll(tmp) // no-op after the rename
 	if err := writeFiles(tmp, ix); err != nil {
 		return fmt.Errorf("write index: %w", err)
+	}
+	for _, f := range opts.Files {
+		if _, err := os.Stat(filepath.Join(tmp, f.Name)); err == nil || f.Name != filepath.Base(f.Name) || f.Name == currentFile {
+			return fmt.Errorf("write index: derived file %q would replace one of the index's", f.Name)
+		}
+		err := writeFileWith(filepath.Join(tmp, f.Name), func(w *bufio.Writer) error { return f.Write(w) })
+		if err != nil {
+			return fmt.Errorf("write index: %s: %w", f.Name, err)
+		}
 	}
 	name := versionPrefix + ix.Manifest.Version
 	final := filepath.Join(dir, name)
@@ -138,19 +158,39 @@ func prune(dir, current, previous string, opts WriteOptions) {
 }
 
 // Load reads the current version under dir, its files side by side.
-func Load(dir string) (*Index, error) { return load(dir, 0) }
+func Load(dir string) (*Index, error) { return LoadWith(dir, LoadOptions{}) }
 
 // LoadGently reads the current version under dir one file at a time, for a process that keeps serving
 // meanwhile: slower than Load, it leaves the other cores to the requests in flight.
-func LoadGently(dir string) (*Index, error) { return load(dir, 1) }
+func LoadGently(dir string) (*Index, error) { return LoadWith(dir, LoadOptions{Gently: true}) }
 
-// load reads the current version under dir, at most parallel files at a time (0: all of them).
-func load(dir string, parallel int) (*Index, error) {
+// LoadOptions tune LoadWith; the zero value is Load.
+type LoadOptions struct {
+	// Gently reads the files one at a time (see LoadGently).
+	Gently bool
+	// TextsOnDisk leaves the texts in the version's files, as TextsToDisk does, without reading them first.
+	TextsOnDisk bool
+	// MapVectors maps the vector files into memory instead of reading them: the rows are then read-only and
+	// valid only while the Index (or a copy of it) is reachable (see MapFile), which suits a server and not
+	// ingest, whose next version reuses rows of the previous one.
+	MapVectors bool
+}
+
+// LoadWith reads the current version under dir as opts say.
+func LoadWith(dir string, opts LoadOptions) (*Index, error) {
+	return load(dir, opts)
+}
+
+// Dir returns the version directory the index was loaded from, or "" for an index built in memory.
+func (ix *Index) Dir() string { return ix.dir }
+
+// load reads the current version under dir.
+func load(dir string, opts LoadOptions) (*Index, error) {
 	name, err := readCurrent(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load index %s: %w", dir, err)
 	}
-	ix, err := loadVersion(filepath.Join(dir, name), parallel)
+	ix, err := loadVersion(filepath.Join(dir, name), opts)
 	if err != nil {
 		return nil, fmt.Errorf("load index %s: %w", dir, err)
 	}
@@ -232,7 +272,7 @@ func writeFiles(dir string, ix *Index) error {
 	return syncDir(dir)
 }
 
-func loadVersion(dir string, parallel int) (*Index, error) {
+func loadVersion(dir string, opts LoadOptions) (*Index, error) {
 	ix := &Index{dir: dir}
 	if err := readJSON(filepath.Join(dir, manifestFile), &ix.Manifest); err != nil {
 		return nil, err
@@ -243,8 +283,8 @@ func loadVersion(dir string, parallel int) (*Index, error) {
 	}
 	// Decode the files side by side.
 	var g errgroup.Group
-	if parallel > 0 {
-		g.SetLimit(parallel)
+	if opts.Gently {
+		g.SetLimit(1)
 	}
 	g.Go(func() (err error) {
 		ix.Pages, err = readJSONArray[Page](filepath.Join(dir, pagesFile), ix.Manifest.Pages)
@@ -258,12 +298,17 @@ func loadVersion(dir string, parallel int) (*Index, error) {
 		}
 		return err
 	})
+	vectors := readVectors
+	if opts.MapVectors {
+		vectors = mapVectors
+	}
+	var maps [2]*mapping
 	g.Go(func() (err error) {
-		ix.SummaryVectors, err = readVectors(filepath.Join(dir, summariesFile))
+		ix.SummaryVectors, maps[0], err = vectors(filepath.Join(dir, summariesFile))
 		return err
 	})
 	g.Go(func() (err error) {
-		ix.ChunkVectors, err = readVectors(filepath.Join(dir, chunkVecFile))
+		ix.ChunkVectors, maps[1], err = vectors(filepath.Join(dir, chunkVecFile))
 		return err
 	})
 	g.Go(func() (err error) {
@@ -288,10 +333,21 @@ func loadVersion(dir string, parallel int) (*Index, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	for _, m := range maps {
+		if m != nil {
+			ix.maps = append(ix.maps, m)
+		}
+	}
 	if err := ix.validate(); err != nil {
 		return nil, err
 	}
-	if ix.Manifest.Format != 0 {
+	switch {
+	case ix.Manifest.Format == 0:
+	case opts.TextsOnDisk:
+		if err := ix.TextsToDisk(); err != nil {
+			return nil, err
+		}
+	default:
 		if err := readTextsInto(filepath.Join(dir, textsFile), ix); err != nil {
 			return nil, err
 		}
@@ -434,30 +490,69 @@ func writeVectors(path string, rows [][]float32) error {
 	})
 }
 
-func readVectors(path string) ([][]float32, error) {
+func readVectors(path string) ([][]float32, *mapping, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(b) < 8 {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), io.ErrUnexpectedEOF)
-	}
-	n := int(binary.LittleEndian.Uint32(b[0:]))
-	dim := int(binary.LittleEndian.Uint32(b[4:]))
-	if len(b)-8 != 4*n*dim {
-		return nil, fmt.Errorf("%s: %d bytes for %d rows of %d", filepath.Base(path), len(b)-8, n, dim)
+	n, dim, err := vectorShape(path, b)
+	if err != nil {
+		return nil, nil, err
 	}
 	flat := make([]float32, n*dim)
 	for i := range flat {
 		flat[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[8+4*i:]))
 	}
-	// Each row's capacity runs to the end of the one array, so that vector.NewFlat sees they are consecutive
-	// and searches them in place instead of copying them.
+	return vectorRows(flat, n, dim), nil, nil
+}
+
+// mapVectors maps a vector file and returns rows that point into the mapping, or reads it as readVectors does on
+// a big-endian machine.
+func mapVectors(path string) ([][]float32, *mapping, error) {
+	if !littleEndian() {
+		return readVectors(path)
+	}
+	m, err := mapFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, dim, err := vectorShape(path, m.data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n*dim == 0 {
+		return vectorRows(nil, n, dim), m, nil
+	}
+	// The header is 8 bytes and a mapping starts on a page, so the values are aligned for float32.
+	flat := unsafe.Slice((*float32)(unsafe.Pointer(&m.data[8])), n*dim)
+	return vectorRows(flat, n, dim), m, nil
+}
+
+func vectorShape(path string, b []byte) (n, dim int, err error) {
+	if len(b) < 8 {
+		return 0, 0, fmt.Errorf("%s: %w", filepath.Base(path), io.ErrUnexpectedEOF)
+	}
+	n = int(binary.LittleEndian.Uint32(b[0:]))
+	dim = int(binary.LittleEndian.Uint32(b[4:]))
+	if uint64(len(b)-8) != 4*uint64(n)*uint64(dim) {
+		return 0, 0, fmt.Errorf("%s: %d bytes for %d rows of %d", filepath.Base(path), len(b)-8, n, dim)
+	}
+	return n, dim, nil
+}
+
+// vectorRows slices flat into n rows of dim. Each row's capacity runs to the end of the one array, so that
+// vector.NewFlat sees they are consecutive and searches them in place instead of copying them.
+func vectorRows(flat []float32, n, dim int) [][]float32 {
 	rows := make([][]float32, n)
 	for i := range rows {
 		rows[i] = flat[i*dim : (i+1)*dim]
 	}
-	return rows, nil
+	return rows
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
 func writeFileSynced(path string, b []byte) error {

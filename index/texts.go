@@ -273,7 +273,7 @@ func (ix *Index) TextsToDisk() error {
 	}
 	t, err := openTexts(filepath.Join(ix.dir, textsFile), len(ix.Pages), len(ix.Chunks))
 	if err != nil {
-		return fmt.Errorf("index: %w", err)
+		return err
 	}
 	for i := range ix.Pages {
 		ix.Pages[i].Markdown = ""

@@ -31,6 +31,7 @@ import (
 	"github.com/ragproxy/ragproxy/ingest/leiden"
 	"github.com/ragproxy/ragproxy/ingest/links"
 	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -194,7 +195,9 @@ func (r *run) build(ctx context.Context, docs []*doc) error {
 	// An unchanged version is the live index already: writing it again would cost as much as a first build
 	// (index.Write would build the copy only to discard it).
 	if rep.Changed {
-		opts := index.WriteOptions{Keep: r.cfg.KeepVersions, Protect: r.cfg.ProtectVersions}
+		// The search structures are built here once rather than by every server that loads the version.
+		opts := index.WriteOptions{Keep: r.cfg.KeepVersions, Protect: r.cfg.ProtectVersions,
+			Files: []index.File{retrieval.SearchFileOf(ix)}}
 		if err := index.WriteWith(r.cfg.IndexDir, ix, opts); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}

@@ -49,9 +49,13 @@ func acronyms(s string, yield func(open, start, end int)) {
 
 func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-func newLexicon(ix *index.Index) *lexicon {
-	lx := &lexicon{df: map[string]int{}, heading: map[string]int{}, acronyms: map[string]string{}, byLen: map[int][]string{},
+func newEmptyLexicon() *lexicon {
+	return &lexicon{df: map[string]int{}, heading: map[string]int{}, acronyms: map[string]string{}, byLen: map[int][]string{},
 		stems: map[string]int{}}
+}
+
+func newLexicon(ix *index.Index) *lexicon {
+	lx := newEmptyLexicon()
 	// Count each word once per chunk through word ids, so that a word costs a map lookup (no allocation) rather
 	// than a string and a set per chunk: this loop reads every chunk of the site.
 	ids := map[string]int32{}
@@ -98,6 +102,13 @@ func newLexicon(ix *index.Index) *lexicon {
 	for acr, exps := range defs {
 		lx.acronyms[acr] = mostCommon(exps)
 	}
+	lx.derive()
+	return lx
+}
+
+// derive fills in what the counts and acronyms imply: the sorted heading words, the stems' counts and the
+// vocabulary by length.
+func (lx *lexicon) derive() {
 	for w := range lx.heading {
 		lx.headings = append(lx.headings, w)
 	}
@@ -111,7 +122,6 @@ func newLexicon(ix *index.Index) *lexicon {
 	for _, ws := range lx.byLen {
 		sort.Strings(ws)
 	}
-	return lx
 }
 
 // mostCommon returns the expansion given most often, ignoring case; the first of equals. Acronyms collide ("CS"

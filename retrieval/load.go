@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,16 +13,12 @@ import (
 // Open loads the current index under dir and prepares a Retriever. An index built with the local embedder
 // brings its own (its IDF table is in the index); one built with an upstream embedding model needs remote, the
 // same model.
+//
+// The index's texts stay on disk: the search structures come from the version's SearchFile, or, when it has
+// none for this binary (an index written by an earlier release), are built from the texts read once. Close the
+// index (Retriever.Index().Close) when the retriever is no longer used.
 func Open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
-	ix, err := index.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	emb, err := EmbedderFor(ix, remote)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(ix, emb, tok, cfg, true)
+	return open(dir, remote, tok, cfg, false)
 }
 
 // OpenGently is Open on one core, for a server that loads a new version while it answers from the old one: the
@@ -29,29 +26,44 @@ func Open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Confi
 // requests in flight (on the Berkeley guide a reload under streaming load raised the streams' p99 from 0.25 s to
 // 1.0 s built side by side, to 0.33 s built one by one; see BenchmarkReloadLatency).
 func OpenGently(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
-	ix, err := index.LoadGently(dir)
+	return open(dir, remote, tok, cfg, true)
+}
+
+func open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, gently bool) (*Retriever, error) {
+	ix, err := index.LoadWith(dir, index.LoadOptions{Gently: gently, TextsOnDisk: true, MapVectors: true})
 	if err != nil {
 		return nil, err
 	}
+	r, err := prepare(ix, remote, tok, cfg, !gently)
+	if err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func prepare(ix *index.Index, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parallel bool) (*Retriever, error) {
 	emb, err := EmbedderFor(ix, remote)
 	if err != nil {
 		return nil, err
 	}
-	return prepare(ix, emb, tok, cfg, false)
-}
-
-// prepare builds the retriever of an index loaded from disk, then leaves the index's texts there: the search
-// structures are built, and a request reads only the few dozen passages it puts in its context. Close the
-// index (Retriever.Index().Close) when the retriever is no longer used.
-func prepare(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parallel bool) (*Retriever, error) {
-	r, err := build(ix, emb, tok, cfg, parallel)
+	if err := checkEmbedder(ix, emb); err != nil {
+		return nil, err
+	}
+	var parts *searchParts
+	preload(cfg, parallel, func() {
+		if parts, err = readSearchFile(ix); !errors.Is(err, errStaleSearch) {
+			return
+		}
+		var whole *index.Index
+		if whole, err = ix.Whole(); err == nil {
+			parts = buildParts(whole, parallel)
+		}
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("retrieval: %w", err)
 	}
-	if err := ix.TextsToDisk(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return newRetriever(ix, emb, tok, cfg, parts)
 }
 
 // EmbedderFor returns the embedder that computes query vectors comparable with ix's.

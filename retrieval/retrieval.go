@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"sync"
 	"time"
@@ -165,17 +164,45 @@ type Retriever struct {
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
 var ErrEmbedderMismatch = errors.New("embedder does not match the index")
 
-// New prepares searches over ix. emb must be the embedder the index was built with.
+// New prepares searches over ix, whose texts must be in memory. emb must be the embedder the index was built
+// with.
 func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
-	return build(ix, emb, tok, cfg, true)
+	if err := checkEmbedder(ix, emb); err != nil {
+		return nil, err
+	}
+	var parts *searchParts
+	preload(cfg, true, func() { parts = buildParts(ix, true) })
+	return newRetriever(ix, emb, tok, cfg, parts)
 }
 
-// build is New, building the search structures side by side when parallel is set, else one after another.
-func build(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parallel bool) (*Retriever, error) {
+func checkEmbedder(ix *index.Index, emb embed.Embedder) error {
 	if emb.Name() != ix.Manifest.Embedder || emb.Dimension() != 0 && emb.Dimension() != ix.Manifest.Dimension {
-		return nil, fmt.Errorf("retrieval: %w: index has %s (%d), embedder is %s (%d)", ErrEmbedderMismatch,
+		return fmt.Errorf("retrieval: %w: index has %s (%d), embedder is %s (%d)", ErrEmbedderMismatch,
 			ix.Manifest.Embedder, ix.Manifest.Dimension, emb.Name(), emb.Dimension())
 	}
+	return nil
+}
+
+// preload runs prepare with WordNet's decoding (once per process, about 0.3 s: here rather than on the first
+// question) beside it when parallel is set, else after it.
+func preload(cfg Config, parallel bool, prepare func()) {
+	if cfg.NoWordNet {
+		prepare()
+		return
+	}
+	if !parallel {
+		prepare()
+		wordnet.Load()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { wordnet.Load() })
+	prepare()
+	wg.Wait()
+}
+
+// newRetriever puts together a retriever over ix from its search structures.
+func newRetriever(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parts *searchParts) (*Retriever, error) {
 	summaries, err := vector.NewFlat(ix.SummaryVectors)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: summary vectors: %w", err)
@@ -185,59 +212,14 @@ func build(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Co
 		return nil, fmt.Errorf("retrieval: chunk vectors: %w", err)
 	}
 	r := &Retriever{ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(), summaries: summaries, chunks: chunkVecs,
-		inLinks: make([]int, len(ix.Pages))}
+		inLinks: make([]int, len(ix.Pages)), named: newTitleIndex(ix.Pages), chunkBM25: parts.chunkBM25,
+		pageBM25: parts.pageBM25, titles: parts.titles, lex: parts.lex, textKeys: parts.textKeys}
 	for _, p := range ix.Pages {
 		for _, l := range p.Links {
 			r.inLinks[l]++
 		}
 	}
-	// The lexical structures are independent of each other and take most of a load's time (the chunks' BM25
-	// above all): build them side by side, unless the cores are wanted elsewhere.
-	var wg sync.WaitGroup
-	do := func(f func()) {
-		if parallel {
-			wg.Go(f)
-		} else {
-			f()
-		}
-	}
-	do(func() {
-		r.chunkBM25 = lexical.NewBM25(index.ChunkSearchTexts(ix), lexical.Config{})
-	})
-	do(func() {
-		pages := make([]string, len(ix.Pages))
-		for i := range ix.Pages {
-			pages[i] = index.PageSearchText(&ix.Pages[i])
-		}
-		r.pageBM25 = lexical.NewBM25(pages, lexical.Config{})
-	})
-	do(func() {
-		titles := make([]string, len(ix.Pages))
-		for i, p := range ix.Pages {
-			titles[i] = pageFields(p)
-		}
-		r.titles = lexical.NewBM25(titles, lexical.Config{})
-		r.named = newTitleIndex(ix.Pages)
-	})
-	do(func() { r.lex = newLexicon(ix) })
-	do(func() { r.textKeys = textKeys(ix) })
-	if !cfg.NoWordNet {
-		do(func() { wordnet.Load() }) // decoded once per process (about 0.3 s); here rather than on the first question
-	}
-	wg.Wait()
 	return r, nil
-}
-
-// textKeys hashes every chunk's trimmed text (FNV-1a, 64 bits), so that passages repeated across pages are
-// recognised without reading their texts.
-func textKeys(ix *index.Index) []uint64 {
-	keys := make([]uint64, len(ix.Chunks))
-	for i, c := range ix.Chunks {
-		h := fnv.New64a()
-		h.Write([]byte(strings.TrimSpace(c.Text)))
-		keys[i] = h.Sum64()
-	}
-	return keys
 }
 
 // Index returns the index the retriever searches.

@@ -1,0 +1,337 @@
+package retrieval
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/lexical"
+)
+
+// SearchFile is the file, in an index version's directory, that holds the version's search structures as
+// WriteSearch builds them, so that a server reads them instead of building them from every text of the site
+// (at 7,000 pages, most of a start-up).
+const SearchFile = "search.bin"
+
+// The search file is
+//
+//	"RPSEARCH", searchFormat, index.SearchTextVersion (uint32 each, little-endian)
+//	the index version: length (uint32) and bytes
+//	five sections, each a length (uint64) and bytes: the chunk, page and title BM25 indexes (lexical.ReadBM25),
+//	the lexicon, the chunks' text keys (uint64 each)
+//
+// each part starting at a multiple of eight bytes. searchFormat changes whenever the layout, or the way the
+// structures are built from the texts (analysis, search texts, lexicon), does: a file of another format is
+// ignored and the structures are built again.
+const (
+	searchMagic    = "RPSEARCH"
+	searchFormat   = 1
+	searchSections = 5
+)
+
+// searchParts are the search structures that retrieval builds from an index's texts.
+type searchParts struct {
+	chunkBM25 *lexical.BM25
+	pageBM25  *lexical.BM25
+	titles    *lexical.BM25
+	lex       *lexicon
+	textKeys  []uint64 // per chunk, a hash of its trimmed text: chunks that say the same are one passage
+}
+
+// buildParts builds the search structures from ix's texts, which must be in memory; side by side when parallel
+// is set (they are independent of each other), else one after another.
+func buildParts(ix *index.Index, parallel bool) *searchParts {
+	sp := &searchParts{}
+	var wg sync.WaitGroup
+	do := func(f func()) {
+		if parallel {
+			wg.Go(f)
+		} else {
+			f()
+		}
+	}
+	do(func() { sp.chunkBM25 = chunkBM25(ix) })
+	do(func() { sp.pageBM25 = pageBM25(ix) })
+	do(func() { sp.titles = titleBM25(ix) })
+	do(func() { sp.lex = newLexicon(ix) })
+	do(func() { sp.textKeys = textKeys(ix) })
+	wg.Wait()
+	return sp
+}
+
+// chunkBM25 indexes each chunk's index.SearchText.
+func chunkBM25(ix *index.Index) *lexical.BM25 {
+	return lexical.NewBM25(index.ChunkSearchTexts(ix), lexical.Config{})
+}
+
+// pageBM25 indexes each page's index.PageSearchText.
+func pageBM25(ix *index.Index) *lexical.BM25 {
+	pages := make([]string, len(ix.Pages))
+	for i := range ix.Pages {
+		pages[i] = index.PageSearchText(&ix.Pages[i])
+	}
+	return lexical.NewBM25(pages, lexical.Config{})
+}
+
+// titleBM25 indexes each page's title, URL path and headings (pageFields).
+func titleBM25(ix *index.Index) *lexical.BM25 {
+	titles := make([]string, len(ix.Pages))
+	for i, p := range ix.Pages {
+		titles[i] = pageFields(p)
+	}
+	return lexical.NewBM25(titles, lexical.Config{})
+}
+
+// textKeys hashes every chunk's trimmed text (FNV-1a, 64 bits), so that passages repeated across pages are
+// recognised without reading their texts.
+func textKeys(ix *index.Index) []uint64 {
+	keys := make([]uint64, len(ix.Chunks))
+	h := fnv.New64a()
+	for i, c := range ix.Chunks {
+		h.Reset()
+		io.WriteString(h, strings.TrimSpace(c.Text))
+		keys[i] = h.Sum64()
+	}
+	return keys
+}
+
+// WriteSearch builds the search structures of ix, whose texts must be in memory, and writes them to w as
+// SearchFile. Ingest stores the file with each version (index.WriteOptions.Files). The structures are built,
+// written and dropped one at a time, so that ingest's peak memory grows by the largest (the chunks' BM25 index)
+// rather than by all of them.
+func WriteSearch(w io.Writer, ix *index.Index) error {
+	var b []byte
+	b = append(b, searchMagic...)
+	b = binary.LittleEndian.AppendUint32(b, searchFormat)
+	b = binary.LittleEndian.AppendUint32(b, index.SearchTextVersion)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(ix.Manifest.Version)))
+	b = pad8(append(b, ix.Manifest.Version...))
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	for _, build := range []func() ([]byte, error){
+		func() ([]byte, error) { return chunkBM25(ix).AppendBinary(nil) },
+		func() ([]byte, error) { return pageBM25(ix).AppendBinary(nil) },
+		func() ([]byte, error) { return titleBM25(ix).AppendBinary(nil) },
+		func() ([]byte, error) { return newLexicon(ix).appendBinary(nil), nil },
+		func() ([]byte, error) { return appendKeys(nil, textKeys(ix)), nil },
+	} {
+		sec, err := build()
+		if err != nil {
+			return fmt.Errorf("retrieval: search file: %w", err)
+		}
+		var size [8]byte
+		binary.LittleEndian.PutUint64(size[:], uint64(len(sec)))
+		if _, err := w.Write(size[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(pad8(sec)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendKeys(b []byte, keys []uint64) []byte {
+	for _, k := range keys {
+		b = binary.LittleEndian.AppendUint64(b, k)
+	}
+	return b
+}
+
+// SearchFileOf is the index.File that stores ix's search structures with it.
+func SearchFileOf(ix *index.Index) index.File {
+	return index.File{Name: SearchFile, Write: func(w io.Writer) error { return WriteSearch(w, ix) }}
+}
+
+func pad8(b []byte) []byte {
+	for len(b)%8 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// errStaleSearch reports a search file written for another index version or by another format.
+var errStaleSearch = errors.New("search file is stale")
+
+// readSearchFile reads the search structures stored with ix, or returns errStaleSearch (wrapped) when there is
+// no usable file, and another error when the file is damaged.
+func readSearchFile(ix *index.Index) (*searchParts, error) {
+	if ix.Dir() == "" {
+		return nil, fmt.Errorf("%w: the index was not loaded from disk", errStaleSearch)
+	}
+	data, err := ix.MapFile(SearchFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: no %s", errStaleSearch, SearchFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sp, err := readParts(data, ix.Manifest.Version, len(ix.Pages), len(ix.Chunks))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", SearchFile, err)
+	}
+	return sp, nil
+}
+
+// readParts decodes a search file for the index version with the given counts. The BM25 indexes and text keys
+// use data in place: it must not be modified afterwards, and must live as long as they do (a mapping of the
+// file that lives as long as the index).
+func readParts(data []byte, version string, pages, chunks int) (*searchParts, error) {
+	if len(data) < 24 || string(data[:8]) != searchMagic {
+		return nil, errors.New("not a search file")
+	}
+	if f, st := binary.LittleEndian.Uint32(data[8:]), binary.LittleEndian.Uint32(data[12:]); f != searchFormat || st != index.SearchTextVersion {
+		return nil, fmt.Errorf("%w: format %d, search texts %d; this binary builds %d, %d", errStaleSearch, f, st,
+			searchFormat, index.SearchTextVersion)
+	}
+	n := int(binary.LittleEndian.Uint32(data[16:]))
+	if n > len(data)-20 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if v := string(data[20 : 20+n]); v != version {
+		return nil, fmt.Errorf("%w: written for version %q", errStaleSearch, v)
+	}
+	at := (20 + n + 7) &^ 7
+	var sections [searchSections][]byte
+	for i := range sections {
+		if at+8 > len(data) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		size := binary.LittleEndian.Uint64(data[at:])
+		if size > uint64(len(data)-at-8) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		sections[i] = data[at+8 : at+8+int(size)]
+		at = (at + 8 + int(size) + 7) &^ 7
+	}
+	if at < len(data) {
+		return nil, fmt.Errorf("%d bytes after the last section", len(data)-at)
+	}
+	sp := &searchParts{}
+	var err error
+	bms := []**lexical.BM25{&sp.chunkBM25, &sp.pageBM25, &sp.titles}
+	docs := []int{chunks, pages, pages}
+	for i, bm := range bms {
+		if *bm, err = lexical.ReadBM25(sections[i]); err != nil {
+			return nil, err
+		}
+		if (*bm).Len() != docs[i] {
+			return nil, fmt.Errorf("BM25 index %d holds %d documents, want %d", i, (*bm).Len(), docs[i])
+		}
+	}
+	if sp.lex, err = readLexicon(sections[3]); err != nil {
+		return nil, fmt.Errorf("lexicon: %w", err)
+	}
+	keys := sections[4]
+	if len(keys) != 8*chunks {
+		return nil, fmt.Errorf("%d bytes of text keys for %d chunks", len(keys), chunks)
+	}
+	if chunks > 0 && uintptr(unsafe.Pointer(&keys[0]))%8 == 0 && littleEndian() {
+		sp.textKeys = unsafe.Slice((*uint64)(unsafe.Pointer(&keys[0])), chunks)
+	} else {
+		sp.textKeys = make([]uint64, chunks)
+		for i := range sp.textKeys {
+			sp.textKeys[i] = binary.LittleEndian.Uint64(keys[8*i:])
+		}
+	}
+	return sp, nil
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// appendBinary encodes what the lexicon counted (the rest is derived again on reading): its words' chunk
+// counts, heading counts and acronyms, each a count (uvarint) of entries, an entry a string (uvarint length and
+// bytes) and a uvarint or a second string.
+func (lx *lexicon) appendBinary(b []byte) []byte {
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	counts := func(m map[string]int) {
+		b = binary.AppendUvarint(b, uint64(len(m)))
+		for w, n := range m {
+			str(w)
+			b = binary.AppendUvarint(b, uint64(n))
+		}
+	}
+	counts(lx.df)
+	counts(lx.heading)
+	b = binary.AppendUvarint(b, uint64(len(lx.acronyms)))
+	for a, e := range lx.acronyms {
+		str(a)
+		str(e)
+	}
+	return b
+}
+
+func readLexicon(b []byte) (*lexicon, error) {
+	var err error
+	uvarint := func() int {
+		if err != nil {
+			return 0
+		}
+		v, n := binary.Uvarint(b)
+		if n <= 0 || v > 1<<40 {
+			err = io.ErrUnexpectedEOF
+			return 0
+		}
+		b = b[n:]
+		return int(v)
+	}
+	str := func() string {
+		n := uvarint()
+		if err != nil || n > len(b) {
+			err = io.ErrUnexpectedEOF
+			return ""
+		}
+		s := string(b[:n])
+		b = b[n:]
+		return s
+	}
+	counts := func() map[string]int {
+		n := uvarint()
+		if err != nil || n > len(b) {
+			err = io.ErrUnexpectedEOF
+			return nil
+		}
+		m := make(map[string]int, n)
+		for range n {
+			w := str()
+			m[w] = uvarint()
+			if err != nil {
+				return nil
+			}
+		}
+		return m
+	}
+	lx := newEmptyLexicon()
+	lx.df = counts()
+	lx.heading = counts()
+	n := uvarint()
+	if err == nil && n > len(b) {
+		err = io.ErrUnexpectedEOF
+	}
+	for i := 0; err == nil && i < n; i++ {
+		a := str()
+		lx.acronyms[a] = str()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the acronyms", len(b))
+	}
+	lx.derive()
+	return lx, nil
+}
