@@ -68,3 +68,34 @@ func TestAcronymScanner(t *testing.T) {
 		t.Errorf("acronyms = %q, want %q", got, want)
 	}
 }
+
+func TestLexiconBinary(t *testing.T) {
+	ix := &index.Index{
+		Pages: []index.Page{
+			{Title: "Sustainability", Markdown: "# Minors\n\nThe minor in Corporate Sustainability (CS) is new."},
+			{Title: "Computing", Markdown: "# Computer Science (CS)\n\nThe Computer Science (CS) major. Ünïcode wörds."},
+		},
+		Chunks: []index.Chunk{
+			{PageID: 0, Text: "The minor in Corporate Sustainability (CS) is new."},
+			{PageID: 1, Text: "The Computer Science (CS) major, majors and majoring."},
+			{PageID: 1, Text: "Ünïcode wörds, computer science again."},
+		},
+	}
+	want := newLexicon(ix)
+	b := want.appendBinary(nil)
+	got, err := readLexicon(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(lexicon{})); diff != "" {
+		t.Errorf("lexicon read back (-built +read):\n%s", diff)
+	}
+	for n := range len(b) {
+		if _, err := readLexicon(b[:n]); err == nil {
+			t.Errorf("readLexicon accepted %d of %d bytes", n, len(b))
+		}
+	}
+	if _, err := readLexicon(append(slices.Clone(b), 0)); err == nil {
+		t.Error("readLexicon accepted a trailing byte")
+	}
+}

@@ -1,12 +1,20 @@
 package retrieval_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/tokenizer"
@@ -42,4 +50,107 @@ func TestOpenGently(t *testing.T) {
 			t.Errorf("%q: Open and OpenGently differ (-Open +OpenGently):\n%s", q, diff)
 		}
 	}
+}
+
+// TestSearchFile checks that a retriever reading the search structures ingest stored (search.bin) answers as
+// one that builds them from the texts, in memory or on disk; that a file of another version is ignored; and
+// that a damaged one stops the load.
+func TestSearchFile(t *testing.T) {
+	dir := t.TempDir()
+	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, dir)
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := retrieval.EmbedderFor(ix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := retrieval.New(ix, emb, tok, retrieval.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := retrieval.Open(dir, nil, tok, retrieval.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stored.Index().TextsOnDisk() {
+		t.Error("Open left the texts in memory")
+	}
+	path := filepath.Join(stored.Index().Dir(), retrieval.SearchFile)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("ingest stored no search file: %v", err)
+	}
+
+	// A file written for another version, from other texts, is ignored: the structures are built again.
+	other, _ := ix.Whole()
+	o := *other
+	o.Manifest.Version = "other"
+	o.Chunks = slices.Clone(o.Chunks)
+	for i := range o.Chunks {
+		o.Chunks[i].Text = "nothing of the site"
+	}
+	var stale bytes.Buffer
+	if err := retrieval.WriteSearch(&stale, &o); err != nil {
+		t.Fatal(err)
+	}
+	replace(t, path, stale.Bytes())
+	rebuilt, err := retrieval.Open(dir, nil, tok, retrieval.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range exampleQuestions(t) {
+		want, err := built.Retrieve(context.Background(), q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range map[string]*retrieval.Retriever{"search file": stored, "stale search file": rebuilt} {
+			got, err := r.Retrieve(context.Background(), q, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Pages, got.Pages); diff != "" || want.Context != got.Context ||
+				!cmp.Equal(want.Chunks, got.Chunks, cmpopts.IgnoreUnexported(retrieval.ChunkHit{})) {
+				t.Errorf("%q: %s differs from building in memory (-built +%s):\n%s", q, name, name, diff)
+			}
+		}
+	}
+
+	// A damaged file (a byte of the chunk index flipped) stops the load with an error naming it.
+	bad := slices.Clone(good)
+	bad[len(bad)/4] ^= 0xff
+	replace(t, path, bad)
+	if _, err := retrieval.Open(dir, nil, tok, retrieval.DefaultConfig()); err == nil || !strings.Contains(err.Error(), retrieval.SearchFile) {
+		t.Errorf("Open with a damaged search file: %v, want an error naming %s", err, retrieval.SearchFile)
+	}
+}
+
+// replace writes a new file in place of path, as ingest writes versions: never into a file a retriever may have
+// mapped (truncating a mapped file faults its readers).
+func replace(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path+".new", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exampleQuestions(t *testing.T) []string {
+	t.Helper()
+	var qs []string
+	for line := range strings.Lines(string(examples.Questions)) {
+		var q struct{ Question string }
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			t.Fatal(err)
+		}
+		qs = append(qs, q.Question)
+	}
+	return qs
 }
