@@ -82,12 +82,22 @@ func PageSearchText(p *Page) string { return p.Title + "\n" + p.Title + "\n" + S
 
 // ChunkSearchTexts are the SearchText of every chunk of ix, in chunk order.
 func ChunkSearchTexts(ix *Index) []string {
-	trails := ChunkContexts(ix)
+	text := ChunkSearchText(ix)
 	out := make([]string, len(ix.Chunks))
-	for i, c := range ix.Chunks {
-		out[i] = SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
+	for i := range ix.Chunks {
+		out[i] = text(i)
 	}
 	return out
+}
+
+// ChunkSearchText returns a function that composes the SearchText of chunk i of ix, for a caller that reads
+// them one at a time and need not hold them all (a large site's are hundreds of megabytes).
+func ChunkSearchText(ix *Index) func(i int) string {
+	trails := ChunkContexts(ix)
+	return func(i int) string {
+		c := ix.Chunks[i]
+		return SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
+	}
 }
 
 // StripLinks turns markdown links into their text and drops bare URLs (a scanner: this runs over every chunk of

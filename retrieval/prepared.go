@@ -68,25 +68,18 @@ func buildParts(ix *index.Index, parallel bool) *searchParts {
 
 // chunkBM25 indexes each chunk's index.SearchText.
 func chunkBM25(ix *index.Index) *lexical.BM25 {
-	return lexical.NewBM25(index.ChunkSearchTexts(ix), lexical.Config{})
+	return lexical.NewBM25Func(len(ix.Chunks), index.ChunkSearchText(ix), lexical.Config{})
 }
 
 // pageBM25 indexes each page's index.PageSearchText.
 func pageBM25(ix *index.Index) *lexical.BM25 {
-	pages := make([]string, len(ix.Pages))
-	for i := range ix.Pages {
-		pages[i] = index.PageSearchText(&ix.Pages[i])
-	}
-	return lexical.NewBM25(pages, lexical.Config{})
+	return lexical.NewBM25Func(len(ix.Pages), func(i int) string { return index.PageSearchText(&ix.Pages[i]) },
+		lexical.Config{})
 }
 
 // titleBM25 indexes each page's title, URL path and headings (pageFields).
 func titleBM25(ix *index.Index) *lexical.BM25 {
-	titles := make([]string, len(ix.Pages))
-	for i, p := range ix.Pages {
-		titles[i] = pageFields(p)
-	}
-	return lexical.NewBM25(titles, lexical.Config{})
+	return lexical.NewBM25Func(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i]) }, lexical.Config{})
 }
 
 // textKeys hashes every chunk's trimmed text (FNV-1a, 64 bits), so that passages repeated across pages are
@@ -116,27 +109,35 @@ func WriteSearch(w io.Writer, ix *index.Index) error {
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
-	for _, build := range []func() ([]byte, error){
-		func() ([]byte, error) { return chunkBM25(ix).AppendBinary(nil) },
-		func() ([]byte, error) { return pageBM25(ix).AppendBinary(nil) },
-		func() ([]byte, error) { return titleBM25(ix).AppendBinary(nil) },
-		func() ([]byte, error) { return newLexicon(ix).appendBinary(nil), nil },
-		func() ([]byte, error) { return appendKeys(nil, textKeys(ix)), nil },
+	section := func(size int, write func(w io.Writer) error) error {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(size))
+		if _, err := w.Write(n[:]); err != nil {
+			return err
+		}
+		if err := write(w); err != nil {
+			return err
+		}
+		_, err := w.Write(make([]byte, (8-size%8)%8))
+		return err
+	}
+	bytes := func(b []byte) error {
+		return section(len(b), func(w io.Writer) error { _, err := w.Write(b); return err })
+	}
+	for _, build := range []func() *lexical.BM25{
+		func() *lexical.BM25 { return chunkBM25(ix) },
+		func() *lexical.BM25 { return pageBM25(ix) },
+		func() *lexical.BM25 { return titleBM25(ix) },
 	} {
-		sec, err := build()
-		if err != nil {
+		bm := build()
+		if err := section(bm.BinarySize(), func(w io.Writer) error { _, err := bm.WriteTo(w); return err }); err != nil {
 			return fmt.Errorf("retrieval: search file: %w", err)
 		}
-		var size [8]byte
-		binary.LittleEndian.PutUint64(size[:], uint64(len(sec)))
-		if _, err := w.Write(size[:]); err != nil {
-			return err
-		}
-		if _, err := w.Write(pad8(sec)); err != nil {
-			return err
-		}
 	}
-	return nil
+	if err := bytes(newLexicon(ix).appendBinary(nil)); err != nil {
+		return err
+	}
+	return bytes(appendKeys(nil, textKeys(ix)))
 }
 
 func appendKeys(b []byte, keys []uint64) []byte {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"slices"
 	"unsafe"
@@ -67,15 +68,92 @@ func (b *BM25) MarshalBinary() ([]byte, error) { return b.AppendBinary(nil) }
 // configuration, the term table and the posting lists, which ReadBM25 reads back into an index that searches
 // exactly as b does.
 func (b *BM25) AppendBinary(dst []byte) ([]byte, error) {
-	t, p := len(b.idf), len(b.docs)
-	size := binarySize(uint64(t), uint64(p), uint64(len(b.termText)))
-	if b.n > math.MaxInt32 || t > math.MaxInt32 || p > math.MaxInt32 || len(b.termText) > math.MaxUint32 ||
-		size > uint64(math.MaxInt-len(dst)) {
-		return dst, fmt.Errorf("lexical: BM25 index too large for the binary form (%d documents, %d terms, %d postings)",
-			b.n, t, p)
+	size, err := b.checkSize()
+	if err != nil || size > uint64(math.MaxInt-len(dst)) {
+		return dst, b.tooLarge()
 	}
 	start := len(dst)
 	dst = slices.Grow(dst, int(size))
+	dst = b.appendHeader(dst)
+	dst = appendWords(dst, b.idf)
+	dst = appendWords(dst, b.offs)
+	dst = appendWords(dst, b.termOffs)
+	dst = appendWords(dst, b.docs)
+	dst = appendWords(dst, b.impact)
+	dst = append(dst, b.termText...)
+	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+	return dst, nil
+}
+
+// BinarySize returns the length of the index's binary form.
+func (b *BM25) BinarySize() int {
+	return int(binarySize(uint64(len(b.idf)), uint64(len(b.docs)), uint64(len(b.termText))))
+}
+
+// WriteTo writes the index's binary form (AppendBinary's) to w without building it in memory first: the form
+// of a large site's chunk index is hundreds of megabytes.
+func (b *BM25) WriteTo(w io.Writer) (int64, error) {
+	if _, err := b.checkSize(); err != nil {
+		return 0, err
+	}
+	crc := crc32.New(castagnoli)
+	cw := &countWriter{w: io.MultiWriter(w, crc)}
+	cw.Write(b.appendHeader(make([]byte, 0, headerSize)))
+	writeWords(cw, b.idf)
+	writeWords(cw, b.offs)
+	writeWords(cw, b.termOffs)
+	writeWords(cw, b.docs)
+	writeWords(cw, b.impact)
+	io.WriteString(cw, b.termText)
+	if cw.err != nil {
+		return cw.n, cw.err
+	}
+	n, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	return cw.n + int64(n), err
+}
+
+// countWriter counts what it writes and keeps the first error, after which it writes nothing.
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
+
+// writeWords writes s to w as little-endian 4-byte words, a bounded buffer at a time.
+func writeWords[T word](w io.Writer, s []T) {
+	const step = 1 << 14
+	buf := make([]byte, 0, 4*step)
+	for i := 0; i < len(s); i += step {
+		w.Write(appendWords(buf[:0], s[i:min(i+step, len(s))]))
+	}
+}
+
+func (b *BM25) checkSize() (uint64, error) {
+	t, p := len(b.idf), len(b.docs)
+	if b.n > math.MaxInt32 || t > math.MaxInt32 || p > math.MaxInt32 || len(b.termText) > math.MaxUint32 {
+		return 0, b.tooLarge()
+	}
+	return binarySize(uint64(t), uint64(p), uint64(len(b.termText))), nil
+}
+
+func (b *BM25) tooLarge() error {
+	return fmt.Errorf("lexical: BM25 index too large for the binary form (%d documents, %d terms, %d postings)",
+		b.n, len(b.idf), len(b.docs))
+}
+
+// appendHeader appends the binary form's header.
+func (b *BM25) appendHeader(dst []byte) []byte {
+	t, p := len(b.idf), len(b.docs)
 	dst = append(dst, binaryMagic...)
 	dst = binary.LittleEndian.AppendUint16(dst, binaryVersion)
 	var flags uint32
@@ -93,15 +171,7 @@ func (b *BM25) AppendBinary(dst []byte) ([]byte, error) {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(t))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(p))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b.termText)))
-	dst = binary.LittleEndian.AppendUint32(dst, 0)
-	dst = appendWords(dst, b.idf)
-	dst = appendWords(dst, b.offs)
-	dst = appendWords(dst, b.termOffs)
-	dst = appendWords(dst, b.docs)
-	dst = appendWords(dst, b.impact)
-	dst = append(dst, b.termText...)
-	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
-	return dst, nil
+	return binary.LittleEndian.AppendUint32(dst, 0)
 }
 
 // binarySize is the length of the binary form of an index of t terms, p postings and s bytes of term text.

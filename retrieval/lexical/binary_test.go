@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -323,4 +324,23 @@ func FuzzReadBM25(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWriteTo checks that streaming the binary form writes exactly what AppendBinary builds.
+func TestWriteTo(t *testing.T) {
+	docs, _ := syntheticCorpus(3000, 0)
+	for _, b := range []*BM25{NewBM25(docs, Config{}), NewBM25(nil, Config{})} {
+		want, err := b.AppendBinary(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		n, err := b.WriteTo(&got)
+		if err != nil || n != int64(len(want)) || b.BinarySize() != len(want) {
+			t.Fatalf("WriteTo = %d, %v; BinarySize %d; want %d bytes", n, err, b.BinarySize(), len(want))
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Error("WriteTo differs from AppendBinary")
+		}
+	}
 }

@@ -70,8 +70,14 @@ type accumulator struct {
 
 // NewBM25 indexes docs; document i is Hit.Doc i.
 func NewBM25(docs []string, cfg Config) *BM25 {
+	return NewBM25Func(len(docs), func(i int) string { return docs[i] }, cfg)
+}
+
+// NewBM25Func indexes n documents, asking doc for each once, in order: a caller that composes the texts need
+// not hold them all.
+func NewBM25Func(n int, doc func(i int) string, cfg Config) *BM25 {
 	cfg = cfg.withDefaults()
-	b := &BM25{cfg: cfg, n: len(docs)}
+	b := &BM25{cfg: cfg, n: n}
 	ids := make(map[string]int32) // term -> index in postings, numbered in order of first occurrence
 	// Words repeat across documents far more than they are new: caching word -> term index saves stemming
 	// and re-hashing. noTerm marks dropped words (stopwords).
@@ -82,12 +88,12 @@ func NewBM25(docs []string, cfg Config) *BM25 {
 		counts   []int32
 		touched  []int32
 		buf      []byte
-		lengths  = make([]int32, len(docs))
+		lengths  = make([]int32, n)
 		total    int64
 	)
-	for d, text := range docs {
+	for d := range n {
 		var dl int32
-		buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
+		buf = textnorm.AppendWords(buf, doc(d), func(w []byte) bool {
 			t, ok := words[string(w)]
 			if !ok {
 				term := cfg.Analyzer.term(w)
@@ -126,7 +132,7 @@ func NewBM25(docs []string, cfg Config) *BM25 {
 	if b.avgdl == 0 {
 		b.avgdl = 1
 	}
-	norm := make([]float64, len(docs)) // k1*(1-b+b*|d|/avgdl)
+	norm := make([]float64, n) // k1*(1-b+b*|d|/avgdl)
 	for d, l := range lengths {
 		norm[d] = cfg.K1 * (1 - cfg.B + cfg.B*float64(l)/b.avgdl)
 	}
@@ -161,6 +167,7 @@ func NewBM25(docs []string, cfg Config) *BM25 {
 			b.docs = append(b.docs, p.doc)
 			b.impact = append(b.impact, float32(idf*tf*(cfg.K1+1)/(tf+norm[p.doc])))
 		}
+		postings[old] = nil // what the final arrays hold is free to go: the build's peak is the postings once
 		b.offs[t+1] = int32(len(b.docs))
 	}
 	b.termText = text.String()
