@@ -51,3 +51,13 @@ func (ix *Index) MapFile(name string) ([]byte, error) {
 	ix.maps = append(ix.maps, m)
 	return m.data, nil
 }
+
+// ReleaseMapped tells the kernel that the pages of the index's mapped files are not needed now: loading read
+// them all (checking the search structures), but a request touches only the posting lists of its terms, and
+// with Qdrant answering the vector searches no row of the mapped vectors at all. The pages come back from the
+// page cache (or the disk) when touched, so the process's resident memory is what its requests use.
+func (ix *Index) ReleaseMapped() {
+	for _, m := range ix.maps {
+		dontNeed(m.data)
+	}
+}

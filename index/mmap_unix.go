@@ -15,3 +15,9 @@ func mmap(f *os.File, size int64) ([]byte, error) {
 }
 
 func munmap(b []byte) { _ = syscall.Munmap(b) }
+
+func dontNeed(b []byte) {
+	if len(b) > 0 {
+		_ = syscall.Madvise(b, syscall.MADV_DONTNEED)
+	}
+}

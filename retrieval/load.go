@@ -63,7 +63,12 @@ func prepare(ix *index.Index, remote embed.Embedder, tok *tokenizer.Tokenizer, c
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
 	}
-	return newRetriever(ix, emb, tok, cfg, parts)
+	r, err := newRetriever(ix, emb, tok, cfg, parts)
+	if err != nil {
+		return nil, err
+	}
+	ix.ReleaseMapped()
+	return r, nil
 }
 
 // EmbedderFor returns the embedder that computes query vectors comparable with ix's.
