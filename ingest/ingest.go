@@ -134,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			run.tokLoad.start()
 			return
 		}
-		prev, err := index.Load(cfg.IndexDir)
+		prev, err := index.LoadWith(cfg.IndexDir, index.LoadOptions{TextsOnDisk: true})
 		if err != nil && !errors.Is(err, index.ErrNoIndex) {
 			cfg.Logger.Warn("previous index unreadable; rebuilding everything", "err", err)
 		}
@@ -144,6 +144,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}()
 
+	defer func() {
+		<-run.prevReady
+		run.prev.close()
+	}()
 	docs, err := run.fetchAndClean(ctx)
 	if err != nil {
 		return nil, err

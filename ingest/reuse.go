@@ -82,13 +82,28 @@ func (r *reuse) revisits() map[string]crawl.Revisit {
 	return out
 }
 
-func (r *reuse) chunks(p *index.Page) []chunk.Chunk {
+// markdown returns the previous page's markdown, read from the previous index (whose texts stay on disk, so
+// that a re-ingest holds only the texts it keeps).
+func (r *reuse) markdown(p *index.Page) (string, error) { return r.ix.PageMarkdown(p.ID) }
+
+// chunks returns the previous page's chunks.
+func (r *reuse) chunks(p *index.Page) ([]chunk.Chunk, error) {
 	out := make([]chunk.Chunk, len(p.Chunks))
 	for i, id := range p.Chunks {
-		c := r.ix.Chunks[id]
-		out[i] = chunk.Chunk{Text: c.Text, Tokens: c.Tokens}
+		text, err := r.ix.ChunkText(id)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = chunk.Chunk{Text: text, Tokens: r.ix.Chunks[id].Tokens}
 	}
-	return out
+	return out, nil
+}
+
+// close releases the previous index's files.
+func (r *reuse) close() {
+	if r != nil {
+		r.ix.Close()
+	}
 }
 
 // llmSummary returns the previous summary of content with this hash when model wrote it (not when it is the

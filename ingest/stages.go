@@ -217,8 +217,15 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		d.rawHash = old.RawHash
 	}
 	if old != nil && old.RawHash == d.rawHash {
-		d.title, d.markdown, d.hash, d.reused, d.faq = old.Title, old.Markdown, old.Hash, old, old.FAQ
-		return d
+		md, err := r.prev.markdown(old)
+		if err == nil {
+			d.title, d.markdown, d.hash, d.reused, d.faq = old.Title, md, old.Hash, old, old.FAQ
+			return d
+		}
+		r.cfg.Logger.Warn("previous markdown unreadable; cleaning the page again", "url", p.URL, "err", err)
+		if p.NotModified {
+			return nil // no body to clean: the page is fetched in full by the next crawl
+		}
 	}
 	base := p.URL
 	if p.Source != "" {
@@ -408,27 +415,34 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 	defer bar.done()
 	per := make([][]chunk.Chunk, len(ix.Pages))
 	olds := make([]*index.Page, len(ix.Pages))
-	for i := range ix.Pages {
-		if old := r.prev.page(ix.Pages[i].URL); old == nil || old.Hash != ix.Pages[i].Hash {
-			tok, err := r.tokLoad.get()
-			if err != nil {
-				return fmt.Errorf("ingest: %w", err)
+	// Read the chunks of unchanged pages (from disk: side by side), then split the others, with the tokenizer
+	// loaded only if there are any.
+	parallel(len(ix.Pages), func(i int) {
+		p := &ix.Pages[i]
+		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash {
+			cs, err := r.prev.chunks(old)
+			if err == nil {
+				per[i], olds[i] = cs, old
+				return
 			}
-			r.tok = tok
-			break
+			r.cfg.Logger.Warn("previous chunks unreadable; splitting the page again", "url", p.URL, "err", err)
 		}
+	})
+	if slices.Contains(olds, nil) {
+		tok, err := r.tokLoad.get()
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		r.tok = tok
 	}
 	parallel(len(ix.Pages), func(i int) {
 		defer bar.add(1)
 		if ctx.Err() != nil {
 			return
 		}
-		p := &ix.Pages[i]
-		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash {
-			per[i], olds[i] = r.prev.chunks(old), old
-			return
+		if olds[i] == nil {
+			per[i] = chunk.Split(r.tok, ix.Pages[i].Markdown, r.cfg.Chunk)
 		}
-		per[i] = chunk.Split(r.tok, p.Markdown, r.cfg.Chunk)
 	})
 	r.fromChunk = r.fromChunk[:0]
 	for i := range ix.Pages {
