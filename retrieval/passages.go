@@ -78,7 +78,11 @@ type passageQuery struct {
 	first [256]bool      // the terms' first bytes, which are their words' (stemming changes a word's end)
 	words map[string]int // word -> term, for words with such a first byte (stems each word once)
 	buf   []byte
+	hits  []termHit
 }
+
+// termHit is a question term found at a position of a text.
+type termHit struct{ pos, bit int }
 
 func newPassageQuery(question string) *passageQuery {
 	q := &passageQuery{terms: map[string]int{}, words: map[string]int{}}
@@ -124,9 +128,8 @@ func (q *passageQuery) term(w []byte) int {
 // coverage is the largest share of the question's terms that one window of text holds: passageWindow
 // consecutive words (stopwords not counted), or a table row together with its table's header row.
 func (q *passageQuery) coverage(text string) float64 {
-	type hit struct{ pos, bit int }
 	var (
-		hits   []hit
+		hits   = q.hits[:0]
 		pos    int
 		best   int
 		header uint64 // the current table's header row
@@ -142,7 +145,7 @@ func (q *passageQuery) coverage(text string) float64 {
 			case otherWord:
 				pos++
 			default:
-				hits = append(hits, hit{pos, i})
+				hits = append(hits, termHit{pos, i})
 				m |= 1 << i
 				pos++
 			}
@@ -159,6 +162,7 @@ func (q *passageQuery) coverage(text string) float64 {
 		best = max(best, bits.OnesCount64(header|m))
 		prev = m
 	}
+	q.hits = hits
 	var count [maxPassageTerms]int
 	var win uint64
 	lo := 0
