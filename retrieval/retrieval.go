@@ -68,6 +68,9 @@ type Config struct {
 	PageBoost float64
 	// KeepChunks is how many fused chunks the context may use; default 40.
 	KeepChunks int
+	// NoPassageRerank keeps the fused chunk order instead of reranking the candidate chunks by how many of the
+	// question's terms one window of each holds (see selectPassages; eval ablations).
+	NoPassageRerank bool
 	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, the FHNW prototype's choice,
 	// which beats the usual 60 on the Berkeley questions (eval ablations). RRFRankBase is the rank of a list's first
 	// item: 0 (the FHNW prototype's) or 1 (the usual).

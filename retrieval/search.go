@@ -241,15 +241,19 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 			lists, weights = append(lists, lex), append(weights, 1)
 		}
 	}
-	return r.topChunks(r.fuseWeighted(lists, weights), pages), nil
+	fused := r.fuseWeighted(lists, weights)
+	if r.cfg.NoPassageRerank {
+		return r.topChunks(fused, pages, r.cfg.KeepChunks), nil
+	}
+	return r.selectPassages(queries, r.topChunks(fused, pages, max(passageCandidates, r.cfg.KeepChunks))), nil
 }
 
-// topChunks ranks fused chunks with their page's rank and keeps the best KeepChunks, each text once. A chunk's
+// topChunks ranks fused chunks with their page's rank and keeps the best keep, each text once. A chunk's
 // score is multiplied by 1 + PageBoost/(1 + its page's rank), so when passages of several kept pages score
 // alike, the best page's win. Sites repeat passages across pages (a course description on the course list, the
 // department page and the programme page) and a copy only takes context budget from other passages; the copy
 // kept is the one on the best-ranked page.
-func (r *Retriever) topChunks(fused []scored, pages []scored) []scored {
+func (r *Retriever) topChunks(fused []scored, pages []scored, keep int) []scored {
 	pageRank := make(map[int]int, len(pages))
 	for i, p := range pages {
 		pageRank[p.id] = i
@@ -268,7 +272,7 @@ func (r *Retriever) topChunks(fused []scored, pages []scored) []scored {
 			}
 			continue
 		}
-		if len(out) == r.cfg.KeepChunks {
+		if len(out) == keep {
 			continue // still looking for copies of kept chunks on better pages
 		}
 		first[text] = len(out)

@@ -63,7 +63,7 @@ func TestTopChunks(t *testing.T) {
 		r := &Retriever{ix: ix, textKeys: textKeys(ix)}
 		r.cfg = Config{PageBoost: tt.boost, KeepChunks: tt.keep}.withDefaults()
 		var got []int
-		for _, c := range r.topChunks(fused(), pages) {
+		for _, c := range r.topChunks(fused(), pages, r.cfg.KeepChunks) {
 			got = append(got, c.id)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {

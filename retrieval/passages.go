@@ -1,0 +1,186 @@
+package retrieval
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// Passage selection. Chunk search ranks whole chunks, and on long pages and pages with large tables the chunk
+// that states the asked fact loses to chunks that repeat a few of the question's words (often the page's rarest
+// word) many times, or to shorter chunks that BM25's length normalisation favours. A passage that answers a
+// question usually holds most of the question's words close together: the sentence "42 units of upper division
+// coursework ... in bioengineering" for "how many upper div units for bioengineering", a table row under a header
+// naming what is asked. So the fused candidates are reranked by their coverage: the share of the question's
+// distinct terms (stemmed, without stopwords) found together in one window of the chunk, a run of
+// passageWindow words or a table row with its header row. Each fused score is multiplied by coverage² (squared,
+// so that holding the question beats a small lead in the fused order; coverage alone moved fewer answers into
+// small contexts), and the best KeepChunks stay.
+//
+// Eval on both dev sites: proximity beats coverage over the whole chunk; counting terms beats weighting them by
+// IDF (the rarest words of a question are often not what it asks: "start", "long", "keep"); the question's own
+// terms beat adding its rewrites' (expansions bring alternatives of one word, which then count several times);
+// adding the chunk's heading trail to every window lost passages (every chunk of a page then shares the page's
+// words). Chunk texts are read at query time, for the candidates alone: nothing is kept per chunk.
+const (
+	// passageWindow is the window, in words that are not stopwords, whose question terms count together: about
+	// a sentence or two.
+	passageWindow = 20
+	// passageCandidates is how many of the best fused chunks are reranked, at least (KeepChunks when more).
+	passageCandidates = 40
+	// maxPassageTerms bounds the question terms counted (a bit each).
+	maxPassageTerms = 64
+)
+
+// chunkText is a chunk's text; passage selection reads chunk texts only through it.
+func (r *Retriever) chunkText(id int) string { return r.ix.Chunks[id].Text }
+
+// selectPassages reorders cands, fused chunks best first, by passage coverage of the question (queries[0]) and
+// keeps the best KeepChunks. A question without terms keeps the fused order.
+func (r *Retriever) selectPassages(queries []string, cands []scored) []scored {
+	keep := min(r.cfg.KeepChunks, len(cands))
+	if len(queries) == 0 || keep == 0 {
+		return cands[:keep]
+	}
+	q := newPassageQuery(queries[0])
+	if q.n == 0 {
+		return cands[:keep]
+	}
+	// cands are in fused order and coverage is at most 1, so once a fused score is no better than the keep-th
+	// best reranked score, neither that chunk nor any after it can be kept.
+	out := slices.Clone(cands)
+	top := make([]float64, 0, keep+1) // the best reranked scores, best first
+	for i := range out {
+		if len(top) == keep && out[i].score <= top[keep-1] {
+			out = out[:i]
+			break
+		}
+		c := q.coverage(r.chunkText(out[i].id))
+		out[i].score *= c * c
+		j, _ := slices.BinarySearchFunc(top, out[i].score, func(a, b float64) int { return cmp.Compare(b, a) })
+		if top = slices.Insert(top, j, out[i].score); len(top) > keep {
+			top = top[:keep]
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].score > out[b].score })
+	return out[:min(keep, len(out))]
+}
+
+// passageQuery is a question's distinct terms, numbered, with a cache from words to them.
+type passageQuery struct {
+	terms map[string]int // term -> its bit
+	n     int
+	first [256]bool      // the terms' first bytes, which are their words' (stemming changes a word's end)
+	words map[string]int // word -> term, for words with such a first byte (stems each word once)
+	buf   []byte
+	hits  []termHit
+}
+
+// termHit is a question term found at a position of a text.
+type termHit struct{ pos, bit int }
+
+func newPassageQuery(question string) *passageQuery {
+	q := &passageQuery{terms: map[string]int{}, words: map[string]int{}}
+	textnorm.Terms(question, func(t string) bool {
+		if _, ok := q.terms[t]; !ok && q.n < maxPassageTerms {
+			q.terms[t] = q.n
+			q.first[t[0]] = true
+			q.n++
+		}
+		return true
+	})
+	return q
+}
+
+// Values of passageQuery.term for words that are not question terms.
+const (
+	otherWord = -1
+	stopword  = -2
+)
+
+// term returns the bit of word w's term, otherWord or stopword.
+func (q *passageQuery) term(w []byte) int {
+	if !q.first[w[0]] { // most words: no term starts with their letter
+		if textnorm.IsStopword(string(w)) {
+			return stopword
+		}
+		return otherWord
+	}
+	if i, ok := q.words[string(w)]; ok {
+		return i
+	}
+	s := string(w)
+	i := otherWord
+	if textnorm.IsStopword(s) {
+		i = stopword
+	} else if j, ok := q.terms[textnorm.Stem(s)]; ok {
+		i = j
+	}
+	q.words[s] = i
+	return i
+}
+
+// coverage is the largest share of the question's terms that one window of text holds: passageWindow
+// consecutive words (stopwords not counted), or a table row together with its table's header row.
+func (q *passageQuery) coverage(text string) float64 {
+	var (
+		hits   = q.hits[:0]
+		pos    int
+		best   int
+		header uint64 // the current table's header row
+		row    int    // lines into the current table: 0 outside one
+		prev   uint64 // the previous line's terms
+	)
+	for line := range strings.Lines(index.StripLinks(text)) {
+		t := strings.TrimSpace(line)
+		var m uint64
+		q.buf = textnorm.AppendWords(q.buf, t, func(w []byte) bool {
+			switch i := q.term(w); i {
+			case stopword:
+			case otherWord:
+				pos++
+			default:
+				hits = append(hits, termHit{pos, i})
+				m |= 1 << i
+				pos++
+			}
+			return true
+		})
+		if !strings.HasPrefix(t, "|") {
+			row, header, prev = 0, 0, m
+			continue
+		}
+		row++
+		if row == 2 && isTableSeparator(t) {
+			header = prev // a table's first line is its header when a separator row follows
+		}
+		best = max(best, bits.OnesCount64(header|m))
+		prev = m
+	}
+	q.hits = hits
+	var count [maxPassageTerms]int
+	var win uint64
+	lo := 0
+	for _, h := range hits {
+		for hits[lo].pos <= h.pos-passageWindow {
+			if count[hits[lo].bit]--; count[hits[lo].bit] == 0 {
+				win &^= 1 << hits[lo].bit
+			}
+			lo++
+		}
+		count[h.bit]++
+		win |= 1 << h.bit
+		best = max(best, bits.OnesCount64(win))
+	}
+	return float64(best) / float64(q.n)
+}
+
+// isTableSeparator reports whether a markdown table line is the separator row under the header ("|---|:--:|").
+func isTableSeparator(line string) bool {
+	return strings.Contains(line, "-") && strings.Trim(line, "|-: ") == ""
+}
