@@ -37,19 +37,37 @@ const (
 	maxPassageTerms = 64
 )
 
-// chunkText is a chunk's text; passage selection reads chunk texts only through it.
-func (r *Retriever) chunkText(id int) string { return r.ix.Chunks[id].Text }
+// chunkTexts reads the texts of a request's chunks (from disk, for a served index) once each: passage
+// selection reads its candidates', the context the chosen ones'.
+type chunkTexts struct {
+	ix   *index.Index
+	read map[int]string
+}
+
+func (r *Retriever) newChunkTexts() *chunkTexts { return &chunkTexts{ix: r.ix, read: map[int]string{}} }
+
+func (t *chunkTexts) get(id int) (string, error) {
+	if s, ok := t.read[id]; ok {
+		return s, nil
+	}
+	s, err := t.ix.ChunkText(id)
+	if err != nil {
+		return "", err
+	}
+	t.read[id] = s
+	return s, nil
+}
 
 // selectPassages reorders cands, fused chunks best first, by passage coverage of the question (queries[0]) and
 // keeps the best KeepChunks. A question without terms keeps the fused order.
-func (r *Retriever) selectPassages(queries []string, cands []scored) []scored {
+func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chunkTexts) ([]scored, error) {
 	keep := min(r.cfg.KeepChunks, len(cands))
 	if len(queries) == 0 || keep == 0 {
-		return cands[:keep]
+		return cands[:keep], nil
 	}
 	q := newPassageQuery(queries[0])
 	if q.n == 0 {
-		return cands[:keep]
+		return cands[:keep], nil
 	}
 	// cands are in fused order and coverage is at most 1, so once a fused score is no better than the keep-th
 	// best reranked score, neither that chunk nor any after it can be kept.
@@ -60,7 +78,11 @@ func (r *Retriever) selectPassages(queries []string, cands []scored) []scored {
 			out = out[:i]
 			break
 		}
-		c := q.coverage(r.chunkText(out[i].id))
+		text, err := texts.get(out[i].id)
+		if err != nil {
+			return nil, err
+		}
+		c := q.coverage(text)
 		out[i].score *= c * c
 		j, _ := slices.BinarySearchFunc(top, out[i].score, func(a, b float64) int { return cmp.Compare(b, a) })
 		if top = slices.Insert(top, j, out[i].score); len(top) > keep {
@@ -68,7 +90,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored) []scored {
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].score > out[b].score })
-	return out[:min(keep, len(out))]
+	return out[:min(keep, len(out))], nil
 }
 
 // passageQuery is a question's distinct terms, numbered, with a cache from words to them.

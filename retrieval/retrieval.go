@@ -314,14 +314,15 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res.Durations["communities"] = time.Since(t)
 
 	t = time.Now()
-	chunks, err := r.rankChunks(ctx, queries, vecs, same, kept)
+	texts := r.newChunkTexts()
+	chunks, err := r.rankChunks(ctx, queries, vecs, same, kept, texts)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
 	res.Durations["chunks"] = time.Since(t)
 
 	t = time.Now()
-	res.Pages, res.Chunks, res.Context, res.ContextTokens, err = r.assemble(kept, chunks)
+	res.Pages, res.Chunks, res.Context, res.ContextTokens, err = r.assemble(kept, chunks, texts)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}

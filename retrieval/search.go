@@ -180,7 +180,7 @@ func (r *Retriever) selectPages(fused []scored, communities map[int]int) []score
 
 // rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses; with a
 // VectorStore it runs the two searches there, restricted to the kept pages.
-func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, pages []scored) ([]scored, error) {
+func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, pages []scored, texts *chunkTexts) ([]scored, error) {
 	allowed := make(map[int]bool, len(pages))
 	var ids, pageIDs []int
 	for _, p := range pages {
@@ -245,7 +245,7 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 	if r.cfg.NoPassageRerank {
 		return r.topChunks(fused, pages, r.cfg.KeepChunks), nil
 	}
-	return r.selectPassages(queries, r.topChunks(fused, pages, max(passageCandidates, r.cfg.KeepChunks))), nil
+	return r.selectPassages(queries, r.topChunks(fused, pages, max(passageCandidates, r.cfg.KeepChunks)), texts)
 }
 
 // topChunks ranks fused chunks with their page's rank and keeps the best keep, each text once. A chunk's
@@ -292,7 +292,7 @@ func rescale(fused []scored, factor func(id int) float64) {
 // assemble builds the context: per kept page (in rank order) its URL, title, summary and selected chunks in page
 // order, dropping the lowest-ranked chunks until it fits the token budget. A page without selected chunks is left
 // out (as in the FHNW prototype).
-func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []ChunkHit, string, int, error) {
+func (r *Retriever) assemble(pages []scored, chunks []scored, read *chunkTexts) ([]PageHit, []ChunkHit, string, int, error) {
 	budget := r.cfg.ContextTokens
 	header := func(p int) string {
 		pg := r.ix.Pages[p]
@@ -320,16 +320,14 @@ func (r *Retriever) assemble(pages []scored, chunks []scored) ([]PageHit, []Chun
 		chosen = append(chosen, c)
 	}
 	byPage := map[int][]scored{}
-	texts := make(map[int]string, len(chosen))
 	for _, c := range chosen {
 		p := r.ix.Chunks[c.id].PageID
 		byPage[p] = append(byPage[p], c)
-		text, err := r.ix.ChunkText(c.id)
-		if err != nil {
+		if _, err := read.get(c.id); err != nil {
 			return nil, nil, "", 0, err
 		}
-		texts[c.id] = text
 	}
+	texts := read.read
 	var (
 		b         strings.Builder
 		pageHits  []PageHit
