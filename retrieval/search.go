@@ -181,14 +181,12 @@ func (r *Retriever) selectPages(fused []scored, communities map[int]int) []score
 // rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses; with a
 // VectorStore it runs the two searches there, restricted to the kept pages.
 func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, pages []scored, texts *chunkTexts) ([]scored, error) {
-	allowed := make(map[int]bool, len(pages))
 	var ids, pageIDs []int
 	for _, p := range pages {
-		allowed[p.id] = true
 		pageIDs = append(pageIDs, p.id)
 		ids = append(ids, r.ix.Pages[p.id].Chunks...)
 	}
-	filter := func(c int) bool { return allowed[r.ix.Chunks[c].PageID] }
+	sorted := slices.Sorted(slices.Values(ids)) // for BM25's lookups
 	n := r.cfg.ChunksPerList
 	var lists [][]int
 	var weights []float64
@@ -229,7 +227,7 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 		}
 		lex, ok := memo[lk]
 		if !ok && !remote {
-			for _, h := range r.chunkBM25.Search(q, n, filter) {
+			for _, h := range r.chunkBM25.SearchIn(q, n, sorted) {
 				lex = append(lex, h.Doc)
 			}
 			memo[lk] = lex

@@ -273,6 +273,53 @@ func (b *BM25) Search(query string, k int, filter func(doc int) bool) []Hit {
 	return out
 }
 
+// SearchIn is Search over the documents docs (ascending, no repeats) alone, with the same scores: for a search
+// inside a few pages, whose chunks are a few hundred of a large site's, it looks up each document in the query
+// terms' posting lists instead of reading the lists whole.
+func (b *BM25) SearchIn(query string, k int, docs []int) []Hit {
+	if k <= 0 || len(docs) == 0 {
+		return nil
+	}
+	terms, qtf := b.queryTerms(query)
+	if len(terms) == 0 {
+		return nil
+	}
+	score := make([]float32, len(docs))
+	for i, t := range terms {
+		w := qtf[i]
+		lo, hi := b.offs[t], b.offs[t+1]
+		list, imp := b.docs[lo:hi], b.impact[lo:hi]
+		at := 0
+		for j, d := range docs {
+			// Both are ascending: search the rest of the list.
+			n, found := slices.BinarySearch(list[at:], int32(d))
+			at += n
+			if at == len(list) {
+				break
+			}
+			if found {
+				score[j] += w * imp[at]
+			}
+		}
+	}
+	h := make(hitHeap, 0, k)
+	for j, s := range score {
+		if s == 0 {
+			continue
+		}
+		hit := Hit{Doc: docs[j], Score: float64(s)}
+		if len(h) < k {
+			heap.Push(&h, hit)
+		} else if worse(h[0], hit) {
+			h[0] = hit
+			heap.Fix(&h, 0)
+		}
+	}
+	out := []Hit(h)
+	sort.Slice(out, func(i, j int) bool { return worse(out[j], out[i]) })
+	return out
+}
+
 // worse reports whether a ranks below b: a lower score, or an equal score and a later document.
 func worse(a, b Hit) bool {
 	if a.Score != b.Score {

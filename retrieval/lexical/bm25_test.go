@@ -232,3 +232,29 @@ func FuzzSearch(f *testing.F) {
 		}
 	})
 }
+
+// TestSearchIn checks that searching a set of documents gives what Search filtered to them gives.
+func TestSearchIn(t *testing.T) {
+	docs, qs := syntheticCorpus(3000, 50)
+	b := NewBM25(docs, Config{})
+	for _, every := range []int{1, 7, 97, 2999} {
+		var in []int
+		set := map[int]bool{}
+		for d := 3; d < len(docs); d += every {
+			in = append(in, d)
+			set[d] = true
+		}
+		for _, q := range qs {
+			for _, k := range []int{1, 10, 128} {
+				want := b.Search(q, k, func(d int) bool { return set[d] })
+				got := b.SearchIn(q, k, in)
+				if !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+					t.Fatalf("every %d, %q, k %d: SearchIn = %v, want %v", every, q, k, got, want)
+				}
+			}
+		}
+	}
+	if got := b.SearchIn(qs[0], 10, nil); got != nil {
+		t.Errorf("SearchIn over no documents = %v", got)
+	}
+}
