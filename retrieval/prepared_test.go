@@ -1,0 +1,70 @@
+package retrieval
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ragproxy/ragproxy/index"
+)
+
+// smallIndex is an index of two pages and three chunks, texts in memory.
+func smallIndex() *index.Index {
+	return &index.Index{
+		Manifest: index.Manifest{Version: "v1"},
+		Pages: []index.Page{
+			{ID: 0, URL: "http://x/a/", Title: "Admissions", Markdown: "# Admissions\n\nApply by the Master of Fine Arts (MFA) deadline.", Chunks: []int{0, 1}},
+			{ID: 1, URL: "http://x/b/", Title: "Tuition", Markdown: "| Fee | Amount |\n| --- | --- |\n| Tuition | 100 |", Chunks: []int{2}},
+		},
+		Chunks: []index.Chunk{
+			{ID: 0, PageID: 0, Text: "# Admissions"},
+			{ID: 1, PageID: 0, Ord: 1, Text: "Apply by the Master of Fine Arts (MFA) deadline."},
+			{ID: 2, PageID: 1, Text: "| Fee | Amount |\n| --- | --- |\n| Tuition | 100 |"},
+		},
+	}
+}
+
+// FuzzReadParts feeds damaged search files to the reader a server runs at start: it must fail with an error,
+// never panic or reserve memory the input does not hold.
+func FuzzReadParts(f *testing.F) {
+	ix := smallIndex()
+	var b bytes.Buffer
+	if err := WriteSearch(&b, ix); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes())
+	f.Add(b.Bytes()[:len(b.Bytes())/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sp, err := readParts(data, "v1", len(ix.Pages), len(ix.Chunks))
+		if err != nil {
+			return
+		}
+		// What reads must be usable.
+		sp.chunkBM25.Search("admissions deadline", 3, nil)
+		sp.lex.expand("mfa tuition", nil)
+	})
+}
+
+func TestReadPartsRoundTrip(t *testing.T) {
+	ix := smallIndex()
+	var b bytes.Buffer
+	if err := WriteSearch(&b, ix); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := readParts(b.Bytes(), "v1", 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := buildParts(ix, false)
+	if got, want := sp.chunkBM25.Search("mfa deadline", 3, nil), built.chunkBM25.Search("mfa deadline", 3, nil); len(got) == 0 || got[0] != want[0] {
+		t.Errorf("chunk search read back = %v, built = %v", got, want)
+	}
+	if sp.lex.acronyms["mfa"] != "Master of Fine Arts" || len(sp.textKeys) != 3 || sp.textKeys[1] != built.textKeys[1] {
+		t.Errorf("read back: acronyms %v, text keys %v", sp.lex.acronyms, sp.textKeys)
+	}
+	if _, err := readParts(b.Bytes(), "v2", 2, 3); err == nil {
+		t.Error("a search file of another version was read")
+	}
+	if _, err := readParts(b.Bytes(), "v1", 2, 4); err == nil {
+		t.Error("a search file of other counts was read")
+	}
+}
