@@ -30,11 +30,10 @@ const Format = 2
 var ErrFormat = errors.New("unknown index format")
 
 const (
-	currentFile  = "CURRENT"
-	manifestFile = "manifest.json"
-	pagesFile    = "pages.json"
-	chunksFile   = "chunks.json" // format 0; chunk records and texts are chunks.bin and texts.bin since
-	// format 2
+	currentFile   = "CURRENT"
+	manifestFile  = "manifest.json"
+	pagesFile     = "pages.json"
+	chunksFile    = "chunks.json" // format 0 (chunks.bin and texts.bin since format 2)
 	summariesFile = "summaries.f32"
 	chunkVecFile  = "chunks.f32"
 	embedderFile  = "embedder.bin"
@@ -176,16 +175,11 @@ type LoadOptions struct {
 	MapVectors bool
 }
 
-// LoadWith reads the current version under dir as opts say.
-func LoadWith(dir string, opts LoadOptions) (*Index, error) {
-	return load(dir, opts)
-}
-
 // Dir returns the version directory the index was loaded from, or "" for an index built in memory.
 func (ix *Index) Dir() string { return ix.dir }
 
-// load reads the current version under dir.
-func load(dir string, opts LoadOptions) (*Index, error) {
+// LoadWith reads the current version under dir as opts say.
+func LoadWith(dir string, opts LoadOptions) (*Index, error) {
 	name, err := readCurrent(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load index %s: %w", dir, err)

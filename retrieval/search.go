@@ -259,7 +259,7 @@ func (r *Retriever) topChunks(fused []scored, pages []scored, keep int) []scored
 	if b := r.cfg.PageBoost; b > 0 {
 		rescale(fused, func(chunk int) float64 { return 1 + b/float64(1+pageRank[r.ix.Chunks[chunk].PageID]) })
 	}
-	first := map[uint64]int{} // text -> index in out
+	first := map[uint64]int{} // text key -> index in out
 	out := fused[:0:0]
 	for _, c := range fused {
 		ch := r.ix.Chunks[c.id]
