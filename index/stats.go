@@ -1,6 +1,9 @@
 package index
 
-import "sort"
+import (
+	"os"
+	"sort"
+)
 
 // Stats summarises an index for `ragproxy stats`.
 type Stats struct {
@@ -22,6 +25,16 @@ type Stats struct {
 	FAQPages   int `json:"faq_pages"`
 	// Revalidatable counts the pages a re-crawl can ask for conditionally (an ETag or a Last-Modified).
 	Revalidatable int `json:"revalidatable_pages"`
+	// Format is the version's file layout; Files are its files with their sizes, by name (for an index loaded
+	// from disk).
+	Format int        `json:"format"`
+	Files  []FileSize `json:"files,omitempty"`
+}
+
+// FileSize is a file of an index version and its size in bytes.
+type FileSize struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
 }
 
 // TokenCounts are percentiles of chunk sizes in tokens.
@@ -58,6 +71,21 @@ func ComputeStats(ix *Index) Stats {
 		Communities: m.Communities, Modularity: m.Modularity, SmallComponentPages: m.SmallComponentPages,
 		ChunkTokens: tc, Embedder: m.Embedder, Dimension: m.Dimension, Tokenizer: m.Tokenizer,
 		Summarizer: m.Summarizer, BuiltAt: m.BuiltAt.UTC().Format("2006-01-02T15:04:05Z"),
-		FAQEntries: faqs, FAQPages: faqPages, Revalidatable: revalidatable,
+		FAQEntries: faqs, FAQPages: faqPages, Revalidatable: revalidatable, Format: m.Format, Files: versionFiles(ix.dir),
 	}
+}
+
+// versionFiles lists the files of a version directory by name; none for "".
+func versionFiles(dir string) []FileSize {
+	if dir == "" {
+		return nil
+	}
+	entries, _ := os.ReadDir(dir)
+	var out []FileSize
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			out = append(out, FileSize{Name: e.Name(), Bytes: info.Size()})
+		}
+	}
+	return out
 }

@@ -263,5 +263,10 @@ func runStats(_ context.Context, args []string) error {
 	fmt.Printf("  chunk tokens p50 %d, p95 %d, max %d (%s)\n", st.ChunkTokens.P50, st.ChunkTokens.P95, st.ChunkTokens.Max, st.Tokenizer)
 	fmt.Printf("  embedder %s (dimension %d), summaries %s\n", st.Embedder, st.Dimension, st.Summarizer)
 	fmt.Printf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d\n", st.FAQEntries, st.FAQPages, st.Revalidatable)
+	files := make([]string, len(st.Files))
+	for i, f := range st.Files {
+		files[i] = fmt.Sprintf("%s %.1f MB", f.Name, float64(f.Bytes)/1e6)
+	}
+	fmt.Printf("  format %d: %s\n", st.Format, strings.Join(files, ", "))
 	return nil
 }
