@@ -1,6 +1,9 @@
 package index
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // HeadingTrails returns, for each chunk of one page (texts in page order), the markdown headings in force where
 // the chunk starts, outermost first, joined by " > " (e.g. "Academic Policies > Grades > Grade I (Incomplete)").
@@ -42,21 +45,6 @@ func HeadingTrails(chunks []string) []string {
 	return out
 }
 
-// ChunkContexts returns HeadingTrails for every chunk of ix, indexed by chunk id.
-func ChunkContexts(ix *Index) []string {
-	out := make([]string, len(ix.Chunks))
-	for _, p := range ix.Pages {
-		texts := make([]string, len(p.Chunks))
-		for i, c := range p.Chunks {
-			texts[i] = ix.Chunks[c].Text
-		}
-		for i, trail := range HeadingTrails(texts) {
-			out[p.Chunks[i]] = trail
-		}
-	}
-	return out
-}
-
 // SearchTextVersion identifies how SearchText composes a chunk's text; vectors computed under another version
 // are not reused.
 const SearchTextVersion = 4
@@ -80,24 +68,69 @@ func SearchText(title, trail, text string) string {
 // vectors index exactly this.
 func PageSearchText(p *Page) string { return p.Title + "\n" + p.Title + "\n" + StripLinks(p.Markdown) }
 
+// PageSearchTexts returns the SearchText of each of page id's chunks, in page order, reading the chunks' texts
+// from disk when the index keeps them there.
+func PageSearchTexts(ix *Index, id int) ([]string, error) {
+	p := &ix.Pages[id]
+	texts := make([]string, len(p.Chunks))
+	for k, c := range p.Chunks {
+		t, err := ix.ChunkText(c)
+		if err != nil {
+			return nil, err
+		}
+		texts[k] = t
+	}
+	out := make([]string, len(texts))
+	for k, trail := range HeadingTrails(texts) {
+		out[k] = SearchText(p.Title, trail, texts[k])
+	}
+	return out, nil
+}
+
 // ChunkSearchTexts are the SearchText of every chunk of ix, in chunk order.
-func ChunkSearchTexts(ix *Index) []string {
+func ChunkSearchTexts(ix *Index) ([]string, error) {
 	text := ChunkSearchText(ix)
 	out := make([]string, len(ix.Chunks))
 	for i := range ix.Chunks {
-		out[i] = text(i)
+		var err error
+		if out[i], err = text(i); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
 // ChunkSearchText returns a function that composes the SearchText of chunk i of ix, for a caller that reads
-// them one at a time and need not hold them all (a large site's are hundreds of megabytes).
-func ChunkSearchText(ix *Index) func(i int) string {
-	trails := ChunkContexts(ix)
-	return func(i int) string {
+// them one at a time, in chunk order, and need not hold them all (a large site's are hundreds of megabytes): it
+// reads a page's texts when asked for its first chunk. It is not safe for concurrent use.
+func ChunkSearchText(ix *Index) func(i int) (string, error) {
+	page := -1
+	var texts []string
+	return func(i int) (string, error) {
 		c := ix.Chunks[i]
-		return SearchText(ix.Pages[c.PageID].Title, trails[i], c.Text)
+		if c.PageID != page {
+			var err error
+			if texts, err = PageSearchTexts(ix, c.PageID); err != nil {
+				return "", err
+			}
+			page = c.PageID
+		}
+		if c.Ord < 0 || c.Ord >= len(texts) || ix.Pages[c.PageID].Chunks[c.Ord] != i {
+			return "", fmt.Errorf("index: chunk %d is not at its place %d in page %d", i, c.Ord, c.PageID)
+		}
+		return texts[c.Ord], nil
 	}
+}
+
+// PageSearchTextOf is PageSearchText of page id, whose markdown may be on disk.
+func PageSearchTextOf(ix *Index, id int) (string, error) {
+	md, err := ix.PageMarkdown(id)
+	if err != nil {
+		return "", err
+	}
+	p := ix.Pages[id]
+	p.Markdown = md
+	return PageSearchText(&p), nil
 }
 
 // StripLinks turns markdown links into their text and drops bare URLs (a scanner: this runs over every chunk of

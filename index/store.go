@@ -230,9 +230,6 @@ func readCurrent(dir string) (string, error) {
 }
 
 func writeFiles(dir string, ix *Index) error {
-	if ix.texts != nil {
-		return errors.New("the index's texts are on disk; load it whole to write it")
-	}
 	m := ix.Manifest
 	m.Format = Format
 	if err := writeJSON(filepath.Join(dir, manifestFile), m); err != nil {
@@ -247,7 +244,12 @@ func writeFiles(dir string, ix *Index) error {
 		})
 	})
 	g.Go(func() error { return writeChunkRecords(filepath.Join(dir, chunkRecFile), ix.Chunks) })
-	g.Go(func() error { return writeTexts(filepath.Join(dir, textsFile), ix) })
+	g.Go(func() error {
+		if ix.texts != nil { // read from a file already in the layout: store it as it is
+			return ix.texts.copyTo(filepath.Join(dir, textsFile))
+		}
+		return writeTexts(filepath.Join(dir, textsFile), ix)
+	})
 	g.Go(func() error {
 		if err := writeVectors(filepath.Join(dir, summariesFile), ix.SummaryVectors); err != nil {
 			return err

@@ -42,6 +42,7 @@ var ErrTextsClosed = errors.New("index closed")
 // diskTexts reads texts from texts.bin on demand, a pread each, so that an open index holds only their offsets.
 type diskTexts struct {
 	mu     sync.RWMutex // guards f against Close
+	path   string
 	f      *os.File
 	offs   []uint64
 	pages  int
@@ -129,7 +130,7 @@ func readTextsHeader(f *os.File, pages, chunks int) (*diskTexts, error) {
 	if offs[0] != 0 || int64(offs[n-1]) != st.Size()-dataAt {
 		return nil, fmt.Errorf("texts end at %d of %d bytes", offs[n-1], st.Size()-dataAt)
 	}
-	return &diskTexts{f: f, offs: offs, pages: np, dataAt: dataAt}, nil
+	return &diskTexts{path: f.Name(), f: f, offs: offs, pages: np, dataAt: dataAt}, nil
 }
 
 // text reads text i (pages first, then chunks).
@@ -258,6 +259,72 @@ func (ix *Index) PageMarkdown(id int) (string, error) {
 		return ix.Pages[id].Markdown, nil
 	}
 	return ix.texts.text(id)
+}
+
+// SpillTexts writes the index's texts to path, in the layout of texts.bin, and from then on reads them from
+// there as TextsToDisk does: for ingest, whose later stages read each text once or twice and need not hold a
+// large site's texts all along. Write stores the file as the version's texts.bin (a hard link when it can). The
+// caller removes path once the index is closed.
+func (ix *Index) SpillTexts(path string) error {
+	if ix.texts != nil {
+		return errors.New("index: the texts are on disk already")
+	}
+	if err := writeTexts(path, ix); err != nil {
+		return fmt.Errorf("index: spill texts: %w", err)
+	}
+	t, err := openTexts(path, len(ix.Pages), len(ix.Chunks))
+	if err != nil {
+		return fmt.Errorf("index: spill texts: %w", err)
+	}
+	for i := range ix.Pages {
+		ix.Pages[i].Markdown = ""
+	}
+	for i := range ix.Chunks {
+		ix.Chunks[i].Text = ""
+	}
+	ix.texts = t
+	return nil
+}
+
+// EachText calls yield with every page's markdown (page true, id the page's), then every chunk's text, in id
+// order, reading a file on disk once from start to end.
+func (ix *Index) EachText(yield func(page bool, id int, text string) error) error {
+	if ix.texts == nil {
+		for i := range ix.Pages {
+			if err := yield(true, i, ix.Pages[i].Markdown); err != nil {
+				return err
+			}
+		}
+		for i := range ix.Chunks {
+			if err := yield(false, i, ix.Chunks[i].Text); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	np := ix.texts.pages
+	return ix.texts.each(func(i int, s string) error {
+		if i < np {
+			return yield(true, i, s)
+		}
+		return yield(false, i-np, s)
+	})
+}
+
+// copyTo stores the texts file an index reads from at path: a hard link, or a copy across file systems.
+func (t *diskTexts) copyTo(path string) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.f == nil {
+		return ErrTextsClosed
+	}
+	if err := os.Link(t.path, path); err == nil {
+		return nil
+	}
+	return writeFileWith(path, func(w *bufio.Writer) error {
+		_, err := io.Copy(w, io.NewSectionReader(t.f, 0, t.dataAt+int64(t.offs[len(t.offs)-1])))
+		return err
+	})
 }
 
 // TextsOnDisk reports whether the index reads its texts from disk (see TextsToDisk).

@@ -66,8 +66,18 @@ func TestTextsToDisk(t *testing.T) {
 	if diff := cmp.Diff(texts(t, want), texts(t, ix)); diff != "" {
 		t.Errorf("texts read from disk (-want +got):\n%s", diff)
 	}
-	if err := Write(t.TempDir(), ix); err == nil {
-		t.Error("Write accepted an index whose texts are on disk")
+	// Written again, its texts file is stored as it is.
+	again := t.TempDir()
+	ix.Manifest.Version = "two"
+	if err := Write(again, ix); err != nil {
+		t.Fatal(err)
+	}
+	reread, err := Load(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(texts(t, want), texts(t, reread)); diff != "" {
+		t.Errorf("texts of the index written from disk (-want +got):\n%s", diff)
 	}
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
@@ -180,5 +190,45 @@ func TestLoadRejectsDamagedTexts(t *testing.T) {
 				t.Fatal("Load accepted damaged texts")
 			}
 		})
+	}
+}
+
+func TestSpillTexts(t *testing.T) {
+	want := crawled("one")
+	ix := crawled("one")
+	spill := filepath.Join(t.TempDir(), "spill")
+	if err := ix.SpillTexts(spill); err != nil {
+		t.Fatal(err)
+	}
+	if !ix.TextsOnDisk() || ix.Pages[0].Markdown != "" || ix.Chunks[0].Text != "" {
+		t.Fatal("SpillTexts left the texts in memory")
+	}
+	if diff := cmp.Diff(texts(t, want), texts(t, ix)); diff != "" {
+		t.Errorf("spilled texts (-want +got):\n%s", diff)
+	}
+	var each []string
+	err := ix.EachText(func(page bool, id int, text string) error {
+		if page != (len(each) < len(ix.Pages)) {
+			t.Errorf("text %d: page %v", len(each), page)
+		}
+		each = append(each, text)
+		return nil
+	})
+	if err != nil || !cmp.Equal(each, texts(t, want)) {
+		t.Errorf("EachText = %q, %v", each, err)
+	}
+	dir := t.TempDir()
+	if err := Write(dir, ix); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	os.Remove(spill)
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Manifest.Format = Format
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Index{})); diff != "" {
+		t.Errorf("written from spilled texts (-want +got):\n%s", diff)
 	}
 }

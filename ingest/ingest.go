@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -180,6 +181,25 @@ func (r *run) build(ctx context.Context, docs []*doc) error {
 	if err := r.chunk(ctx, ix, docs); err != nil {
 		return err
 	}
+	// From here on the texts wait on disk: the later stages read each a few times, and a large site's texts
+	// are most of what ingest would otherwise hold (ten copies of the Berkeley guide: 400 MB of 700).
+	for _, d := range docs {
+		d.markdown = ""
+	}
+	spill, err := os.MkdirTemp(r.cfg.IndexDir, ".tmp-texts-")
+	if err != nil {
+		if err = os.MkdirAll(r.cfg.IndexDir, 0o755); err == nil {
+			spill, err = os.MkdirTemp(r.cfg.IndexDir, ".tmp-texts-")
+		}
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+	}
+	defer os.RemoveAll(spill)
+	if err := ix.SpillTexts(filepath.Join(spill, "texts.bin")); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	defer ix.Close()
 	if err := r.summarise(ctx, ix); err != nil {
 		return err
 	}
@@ -189,7 +209,9 @@ func (r *run) build(ctx context.Context, docs []*doc) error {
 	if err := r.embed(ctx, ix); err != nil {
 		return err
 	}
-	r.finishManifest(ix)
+	if err := r.finishManifest(ix); err != nil {
+		return err
+	}
 	rep := r.report
 	rep.Version = ix.Manifest.Version
 	rep.Changed = r.prev == nil || r.prev.ix.Manifest.Version != ix.Manifest.Version
@@ -259,7 +281,7 @@ func (r *run) settings() json.RawMessage {
 	return b
 }
 
-func (r *run) finishManifest(ix *index.Index) {
+func (r *run) finishManifest(ix *index.Index) error {
 	m := &ix.Manifest
 	m.Pages, m.Chunks = len(ix.Pages), len(ix.Chunks)
 	m.Tokenizer = tokenizer.EncodingName
@@ -284,12 +306,17 @@ func (r *run) finishManifest(ix *index.Index) {
 	}
 	m.Links = links
 	ix.EmbedderState = r.embState
-	m.Version = contentVersion(ix)
+	v, err := contentVersion(ix)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	m.Version = v
 	r.report.Pages, r.report.Chunks, r.report.Links = m.Pages, m.Chunks, links
+	return nil
 }
 
 // contentVersion hashes everything retrieval sees, so equal content gives an equal version and any change a new one.
-func contentVersion(ix *index.Index) string {
+func contentVersion(ix *index.Index) (string, error) {
 	h := sha256.New()
 	m := ix.Manifest
 	// The file format counts as content: an index rewritten in a new format is a new version, so an unchanged
@@ -303,10 +330,13 @@ func contentVersion(ix *index.Index) string {
 			fmt.Fprintf(h, "f\x00%s\x00%s\x00%s\x00%q\x00", f.Question, f.Answer, f.URL, f.Alternatives)
 		}
 	}
-	for _, c := range ix.Chunks {
-		fmt.Fprintf(h, "c\x00%d\x00%s\x00", c.PageID, c.Text)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	err := ix.EachText(func(page bool, id int, text string) error {
+		if !page {
+			fmt.Fprintf(h, "c\x00%d\x00%s\x00", ix.Chunks[id].PageID, text)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:16], err
 }
 
 func sha(b []byte) string {

@@ -174,7 +174,10 @@ func (r *reuse) chunkVectors(taken []int) map[string][]float32 {
 			need[c.PageID] = true
 		}
 	}
-	texts := searchTexts(r.ix, need)
+	texts, err := searchTexts(r.ix, need)
+	if err != nil {
+		return nil // the previous texts are unreadable: embed them again
+	}
 	m := make(map[string][]float32)
 	for i, c := range r.ix.Chunks {
 		if !used[i] && need[c.PageID] {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -471,9 +472,27 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	bar := r.progress.stage("summarised", len(ix.Pages))
 	defer bar.done()
-	docs := make([]summary.Doc, len(ix.Pages))
-	for i, p := range ix.Pages {
-		docs[i] = summary.Doc{Title: p.Title, Markdown: p.Markdown}
+	// The pages' markdown is read from disk when asked for; the first read error stops the stage.
+	var (
+		readMu  sync.Mutex
+		readErr error
+	)
+	doc := func(i int) summary.Doc {
+		md, err := ix.PageMarkdown(i)
+		if err != nil {
+			readMu.Lock()
+			readErr = cmp.Or(readErr, err)
+			readMu.Unlock()
+		}
+		return summary.Doc{Title: ix.Pages[i].Title, Markdown: md}
+	}
+	failedRead := func() error {
+		readMu.Lock()
+		defer readMu.Unlock()
+		if readErr != nil {
+			return fmt.Errorf("ingest: summaries: %w", readErr)
+		}
+		return nil
 	}
 	if r.cfg.Summarizer == nil {
 		if lines, ok := r.prev.extractiveSummaries(ix, r.settings()); ok {
@@ -482,10 +501,10 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 				ix.Pages[i].Summary = lines[i]
 			}
 		} else {
-			r.extractive(ix, docs)
+			r.extractive(ix, doc)
 		}
 		bar.add(len(ix.Pages))
-		return nil
+		return failedRead()
 	}
 	model := r.cfg.Summarizer.Model
 	if model == "" {
@@ -505,9 +524,12 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 		return nil
 	}
 	// Every page gets an extractive line first: it stays where the LLM call fails.
-	lines := summary.Extractive(docs, r.cfg.Summary)
+	lines := summary.ExtractiveFunc(len(ix.Pages), doc, r.cfg.Summary)
 	for _, i := range todo {
 		ix.Pages[i].Summary = lines[i]
+	}
+	if err := failedRead(); err != nil {
+		return err
 	}
 	limit := r.cfg.SummaryConcurrency
 	if limit <= 0 {
@@ -521,7 +543,11 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 		p := &ix.Pages[i]
 		g.Go(func() error {
 			defer bar.add(1)
-			s, err := r.cfg.Summarizer.Summarize(gctx, docs[i])
+			d := doc(i)
+			if err := failedRead(); err != nil {
+				return err
+			}
+			s, err := r.cfg.Summarizer.Summarize(gctx, d)
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()
@@ -545,8 +571,8 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	return nil
 }
 
-func (r *run) extractive(ix *index.Index, docs []summary.Doc) {
-	lines := summary.Extractive(docs, r.cfg.Summary)
+func (r *run) extractive(ix *index.Index, doc func(i int) summary.Doc) {
+	lines := summary.ExtractiveFunc(len(ix.Pages), doc, r.cfg.Summary)
 	for i := range ix.Pages {
 		ix.Pages[i].Summary = lines[i]
 	}
@@ -583,7 +609,10 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 		return err
 	}
 	if fit {
-		texts := searchTexts(ix, nil)
+		texts, err := searchTexts(ix, nil)
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
 		all := append(append(make([]string, 0, len(sums)+len(texts)), sums...), texts...)
 		l, vecs, err := embed.FitEmbed(ctx, all, r.cfg.Local)
 		if err != nil {
@@ -624,7 +653,10 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 	if todo == 0 {
 		return nil
 	}
-	texts := searchTexts(ix, need)
+	texts, err := searchTexts(ix, need)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
 	var oldChunks map[string][]float32
 	if same {
 		oldChunks = r.prev.chunkVectors(r.fromChunk)
@@ -648,22 +680,26 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 
 // searchTexts returns the search text of each chunk of the pages in need (all pages when need is nil); other
 // entries are empty.
-func searchTexts(ix *index.Index, need []bool) []string {
+func searchTexts(ix *index.Index, need []bool) ([]string, error) {
 	out := make([]string, len(ix.Chunks))
+	var mu sync.Mutex
+	var first error
 	parallel(len(ix.Pages), func(i int) {
 		if need != nil && !need[i] {
 			return
 		}
-		p := &ix.Pages[i]
-		texts := make([]string, len(p.Chunks))
-		for k, c := range p.Chunks {
-			texts[k] = ix.Chunks[c].Text
+		texts, err := index.PageSearchTexts(ix, i)
+		if err != nil {
+			mu.Lock()
+			first = cmp.Or(first, err)
+			mu.Unlock()
+			return
 		}
-		for k, trail := range index.HeadingTrails(texts) {
-			out[p.Chunks[k]] = index.SearchText(p.Title, trail, texts[k])
+		for k, c := range ix.Pages[i].Chunks {
+			out[c] = texts[k]
 		}
 	})
-	return out
+	return out, first
 }
 
 // chooseEmbedder sets r.embedder: the configured one, or the local embedder with the previous index's IDF table

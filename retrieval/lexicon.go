@@ -54,7 +54,7 @@ func newEmptyLexicon() *lexicon {
 		stems: map[string]int{}}
 }
 
-func newLexicon(ix *index.Index) *lexicon {
+func newLexicon(ix *index.Index) (*lexicon, error) {
 	lx := newEmptyLexicon()
 	// Count each word once per chunk through word ids, so that a word costs a map lookup (no allocation) rather
 	// than a string and a set per chunk: this loop reads every chunk of the site.
@@ -62,8 +62,35 @@ func newLexicon(ix *index.Index) *lexicon {
 	var df, last []int32 // by word id: chunks holding it, and the last chunk (+1) that counted it
 	var words []string
 	var buf []byte
-	for ci, c := range ix.Chunks {
-		buf = textnorm.AppendWords(buf[:0], index.StripLinks(c.Text), func(w []byte) bool {
+	defs := map[string][]string{} // lowercase acronym -> every expansion the site gives, in page order
+	addHeading := func(s string) {
+		textnorm.Words(s, func(w string) bool {
+			if _, ok := lx.heading[w]; !ok {
+				w = strings.Clone(w) // not a part of the page's text, which would stay in memory with it
+			}
+			lx.heading[w]++
+			return true
+		})
+	}
+	// The pages come first, in page order, then the chunks.
+	err := ix.EachText(func(page bool, id int, text string) error {
+		if page {
+			addHeading(ix.Pages[id].Title)
+			for _, line := range strings.Split(text, "\n") {
+				if strings.HasPrefix(line, "#") {
+					addHeading(line)
+				}
+			}
+			acronyms(text, func(open, start, end int) {
+				acr := text[start:end]
+				if exp := expandAcronym(text[max(0, open-120):open], acr); exp != "" {
+					defs[strings.ToLower(acr)] = append(defs[strings.ToLower(acr)], strings.Clone(exp))
+				}
+			})
+			return nil
+		}
+		ci := id
+		buf = textnorm.AppendWords(buf[:0], index.StripLinks(text), func(w []byte) bool {
 			id, ok := ids[string(w)]
 			if !ok {
 				id = int32(len(words))
@@ -77,33 +104,19 @@ func newLexicon(ix *index.Index) *lexicon {
 			}
 			return true
 		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for id, w := range words {
 		lx.df[w] = int(df[id])
-	}
-	defs := map[string][]string{} // lowercase acronym -> every expansion the site gives, in page order
-	addHeading := func(s string) {
-		textnorm.Words(s, func(w string) bool { lx.heading[w]++; return true })
-	}
-	for _, p := range ix.Pages {
-		addHeading(p.Title)
-		for _, line := range strings.Split(p.Markdown, "\n") {
-			if strings.HasPrefix(line, "#") {
-				addHeading(line)
-			}
-		}
-		acronyms(p.Markdown, func(open, start, end int) {
-			acr := p.Markdown[start:end]
-			if exp := expandAcronym(p.Markdown[max(0, open-120):open], acr); exp != "" {
-				defs[strings.ToLower(acr)] = append(defs[strings.ToLower(acr)], exp)
-			}
-		})
 	}
 	for acr, exps := range defs {
 		lx.acronyms[acr] = mostCommon(exps)
 	}
 	lx.derive()
-	return lx
+	return lx, nil
 }
 
 // derive fills in what the counts and acronyms imply: the sorted heading words, the stems' counts and the

@@ -14,7 +14,10 @@ func TestLexiconAcronyms(t *testing.T) {
 		{Title: "Computing", Markdown: "# Computer Science (CS)\n\nThe Computer Science (CS) major."},
 		{Title: "Letters", Markdown: "The College of Letters & Science (L&S) advises students."},
 	}}
-	lx := newLexicon(ix)
+	lx, err := newLexicon(ix)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for acr, want := range map[string]string{"cs": "Computer Science", "l&s": "Letters & Science"} {
 		if got := lx.acronyms[acr]; got != want {
 			t.Errorf("acronym %q = %q, want %q", acr, got, want)
@@ -81,7 +84,10 @@ func TestLexiconBinary(t *testing.T) {
 			{PageID: 1, Text: "Ünïcode wörds, computer science again."},
 		},
 	}
-	want := newLexicon(ix)
+	want, err := newLexicon(ix)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := want.appendBinary(nil)
 	got, err := readLexicon(b)
 	if err != nil {

@@ -55,10 +55,7 @@ func prepare(ix *index.Index, remote embed.Embedder, tok *tokenizer.Tokenizer, c
 		if parts, err = readSearchFile(ix); !errors.Is(err, errStaleSearch) {
 			return
 		}
-		var whole *index.Index
-		if whole, err = ix.Whole(); err == nil {
-			parts = buildParts(whole, parallel)
-		}
+		parts, err = buildParts(ix, parallel)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)

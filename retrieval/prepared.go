@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -45,10 +47,11 @@ type searchParts struct {
 	textKeys  []uint64 // per chunk, a hash of its trimmed text: chunks that say the same are one passage
 }
 
-// buildParts builds the search structures from ix's texts, which must be in memory; side by side when parallel
+// buildParts builds the search structures from ix's texts (in memory or on disk); side by side when parallel
 // is set (they are independent of each other), else one after another.
-func buildParts(ix *index.Index, parallel bool) *searchParts {
+func buildParts(ix *index.Index, parallel bool) (*searchParts, error) {
 	sp := &searchParts{}
+	var errs [5]error
 	var wg sync.WaitGroup
 	do := func(f func()) {
 		if parallel {
@@ -57,45 +60,76 @@ func buildParts(ix *index.Index, parallel bool) *searchParts {
 			f()
 		}
 	}
-	do(func() { sp.chunkBM25 = chunkBM25(ix) })
-	do(func() { sp.pageBM25 = pageBM25(ix) })
-	do(func() { sp.titles = titleBM25(ix) })
-	do(func() { sp.lex = newLexicon(ix) })
-	do(func() { sp.textKeys = textKeys(ix) })
+	do(func() { sp.chunkBM25, errs[0] = chunkBM25(ix) })
+	do(func() { sp.pageBM25, errs[1] = pageBM25(ix) })
+	do(func() { sp.titles, errs[2] = titleBM25(ix) })
+	do(func() { sp.lex, errs[3] = newLexicon(ix) })
+	do(func() { sp.textKeys, errs[4] = textKeys(ix) })
 	wg.Wait()
-	return sp
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	return sp, nil
 }
 
+// textReader reads an index's texts for the structures built from them, keeping the first error (the builders
+// take texts, not errors). One reader serves one goroutine.
+type textReader struct {
+	ix  *index.Index
+	err error
+}
+
+func (t *textReader) keep(s string, err error) string {
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	return s
+}
+
+func (t *textReader) page(id int) string  { return t.keep(t.ix.PageMarkdown(id)) }
+func (t *textReader) chunk(id int) string { return t.keep(t.ix.ChunkText(id)) }
+
 // chunkBM25 indexes each chunk's index.SearchText.
-func chunkBM25(ix *index.Index) *lexical.BM25 {
-	return lexical.NewBM25Func(len(ix.Chunks), index.ChunkSearchText(ix), lexical.Config{})
+func chunkBM25(ix *index.Index) (*lexical.BM25, error) {
+	tr := &textReader{ix: ix}
+	text := index.ChunkSearchText(ix)
+	bm := lexical.NewBM25Func(len(ix.Chunks), func(i int) string { return tr.keep(text(i)) }, lexical.Config{})
+	return bm, tr.err
 }
 
 // pageBM25 indexes each page's index.PageSearchText.
-func pageBM25(ix *index.Index) *lexical.BM25 {
-	return lexical.NewBM25Func(len(ix.Pages), func(i int) string { return index.PageSearchText(&ix.Pages[i]) },
+func pageBM25(ix *index.Index) (*lexical.BM25, error) {
+	tr := &textReader{ix: ix}
+	bm := lexical.NewBM25Func(len(ix.Pages), func(i int) string { return tr.keep(index.PageSearchTextOf(ix, i)) },
 		lexical.Config{})
+	return bm, tr.err
 }
 
 // titleBM25 indexes each page's title, URL path and headings (pageFields).
-func titleBM25(ix *index.Index) *lexical.BM25 {
-	return lexical.NewBM25Func(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i]) }, lexical.Config{})
+func titleBM25(ix *index.Index) (*lexical.BM25, error) {
+	tr := &textReader{ix: ix}
+	bm := lexical.NewBM25Func(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i], tr.page(i)) },
+		lexical.Config{})
+	return bm, tr.err
 }
 
 // textKeys hashes every chunk's trimmed text (FNV-1a, 64 bits), so that passages repeated across pages are
 // recognised without reading their texts.
-func textKeys(ix *index.Index) []uint64 {
+func textKeys(ix *index.Index) ([]uint64, error) {
 	keys := make([]uint64, len(ix.Chunks))
 	h := fnv.New64a()
-	for i, c := range ix.Chunks {
-		h.Reset()
-		io.WriteString(h, strings.TrimSpace(c.Text))
-		keys[i] = h.Sum64()
-	}
-	return keys
+	err := ix.EachText(func(page bool, id int, text string) error {
+		if !page {
+			h.Reset()
+			io.WriteString(h, strings.TrimSpace(text))
+			keys[id] = h.Sum64()
+		}
+		return nil
+	})
+	return keys, err
 }
 
-// WriteSearch builds the search structures of ix, whose texts must be in memory, and writes them to w as
+// WriteSearch builds the search structures of ix (its texts in memory or on disk) and writes them to w as
 // SearchFile. Ingest stores the file with each version (index.WriteOptions.Files). The structures are built,
 // written and dropped one at a time, so that ingest's peak memory grows by the largest (the chunks' BM25 index)
 // rather than by all of them.
@@ -124,20 +158,27 @@ func WriteSearch(w io.Writer, ix *index.Index) error {
 	bytes := func(b []byte) error {
 		return section(len(b), func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
-	for _, build := range []func() *lexical.BM25{
-		func() *lexical.BM25 { return chunkBM25(ix) },
-		func() *lexical.BM25 { return pageBM25(ix) },
-		func() *lexical.BM25 { return titleBM25(ix) },
-	} {
-		bm := build()
-		if err := section(bm.BinarySize(), func(w io.Writer) error { _, err := bm.WriteTo(w); return err }); err != nil {
+	for _, build := range []func(*index.Index) (*lexical.BM25, error){chunkBM25, pageBM25, titleBM25} {
+		bm, err := build(ix)
+		if err == nil {
+			err = section(bm.BinarySize(), func(w io.Writer) error { _, err := bm.WriteTo(w); return err })
+		}
+		if err != nil {
 			return fmt.Errorf("retrieval: search file: %w", err)
 		}
 	}
-	if err := bytes(newLexicon(ix).appendBinary(nil)); err != nil {
+	lx, err := newLexicon(ix)
+	if err != nil {
+		return fmt.Errorf("retrieval: search file: %w", err)
+	}
+	if err := bytes(lx.appendBinary(nil)); err != nil {
 		return err
 	}
-	return bytes(appendKeys(nil, textKeys(ix)))
+	keys, err := textKeys(ix)
+	if err != nil {
+		return fmt.Errorf("retrieval: search file: %w", err)
+	}
+	return bytes(appendKeys(nil, keys))
 }
 
 func appendKeys(b []byte, keys []uint64) []byte {
@@ -259,19 +300,20 @@ func (lx *lexicon) appendBinary(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
+	// Sorted, so that the same site gives the same file.
 	counts := func(m map[string]int) {
 		b = binary.AppendUvarint(b, uint64(len(m)))
-		for w, n := range m {
+		for _, w := range slices.Sorted(maps.Keys(m)) {
 			str(w)
-			b = binary.AppendUvarint(b, uint64(n))
+			b = binary.AppendUvarint(b, uint64(m[w]))
 		}
 	}
 	counts(lx.df)
 	counts(lx.heading)
 	b = binary.AppendUvarint(b, uint64(len(lx.acronyms)))
-	for a, e := range lx.acronyms {
+	for _, a := range slices.Sorted(maps.Keys(lx.acronyms)) {
 		str(a)
-		str(e)
+		str(lx.acronyms[a])
 	}
 	return b
 }

@@ -54,7 +54,10 @@ func TestReadPartsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built := buildParts(ix, false)
+	built, err := buildParts(ix, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got, want := sp.chunkBM25.Search("mfa deadline", 3, nil), built.chunkBM25.Search("mfa deadline", 3, nil); len(got) == 0 || got[0] != want[0] {
 		t.Errorf("chunk search read back = %v, built = %v", got, want)
 	}
@@ -66,5 +69,22 @@ func TestReadPartsRoundTrip(t *testing.T) {
 	}
 	if _, err := readParts(b.Bytes(), "v1", 2, 4); err == nil {
 		t.Error("a search file of other counts was read")
+	}
+}
+
+// TestWriteSearchDeterministic checks that the same index gives the same search file, byte for byte.
+func TestWriteSearchDeterministic(t *testing.T) {
+	var a, b bytes.Buffer
+	if err := WriteSearch(&a, smallIndex()); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		b.Reset()
+		if err := WriteSearch(&b, smallIndex()); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Fatal("two search files of one index differ")
+		}
 	}
 }

@@ -167,14 +167,18 @@ type Retriever struct {
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
 var ErrEmbedderMismatch = errors.New("embedder does not match the index")
 
-// New prepares searches over ix, whose texts must be in memory. emb must be the embedder the index was built
-// with.
+// New prepares searches over ix, building its search structures from the texts. emb must be the embedder the
+// index was built with.
 func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
 	if err := checkEmbedder(ix, emb); err != nil {
 		return nil, err
 	}
 	var parts *searchParts
-	preload(cfg, true, func() { parts = buildParts(ix, true) })
+	var err error
+	preload(cfg, true, func() { parts, err = buildParts(ix, true) })
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: %w", err)
+	}
 	return newRetriever(ix, emb, tok, cfg, parts)
 }
 
@@ -337,8 +341,9 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	return res, nil
 }
 
-// pageFields is what the title list searches: the title, the words of the URL path and the headings.
-func pageFields(p index.Page) string {
+// pageFields is what the title list searches: the title, the words of the URL path and the headings of
+// markdown, the page's.
+func pageFields(p index.Page, markdown string) string {
 	var b strings.Builder
 	b.WriteString(p.Title)
 	b.WriteString("\n")
@@ -348,7 +353,7 @@ func pageFields(p index.Page) string {
 			b.WriteString("\n")
 		}
 	}
-	for _, line := range strings.Split(p.Markdown, "\n") {
+	for _, line := range strings.Split(markdown, "\n") {
 		if strings.HasPrefix(line, "#") {
 			b.WriteString(strings.TrimLeft(line, "# "))
 			b.WriteString("\n")

@@ -60,7 +60,11 @@ func TestTopChunks(t *testing.T) {
 		{"keep cuts", -1, 1, []int{2}},
 	}
 	for _, tt := range tests {
-		r := &Retriever{ix: ix, textKeys: textKeys(ix)}
+		keys, err := textKeys(ix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Retriever{ix: ix, textKeys: keys}
 		r.cfg = Config{PageBoost: tt.boost, KeepChunks: tt.keep}.withDefaults()
 		var got []int
 		for _, c := range r.topChunks(fused(), pages, r.cfg.KeepChunks) {

@@ -51,12 +51,18 @@ func (c ExtractiveConfig) withDefaults() ExtractiveConfig {
 // Extractive summarises every doc in one line: its title, its section headings, its lead sentences and its most
 // distinctive terms by tf-idf over docs. The terms make it a corpus-level operation: summarise all pages together.
 func Extractive(docs []Doc, cfg ExtractiveConfig) []string {
+	return ExtractiveFunc(len(docs), func(i int) Doc { return docs[i] }, cfg)
+}
+
+// ExtractiveFunc is Extractive over n documents that doc returns, for a caller that keeps them on disk: it asks
+// for each twice (counting terms, then summarising), from several goroutines at once.
+func ExtractiveFunc(n int, doc func(i int) Doc, cfg ExtractiveConfig) []string {
 	cfg = cfg.withDefaults()
 	// Term counts per doc are independent, and so is each summary once the document frequencies are known: both
 	// passes run on all cores. The result does not depend on the scheduling.
-	tfs := make([]terms, len(docs))
-	eachDoc(len(docs), func(i int) {
-		tfs[i] = termCounts(docs[i].Markdown)
+	tfs := make([]terms, n)
+	eachDoc(n, func(i int) {
+		tfs[i] = termCounts(doc(i).Markdown)
 	})
 	df := map[string]int{}
 	for _, tf := range tfs {
@@ -64,10 +70,9 @@ func Extractive(docs []Doc, cfg ExtractiveConfig) []string {
 			df[w]++
 		}
 	}
-	out := make([]string, len(docs))
-	n := float64(len(docs))
-	eachDoc(len(docs), func(i int) {
-		out[i] = extract(docs[i], tfs[i], df, n, cfg)
+	out := make([]string, n)
+	eachDoc(n, func(i int) {
+		out[i] = extract(doc(i), tfs[i], df, float64(n), cfg)
 		tfs[i] = terms{}
 	})
 	return out

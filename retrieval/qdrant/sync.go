@@ -175,7 +175,10 @@ func (s *Store) fill(ctx context.Context, ix *index.Index, l layout, st *SyncSta
 		return err
 	}
 
-	chunkTexts := index.ChunkSearchTexts(ix)
+	chunkTexts, err := index.ChunkSearchTexts(ix)
+	if err != nil {
+		return fmt.Errorf("qdrant: sync: %w", err)
+	}
 	pageAvg := averageTerms(func(yield func(string) bool) {
 		for i := range ix.Pages {
 			if !yield(index.PageSearchText(&ix.Pages[i])) {
