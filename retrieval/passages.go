@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 	"sort"
@@ -59,16 +60,18 @@ func (t *chunkTexts) get(id int) (string, error) {
 }
 
 // selectPassages reorders cands, fused chunks best first, by passage coverage of the question (queries[0]) and
-// keeps the best KeepChunks. A question without terms keeps the fused order.
-func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chunkTexts) ([]scored, error) {
+// keeps the best KeepChunks. It also returns, per page with a candidate, the best coverage among its candidates
+// (see rankByPassages); nil when a question without terms keeps the fused order.
+func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chunkTexts) ([]scored, map[int]float64, error) {
 	keep := min(r.cfg.KeepChunks, len(cands))
 	if len(queries) == 0 || keep == 0 {
-		return cands[:keep], nil
+		return cands[:keep], nil, nil
 	}
 	q := newPassageQuery(queries[0])
 	if q.n == 0 {
-		return cands[:keep], nil
+		return cands[:keep], nil, nil
 	}
+	cover := map[int]float64{}
 	// cands are in fused order and coverage is at most 1, so once a fused score is no better than the keep-th
 	// best reranked score, neither that chunk nor any after it can be kept.
 	out := slices.Clone(cands)
@@ -80,9 +83,11 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 		}
 		text, err := texts.get(out[i].id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		c := q.coverage(text)
+		page := r.ix.Chunks[out[i].id].PageID
+		cover[page] = max(cover[page], c)
 		out[i].score *= c * c
 		j, _ := slices.BinarySearchFunc(top, out[i].score, func(a, b float64) int { return cmp.Compare(b, a) })
 		if top = slices.Insert(top, j, out[i].score); len(top) > keep {
@@ -90,7 +95,28 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].score > out[b].score })
-	return out[:min(keep, len(out))], nil
+	return out[:min(keep, len(out))], cover, nil
+}
+
+// passageFloor is the coverage rankByPassages counts for a kept page none of whose candidate chunks holds a
+// question term (or that has no candidate), so that such a page keeps a little of its fused score.
+const passageFloor = 0.05
+
+// rankByPassages reorders the kept pages by their fused score times (passageFloor + c)^PassagePrior, c the best
+// passage coverage among the page's candidate chunks (selectPassages). Sites repeat a fact on pages that are not
+// about it: a newsletter or blog post names a policy's numbers in a sentence among other news, a sibling policy
+// page or a programme's overview mentions it in passing, and they win the fused page ranking on the question's
+// words spread over their text or titles. The page the fact belongs to states it in a passage that holds most
+// of the question together. Only the order changes: the kept pages and the chunks chosen for the context are
+// the same, so Hit@8 and fact-in-context cannot move. cover nil (a question without terms) keeps the order.
+func (r *Retriever) rankByPassages(pages []scored, cover map[int]float64) []scored {
+	g := r.cfg.PassagePrior
+	if g <= 0 || cover == nil {
+		return pages
+	}
+	out := slices.Clone(pages)
+	rescale(out, func(page int) float64 { return math.Pow(passageFloor+cover[page], g) })
+	return out
 }
 
 // passageQuery is a question's distinct terms, numbered, with a cache from words to them.

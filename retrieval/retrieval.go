@@ -84,6 +84,11 @@ type Config struct {
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).
 	ContextTokens int
+	// PassagePrior reorders the kept pages by the passages found on them: each page's score is multiplied by
+	// (0.05 + c)^PassagePrior, c the best coverage of the question among its candidate chunks (see
+	// rankByPassages); default 0.5, negative means none (eval ablations). Without passage reranking there is no
+	// coverage and the order stays.
+	PassagePrior float64
 	// LinkPrior scales each fused page score by 1 + LinkPrior·ln(1 + inbound links), a prior for pages the
 	// site itself points to; default 0.2, negative means none (eval ablations).
 	LinkPrior float64
@@ -134,6 +139,10 @@ func (c Config) withDefaults() Config {
 		c.PageBoost = 0.5
 	}
 	c.PageBoost = max(c.PageBoost, 0)
+	if c.PassagePrior == 0 {
+		c.PassagePrior = 0.5
+	}
+	c.PassagePrior = max(c.PassagePrior, 0)
 	if c.LinkPrior == 0 {
 		c.LinkPrior = 0.2
 	}
@@ -319,10 +328,11 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 
 	t = time.Now()
 	texts := r.newChunkTexts()
-	chunks, err := r.rankChunks(ctx, queries, vecs, same, kept, texts)
+	chunks, cover, err := r.rankChunks(ctx, queries, vecs, same, kept, texts)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
+	kept = r.rankByPassages(kept, cover)
 	res.Durations["chunks"] = time.Since(t)
 
 	t = time.Now()

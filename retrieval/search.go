@@ -180,7 +180,8 @@ func (r *Retriever) selectPages(fused []scored, communities map[int]int) []score
 
 // rankChunks searches the chunks of the kept pages with every query, dense and BM25, and fuses; with a
 // VectorStore it runs the two searches there, restricted to the kept pages.
-func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, pages []scored, texts *chunkTexts) ([]scored, error) {
+// It also returns the best passage coverage per page (selectPassages), nil without passage reranking.
+func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, pages []scored, texts *chunkTexts) ([]scored, map[int]float64, error) {
 	var ids, pageIDs []int
 	for _, p := range pages {
 		pageIDs = append(pageIDs, p.id)
@@ -207,11 +208,11 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 		}
 		res, err := r.backends.Vectors.SearchChunks(ctx, qs, pageIDs, n)
 		if err != nil {
-			return nil, fmt.Errorf("chunk search: %w", err)
+			return nil, nil, fmt.Errorf("chunk search: %w", err)
 		}
 		for i, key := range keys {
 			if memo[key], err = r.chunkIDs(res[i]); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -241,7 +242,7 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 	}
 	fused := r.fuseWeighted(lists, weights)
 	if r.cfg.NoPassageRerank {
-		return r.topChunks(fused, pages, r.cfg.KeepChunks), nil
+		return r.topChunks(fused, pages, r.cfg.KeepChunks), nil, nil
 	}
 	return r.selectPassages(queries, r.topChunks(fused, pages, max(passageCandidates, r.cfg.KeepChunks)), texts)
 }

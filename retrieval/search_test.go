@@ -95,3 +95,53 @@ func TestSameQueries(t *testing.T) {
 		t.Errorf("unique vectors = %d, want 2", len(s.uniqueVecs))
 	}
 }
+
+func TestRankByPassages(t *testing.T) {
+	// Page 0 won fusion on words spread over its text; page 1 holds a passage with all the question's words.
+	ix := &index.Index{Chunks: []index.Chunk{
+		{ID: 0, PageID: 0, Text: "the newsletter: a policy was updated. Elsewhere, seats for teams."},
+		{ID: 1, PageID: 1, Text: "each team may request two registry seats."},
+	}}
+	r := &Retriever{ix: ix}
+	pages := []scored{{0, 1.0}, {1, 0.8}, {2, 0.5}}
+	cover := map[int]float64{0: 0.25, 1: 1}
+	tests := []struct {
+		name  string
+		prior float64
+		cover map[int]float64
+		want  []int
+	}{
+		{"the page holding the passage first", 0.5, cover, []int{1, 0, 2}},
+		{"no prior keeps the fused order", -1, cover, []int{0, 1, 2}},
+		{"no coverage keeps the fused order", 0.5, nil, []int{0, 1, 2}},
+	}
+	for _, tt := range tests {
+		r.cfg = Config{PassagePrior: tt.prior}.withDefaults()
+		var got []int
+		for _, p := range r.rankByPassages(pages, tt.cover) {
+			got = append(got, p.id)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	if pages[0].id != 0 || pages[0].score != 1.0 {
+		t.Errorf("rankByPassages changed its argument: %v", pages)
+	}
+}
+
+func TestSelectPassagesCoverage(t *testing.T) {
+	ix := &index.Index{Chunks: []index.Chunk{
+		{ID: 0, PageID: 0, Text: "registry news and other items"},
+		{ID: 1, PageID: 1, Text: "each team may request two registry seats"},
+		{ID: 2, PageID: 1, Text: "nothing relevant here"},
+	}}
+	r := &Retriever{ix: ix, cfg: Config{}.withDefaults()}
+	_, cover, err := r.selectPassages([]string{"how many registry seats per team"}, []scored{{0, 1}, {1, 0.9}, {2, 0.8}}, r.newChunkTexts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(cover[1] > cover[0] && cover[0] > 0) {
+		t.Errorf("coverage per page = %v, want page 1's best passage above page 0's", cover)
+	}
+}
