@@ -20,7 +20,7 @@ type floor struct{ fact, hit8, mrr float64 }
 // under what retrieval reaches there; raise a floor when a change lifts its site.
 var (
 	// The Berkeley guide (RAGPROXY_TEST_CORPUS, RAGPROXY_TEST_EVAL): 24 questions.
-	berkeleyFloor = floor{fact: 0.95, hit8: 0.97, mrr: 0.90}
+	berkeleyFloor = floor{fact: 0.95, hit8: 0.97, mrr: 0.92}
 	// The ASF Infrastructure help centre (RAGPROXY_TEST_CORPUS_ASF, RAGPROXY_TEST_EVAL_ASF): 30 questions, with
 	// blog posts and newsletters that repeat the policy pages' facts.
 	asfFloor = floor{fact: 0.96, hit8: 0.97, mrr: 0.74}
