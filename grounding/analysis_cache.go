@@ -36,7 +36,7 @@ func NewCachedAnalyzer(a retrieval.Analyzer, c cache.Cache, model string, ttl ti
 // Analyze implements retrieval.Analyzer.
 func (ca *CachedAnalyzer) Analyze(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, error) {
 	window := msgs[max(0, len(msgs)-retrieval.AnalysisWindow):]
-	key := cache.Key("ragproxy-analysis-v1", ca.model, window)
+	key := cache.Key("ragproxy-analysis-v2", ca.model, retrieval.SiteNameOf(ctx), window)
 	val, outcome, err := ca.group.Do(ctx, key, func(ctx context.Context) ([]byte, bool, error) {
 		a, err := ca.analyzer.Analyze(ctx, msgs)
 		if err != nil {

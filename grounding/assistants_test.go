@@ -1,6 +1,7 @@
 package grounding
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -252,5 +253,38 @@ func TestAssistantSkipsOtherFAQs(t *testing.T) {
 		if !tt.faq && strings.Contains(content, calendarURL) {
 			t.Errorf("%s links the calendar: %q", tt.model, content)
 		}
+	}
+}
+
+// siteRecorder is an analyzer that records the site name each analysis was asked for.
+type siteRecorder struct{ sites []string }
+
+func (s *siteRecorder) Analyze(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, error) {
+	s.sites = append(s.sites, retrieval.SiteNameOf(ctx))
+	a, err := retrieval.Heuristic{}.Analyze(ctx, msgs)
+	a.Source = "llm" // cached, as a model's analysis is
+	return a, err
+}
+
+// TestAssistantAnalysis checks that a conversation with an assistant is analysed for the assistant's part of
+// the site, and that cached analyses of the same words for two assistants stay apart.
+func TestAssistantAnalysis(t *testing.T) {
+	g := nursingGrounder(t, false)
+	rec := &siteRecorder{}
+	lru, err := cache.NewLRU(cache.LRUConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Analyzer = NewCachedAnalyzer(rec, lru, "gpt-4o-mini", 0)
+	msgs := []retrieval.Message{{Role: "user", Content: "what are the clinical placement requirements?"}}
+	for _, model := range []string{"nursing", "lakeshore", "nursing", "lakeshore"} {
+		if _, _, err := g.SearchAs(context.Background(), model, msgs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each assistant's analysis is made once, then comes from the cache.
+	want := []string{"Lakeshore Polytechnic — Nursing", "Lakeshore Polytechnic"}
+	if diff := cmp.Diff(want, rec.sites); diff != "" {
+		t.Errorf("sites analysed for (-want +got):\n%s", diff)
 	}
 }

@@ -101,7 +101,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	base, release := g.Retriever.Acquire()
 	defer release()
 	r, site := g.retrieverFor(base, req.Model), g.siteName(req.Model)
-	_, res, fm, err := g.search(ctx, r, Messages(req.Messages), true)
+	_, res, fm, err := g.search(ctx, r, site, Messages(req.Messages), true)
 	if err != nil {
 		return nil, err
 	}
@@ -234,19 +234,20 @@ func (g *Grounder) Search(ctx context.Context, msgs []retrieval.Message) (retrie
 func (g *Grounder) SearchAs(ctx context.Context, model string, msgs []retrieval.Message) (retrieval.Analysis, *retrieval.Result, error) {
 	r, release := g.Retriever.Acquire()
 	defer release()
-	a, res, _, err := g.search(ctx, g.retrieverFor(r, model), msgs, false)
+	a, res, _, err := g.search(ctx, g.retrieverFor(r, model), g.siteName(model), msgs, false)
 	return a, res, err
 }
 
-// search analyses msgs and retrieves in r. A question the FAQ matches is answered from it when direct is set
-// (the returned match is direct, the result nil: no retrieval ran); otherwise a match joins the result's context.
-func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, msgs []retrieval.Message, direct bool) (retrieval.Analysis, *retrieval.Result, faqMatch, error) {
+// search analyses msgs, for the assistant of site, and retrieves in r. A question the FAQ matches is answered
+// from it when direct is set (the returned match is direct, the result nil: no retrieval ran); otherwise a match
+// joins the result's context.
+func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site string, msgs []retrieval.Message, direct bool) (retrieval.Analysis, *retrieval.Result, faqMatch, error) {
 	analyzer := g.Analyzer
 	if analyzer == nil {
 		analyzer = retrieval.Heuristic{}
 	}
 	start := time.Now()
-	a, err := analyzer.Analyze(ctx, g.bounded(msgs))
+	a, err := analyzer.Analyze(retrieval.WithSiteName(ctx, site), g.bounded(msgs))
 	if err != nil { // analyzers fall back on their own; an error here is a cancelled request
 		return a, nil, faqMatch{}, fmt.Errorf("analysis: %w", err)
 	}

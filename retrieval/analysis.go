@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,6 +127,21 @@ type LLMAnalyzer struct {
 
 var _ Analyzer = (*LLMAnalyzer)(nil)
 
+type siteNameKey struct{}
+
+// WithSiteName returns ctx naming the site, or the part of it, whose assistant a conversation is analysed for:
+// LLMAnalyzer prefers it to its SiteName, so that a section assistant's questions are rewritten for its section
+// ("Lakeshore Polytechnic — nursing") rather than for the whole site.
+func WithSiteName(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, siteNameKey{}, name)
+}
+
+// SiteNameOf returns the name WithSiteName put in ctx, or "".
+func SiteNameOf(ctx context.Context) string {
+	name, _ := ctx.Value(siteNameKey{}).(string)
+	return name
+}
+
 // AnalysisPrompt instructs the analysis model.
 const AnalysisPrompt = `You prepare search queries for a website assistant%s. Read the conversation and decide ` +
 	`whether answering the latest user message needs information from the website (false only for greetings, ` +
@@ -171,8 +187,8 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 		}
 	}
 	site := ""
-	if a.SiteName != "" {
-		site = " for " + a.SiteName
+	if name := cmp.Or(SiteNameOf(ctx), a.SiteName); name != "" {
+		site = " for " + name
 	}
 	call, err := compat.NewTextCall(a.Model, []compat.Message{
 		compat.TextMessage("system", fmt.Sprintf(AnalysisPrompt, site)),

@@ -150,3 +150,29 @@ func TestHeuristicAnalysis(t *testing.T) {
 		t.Errorf("analysis (-want +got):\n%s", diff)
 	}
 }
+
+// TestLLMAnalyzerSiteName checks that the analysis prompt names the site the context names, before the
+// analyzer's own.
+func TestLLMAnalyzerSiteName(t *testing.T) {
+	fake := openaitest.NewServer(openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply {
+		return openaitest.Reply{Content: `{"retrieval_needed":true,"rewrites":["a","b","c"]}`}
+	}})
+	defer fake.Close()
+	a := &LLMAnalyzer{Client: testClient(t, fake), SiteName: "Lakeshore Polytechnic"}
+	msgs := []Message{{Role: "user", Content: "placement requirements?"}}
+	for _, ctx := range []context.Context{context.Background(), WithSiteName(context.Background(), "Lakeshore Polytechnic — Nursing")} {
+		if _, err := a.Analyze(ctx, msgs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if p := reqs[0].Messages[0].Text(); !strings.Contains(p, "assistant for Lakeshore Polytechnic.") {
+		t.Errorf("prompt without a site in the context = %q", p)
+	}
+	if p := reqs[1].Messages[0].Text(); !strings.Contains(p, "assistant for Lakeshore Polytechnic — Nursing.") {
+		t.Errorf("prompt for the nursing assistant = %q", p)
+	}
+}
