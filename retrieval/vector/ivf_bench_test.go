@@ -102,7 +102,8 @@ func heapInUse() uint64 {
 
 // BenchmarkIVFVectors compares Flat and IVF on stored vectors: set RAGPROXY_TEST_VECTORS to a chunks.f32 file
 // (summaries.f32 beside it is used for queries too). RAGPROXY_IVF_LISTS and RAGPROXY_IVF_PROBES (comma
-// separated) override the lists and probes tried. It reports the build's CPU time and memory, and per
+// separated) override the lists and probes tried, RAGPROXY_IVF_ITERATIONS the k-means iterations, and
+// RAGPROXY_IVF_INPLACE (when set) makes the IVF search the rows in place. It reports the build's CPU time and memory, and per
 // configuration the CPU time per query vector for calls with 1 and 3 vectors, at k=40 and k=128, with recall
 // against Flat of each query set.
 func BenchmarkIVFVectors(b *testing.B) {
@@ -161,7 +162,8 @@ func BenchmarkIVFVectors(b *testing.B) {
 	for _, lists := range envInts("RAGPROXY_IVF_LISTS", []int{DefaultIVFLists(len(rows))}) {
 		before := heapInUse()
 		start := corpustest.CPUTime()
-		x, err := NewIVF(rows, IVFConfig{Lists: lists, InPlace: inPlace})
+		iters := envInts("RAGPROXY_IVF_ITERATIONS", []int{0})[0]
+		x, err := NewIVF(rows, IVFConfig{Lists: lists, InPlace: inPlace, Iterations: iters, MinRows: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -291,6 +291,22 @@ func TestReadIVFRejects(t *testing.T) {
 			t.Fatalf("a prefix of %d bytes was accepted", n)
 		}
 	}
+	// Random edits behind a valid checksum are rejected or give a working index, never a panic.
+	r := rand.New(rand.NewSource(25))
+	for range 3000 {
+		d := bytes.Clone(data)
+		for range 1 + r.Intn(3) {
+			off := r.Intn(len(d) - 4)
+			if r.Intn(2) == 0 {
+				d[off] = byte(r.Intn(256))
+			} else if off%4 == 0 {
+				binary.LittleEndian.PutUint32(d[off:], uint32(r.Intn(len(rows)+2)))
+			}
+		}
+		if y, err := ReadIVF(reseal(d), rows); err == nil {
+			y.Search(rows[0], 10, nil)
+		}
+	}
 	// The rows must match the index's count and length.
 	if _, err := ReadIVF(data, rows[:len(rows)-1]); err == nil {
 		t.Error("fewer rows accepted")
