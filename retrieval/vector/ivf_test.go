@@ -342,3 +342,17 @@ func FuzzReadIVF(f *testing.F) {
 		y.Search(rows[0], 5, nil)
 	})
 }
+
+func TestIVFConcurrentSearch(t *testing.T) {
+	_, queries, x := smallIVF(t)
+	want := x.SearchMulti(queries, 20)
+	done := make(chan string, len(queries))
+	for i, q := range queries {
+		go func() { done <- cmp.Diff(want[i], x.Search(q, 20, nil)) }()
+	}
+	for range queries {
+		if diff := <-done; diff != "" {
+			t.Errorf("concurrent search (-serial +concurrent):\n%s", diff)
+		}
+	}
+}
