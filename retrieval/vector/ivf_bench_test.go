@@ -176,6 +176,20 @@ func BenchmarkIVFVectors(b *testing.B) {
 		slices.Sort(sizes)
 		b.Logf("lists=%d in place=%v: build %.2f s CPU, %.1f MiB beyond the rows; list sizes min %d median %d max %d",
 			x.Lists(), inPlace, build, mem, sizes[0], sizes[len(sizes)/2], sizes[len(sizes)-1])
+		bin, err := x.MarshalBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = corpustest.CPUTime()
+		read, err := readIVF(bin, rows, inPlace)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("lists=%d: binary form %.2f MiB, read in %.0f ms CPU", x.Lists(), float64(len(bin))/(1<<20),
+			float64(corpustest.CPUTime()-start)/1e6)
+		if !slices.EqualFunc(x.SearchMulti(all[:50], 40), read.SearchMulti(all[:50], 40), slices.Equal) {
+			b.Fatal("the index read back answers differently")
+		}
 		probes := envInts("RAGPROXY_IVF_PROBES", []int{x.Probe() / 2, x.Probe(), 2 * x.Probe()})
 		for _, p := range probes {
 			y := x.WithProbe(p)
