@@ -64,7 +64,9 @@ type IVFConfig struct {
 
 // IVFMinRows is the default IVFConfig.MinRows. Below it an exact scan is cheap enough that an approximate one is
 // not worth its lost recall and its build: Flat searches 21,253 vectors of 256 dimensions in 0.4 ms of CPU per
-// query (0.3 ms each for three queries at once), so about 1 ms at 50,000, against 6 to 7 ms at 213,200.
+// query (0.3 ms each for three queries at once), so about 1 ms at 50,000, against 6.5 ms at 213,200. Over those
+// 21,253 vectors 256 lists need a probe of 128 (half the rows) for recall@40 0.95 on embedded questions, which
+// saves 0.2 ms a query.
 const IVFMinRows = 50_000
 
 // DefaultIVFLists is the default number of lists for n vectors: the power of two between 64 and 4096 nearest to
@@ -356,7 +358,8 @@ func (x *IVF) SearchMulti(qs [][]float32, k int) [][]Hit { return x.SearchMultiF
 // Probing goes on, list by list in order of similarity, while fewer than k vectors have been scored, and, with
 // a filter, while fewer have been accepted than the probed lists would have held without it: a filter that
 // keeps a share p of the vectors makes a search read about 1/p times as many lists, up to all of them (a
-// filtered exact scan), so that its recall stays close to the unfiltered one.
+// filtered exact scan), so that its recall stays close to the unfiltered one. The filter may be called more than
+// once for a vector (once per query reading it past the first Probe() lists).
 func (x *IVF) SearchMultiFilter(qs [][]float32, k int, filter func(id int) bool) [][]Hit {
 	lists := x.Lists()
 	if lists == 0 {
@@ -483,24 +486,4 @@ func rankLists(scores []float32) []uint32 {
 		order[i] = r.list
 	}
 	return order
-}
-
-// scanned returns the number of rows an unfiltered search for q reads.
-func (x *IVF) scanned(q []float32, k int) int {
-	if x.Lists() == 0 {
-		return x.flat.n
-	}
-	dim := x.flat.dim
-	scores := make([]float32, x.Lists())
-	for l := range scores {
-		scores[l] = Dot(q, x.centroids[l*dim:(l+1)*dim])
-	}
-	n := 0
-	for i, l := range rankLists(scores) {
-		if i >= x.probe && n >= k {
-			break
-		}
-		n += int(x.offsets[l+1] - x.offsets[l])
-	}
-	return n
 }

@@ -255,3 +255,23 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// scanned returns the number of rows an unfiltered search for q reads.
+func (x *IVF) scanned(q []float32, k int) int {
+	if x.Lists() == 0 {
+		return x.flat.n
+	}
+	dim := x.flat.dim
+	scores := make([]float32, x.Lists())
+	for l := range scores {
+		scores[l] = Dot(q, x.centroids[l*dim:(l+1)*dim])
+	}
+	n := 0
+	for i, l := range rankLists(scores) {
+		if i >= x.probe && n >= k {
+			break
+		}
+		n += int(x.offsets[l+1] - x.offsets[l])
+	}
+	return n
+}

@@ -61,7 +61,8 @@ func (x *IVF) MarshalBinary() ([]byte, error) { return x.AppendBinary(nil) }
 
 // ReadIVF rebuilds an IVF from its binary form over rows, which must be the rows it was built from (the
 // same count and length are checked; the contents cannot be). Like NewIVF it keeps a copy of the rows grouped
-// by list; ReadIVFInPlace does not. It returns an error wrapping ErrCorruptIVF, never panics, for data that is
+// by list (for 213,200 rows of 256, 208 MiB allocated and copied in 0.1 to 0.6 s of CPU); ReadIVFInPlace does
+// not (1 ms). It returns an error wrapping ErrCorruptIVF, never panics, for data that is
 // truncated, has another magic or version, or whose lists are not a partition of the rows; every length is
 // checked against len(data) before anything is allocated.
 func ReadIVF(data []byte, rows [][]float32) (*IVF, error) { return readIVF(data, rows, false) }
