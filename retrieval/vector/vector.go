@@ -1,5 +1,7 @@
 // Package vector finds the nearest unit vectors to a query by cosine similarity: Flat scans every vector
-// exactly, HNSW walks a navigable small-world graph for large collections. Both satisfy Index.
+// exactly, HNSW walks a navigable small-world graph for large collections, and IVF scans exactly only the
+// clusters (lists) nearest to the query, with a build cheap enough for ingest and a compact binary form. All
+// satisfy Index.
 //
 // HNSW is written here rather than taken from github.com/coder/hnsw: that library's v0.6.1 ends its layer
 // search as soon as one node's neighbours fail to improve the best distance found, instead of when the nearest
