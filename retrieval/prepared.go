@@ -15,6 +15,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
+	"github.com/ragproxy/ragproxy/retrieval/vector"
 )
 
 // SearchFile is the file, in an index version's directory, that holds the version's search structures as
@@ -26,16 +27,17 @@ const SearchFile = "search.bin"
 //
 //	"RPSEARCH", searchFormat, index.SearchTextVersion (uint32 each, little-endian)
 //	the index version: length (uint32) and bytes
-//	five sections, each a length (uint64) and bytes: the chunk, page and title BM25 indexes (lexical.ReadBM25),
-//	the lexicon, the chunks' text keys (uint64 each)
+//	six sections, each a length (uint64) and bytes: the chunk, page and title BM25 indexes (lexical.ReadBM25),
+//	the lexicon, the chunks' text keys (uint64 each), the chunk vectors' IVF lists (vector.ReadIVF; no lists
+//	under vector.IVFMinRows chunks, where exact search is fast)
 //
 // each part starting at a multiple of eight bytes. searchFormat changes whenever the layout, or the way the
 // structures are built from the texts (analysis, search texts, lexicon), does: a file of another format is
 // ignored and the structures are built again.
 const (
 	searchMagic    = "RPSEARCH"
-	searchFormat   = 1
-	searchSections = 5
+	searchFormat   = 2
+	searchSections = 6
 )
 
 // searchParts are the search structures that retrieval builds from an index's texts.
@@ -45,13 +47,16 @@ type searchParts struct {
 	titles    *lexical.BM25
 	lex       *lexicon
 	textKeys  []uint64 // per chunk, a hash of its trimmed text: chunks that say the same are one passage
+	// The chunk vectors' approximate index: built, or read from its binary form once the vectors are loaded.
+	ann     *vector.IVF
+	annData []byte
 }
 
 // buildParts builds the search structures from ix's texts (in memory or on disk); side by side when parallel
 // is set (they are independent of each other), else one after another.
 func buildParts(ix *index.Index, parallel bool) (*searchParts, error) {
 	sp := &searchParts{}
-	var errs [5]error
+	var errs [6]error
 	var wg sync.WaitGroup
 	do := func(f func()) {
 		if parallel {
@@ -65,6 +70,7 @@ func buildParts(ix *index.Index, parallel bool) (*searchParts, error) {
 	do(func() { sp.titles, errs[2] = titleBM25(ix) })
 	do(func() { sp.lex, errs[3] = newLexicon(ix) })
 	do(func() { sp.textKeys, errs[4] = textKeys(ix) })
+	do(func() { sp.ann, errs[5] = vector.NewIVF(ix.ChunkVectors, vector.IVFConfig{}) })
 	wg.Wait()
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
@@ -178,7 +184,21 @@ func WriteSearch(w io.Writer, ix *index.Index) error {
 	if err != nil {
 		return fmt.Errorf("retrieval: search file: %w", err)
 	}
-	return bytes(appendKeys(nil, keys))
+	if err := bytes(appendKeys(nil, keys)); err != nil {
+		return err
+	}
+	// The lists alone: the server reads the rows from the index's vectors.
+	ann, err := vector.NewIVF(ix.ChunkVectors, vector.IVFConfig{InPlace: true})
+	if err == nil {
+		var b []byte
+		if b, err = ann.AppendBinary(nil); err == nil {
+			err = bytes(b)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("retrieval: search file: chunk lists: %w", err)
+	}
+	return nil
 }
 
 func appendKeys(b []byte, keys []uint64) []byte {
@@ -272,6 +292,7 @@ func readParts(data []byte, version string, pages, chunks int) (*searchParts, er
 	if sp.lex, err = readLexicon(sections[3]); err != nil {
 		return nil, fmt.Errorf("lexicon: %w", err)
 	}
+	sp.annData = sections[5]
 	keys := sections[4]
 	if len(keys) != 8*chunks {
 		return nil, fmt.Errorf("%d bytes of text keys for %d chunks", len(keys), chunks)

@@ -2,9 +2,13 @@ package retrieval
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/vector"
 )
 
 // smallIndex is an index of two pages and three chunks, texts in memory.
@@ -85,6 +89,57 @@ func TestWriteSearchDeterministic(t *testing.T) {
 		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
 			t.Fatal("two search files of one index differ")
+		}
+	}
+}
+
+// TestSearchFileChunkLists checks that the search file of an index with vector.IVFMinRows chunks holds IVF lists
+// that the retriever searches with, and that a small index's holds none (exact search).
+func TestSearchFileChunkLists(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const pages, perPage, dim = 500, vector.IVFMinRows / 500, 8
+	ix := &index.Index{Manifest: index.Manifest{Version: "big"}}
+	for p := range pages {
+		page := index.Page{ID: p, URL: fmt.Sprintf("http://x/%d/", p), Title: fmt.Sprintf("Page %d", p)}
+		for o := range perPage {
+			id := len(ix.Chunks)
+			ix.Chunks = append(ix.Chunks, index.Chunk{ID: id, PageID: p, Ord: o, Text: fmt.Sprintf("chunk %d of page %d", o, p)})
+			page.Chunks = append(page.Chunks, id)
+			v := make([]float32, dim)
+			var n float32
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+				n += v[i] * v[i]
+			}
+			for i := range v {
+				v[i] /= float32(math.Sqrt(float64(n)))
+			}
+			ix.ChunkVectors = append(ix.ChunkVectors, v)
+		}
+		ix.Pages = append(ix.Pages, page)
+		ix.SummaryVectors = append(ix.SummaryVectors, ix.ChunkVectors[len(ix.ChunkVectors)-1])
+	}
+	small := smallIndex()
+	small.ChunkVectors = [][]float32{{1, 0}, {0, 1}, {1, 0}}
+	small.SummaryVectors = [][]float32{{1, 0}, {0, 1}}
+	for _, tt := range []struct {
+		ix    *index.Index
+		lists bool
+	}{{ix, true}, {small, false}} {
+		var b bytes.Buffer
+		if err := WriteSearch(&b, tt.ix); err != nil {
+			t.Fatal(err)
+		}
+		sp, err := readParts(b.Bytes(), tt.ix.Manifest.Version, len(tt.ix.Pages), len(tt.ix.Chunks))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := newRetriever(tt.ix, nil, nil, Config{}, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.chunkANN != nil) != tt.lists {
+			t.Errorf("%d chunks: searched with IVF lists %v, want %v", len(tt.ix.Chunks), r.chunkANN != nil, tt.lists)
 		}
 	}
 }

@@ -92,6 +92,9 @@ type Config struct {
 	// LinkPrior scales each fused page score by 1 + LinkPrior·ln(1 + inbound links), a prior for pages the
 	// site itself points to; default 0.2, negative means none (eval ablations).
 	LinkPrior float64
+	// ExactChunkSearch searches every chunk vector for the chunk-dense page list even when the index has IVF
+	// lists (an index of vector.IVFMinRows chunks or more), instead of the lists nearest the query.
+	ExactChunkSearch bool
 	// ConfidenceFloor is the similarity below which retrieval counts as empty; default 0.10. With the local
 	// embedder, similarities of unrelated questions (0.15-0.22 on the Berkeley index) overlap those of answerable
 	// ones, so the floor only catches questions that share almost nothing with the site.
@@ -163,6 +166,7 @@ type Retriever struct {
 	chunkBM25 *lexical.BM25
 	summaries vector.Index
 	chunks    *vector.Flat
+	chunkANN  *vector.IVF // set for an index large enough that exact search over its chunks is slow
 	titles    *lexical.BM25
 	named     *titleIndex
 	lex       *lexicon
@@ -227,9 +231,18 @@ func newRetriever(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer,
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: chunk vectors: %w", err)
 	}
+	ann := parts.ann
+	if ann == nil && len(parts.annData) > 0 {
+		if ann, err = vector.ReadIVF(parts.annData, ix.ChunkVectors); err != nil {
+			return nil, fmt.Errorf("retrieval: %s: chunk lists: %w", SearchFile, err)
+		}
+	}
 	r := &Retriever{ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(), summaries: summaries, chunks: chunkVecs,
 		inLinks: make([]int, len(ix.Pages)), named: newTitleIndex(ix.Pages), chunkBM25: parts.chunkBM25,
 		pageBM25: parts.pageBM25, titles: parts.titles, lex: parts.lex, textKeys: parts.textKeys}
+	if ann != nil && ann.Lists() > 0 {
+		r.chunkANN = ann
+	}
 	for _, p := range ix.Pages {
 		for _, l := range p.Links {
 			r.inLinks[l]++

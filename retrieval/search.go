@@ -42,7 +42,11 @@ func (r *Retriever) rankPages(ctx context.Context, queries []string, vecs [][]fl
 	var weights []float64
 	var denseChunks [][]vector.Hit
 	if !remote && slices.Contains(r.cfg.PageLists, ListChunkDense) {
-		denseChunks = r.chunks.SearchMultiFilter(same.uniqueVecs, r.cfg.ChunksPerList, r.chunkFilter())
+		if r.chunkANN != nil && !r.cfg.ExactChunkSearch {
+			denseChunks = r.chunkANN.SearchMultiFilter(same.uniqueVecs, r.cfg.ChunksPerList, r.chunkFilter())
+		} else {
+			denseChunks = r.chunks.SearchMultiFilter(same.uniqueVecs, r.cfg.ChunksPerList, r.chunkFilter())
+		}
 	}
 	memo := map[listKey][]int{}
 	if remote { // every store list, of every query, is in memo after this
