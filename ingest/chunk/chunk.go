@@ -163,7 +163,7 @@ func (c *chunker) split() []Chunk {
 		}
 	}
 	if total < c.cfg.MinTokens {
-		// Seed 000: "if an entire page contains fewer than 200 tokens, it is returned as a single chunk".
+		// The FHNW chatbot paper: a page of fewer than 200 tokens is returned as a single chunk.
 		i, j := trimSpan(c.src)
 		text := c.src[i:j]
 		if text == "" {

@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultBoilerplateShare is the share of pages above which a link target
-// counts as navigation boilerplate. Seed 000's paper says 30%; its code used
+// counts as navigation boilerplate. The FHNW chatbot paper says 30%; its code used
 // 15%. Both are measured on the Berkeley corpus in TestBerkeleyShares.
 const DefaultBoilerplateShare = 0.30
 

@@ -21,7 +21,7 @@ func TestRRF(t *testing.T) {
 			want: []Scored{{1, 1.0/61 + 1.0/62}, {3, 1.0/63 + 1.0/61}, {2, 1.0 / 62}},
 		},
 		{
-			// Seed 000's prototype: K = number of lists (3), ranks from 0.
+			// The FHNW prototype: K = number of lists (3), ranks from 0.
 			name: "prototype", lists: [][]int{{7, 8}, {8, 9}, {9, 7}}, k: 3, rankBase: 0,
 			want: []Scored{{7, 1.0/3 + 1.0/4}, {8, 1.0/4 + 1.0/3}, {9, 1.0/4 + 1.0/3}},
 		},
@@ -91,7 +91,7 @@ func FuzzRRF(f *testing.F) {
 }
 
 func BenchmarkRRF(b *testing.B) {
-	// Seed 000's page stage: 4 queries x (dense 36 + BM25 36) lists.
+	// The FHNW prototype's page stage: 4 queries x (dense 36 + BM25 36) lists.
 	r := rand.New(rand.NewSource(1))
 	lists := make([][]int, 8)
 	for i := range lists {
