@@ -223,7 +223,7 @@ func (r *run) build(ctx context.Context, docs []*doc) error {
 	if rep.Changed {
 		// The search structures are built here once rather than by every server that loads the version.
 		opts := index.WriteOptions{Keep: r.cfg.KeepVersions, Protect: r.cfg.ProtectVersions,
-			Files: []index.File{retrieval.SearchFileOf(ix)}}
+			Files: retrieval.SearchFilesOf(ix)}
 		if err := index.WriteWith(r.cfg.IndexDir, ix, opts); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -135,11 +136,66 @@ func textKeys(ix *index.Index) ([]uint64, error) {
 	return keys, err
 }
 
+// GroupedFile is the file, beside SearchFile, that holds the chunk vectors in the order of their IVF lists (a
+// vector file: rows and length as uint32, then the values), which a server maps and searches in place of a copy
+// of its own. It holds no rows for an index without lists.
+const GroupedFile = "chunks.ivf.f32"
+
 // WriteSearch builds the search structures of ix (its texts in memory or on disk) and writes them to w as
-// SearchFile. Ingest stores the file with each version (index.WriteOptions.Files). The structures are built,
-// written and dropped one at a time, so that ingest's peak memory grows by the largest (the chunks' BM25 index)
-// rather than by all of them.
+// SearchFile. The structures are built, written and dropped one at a time, so that ingest's peak memory grows by
+// the largest (the chunks' BM25 index) rather than by all of them.
 func WriteSearch(w io.Writer, ix *index.Index) error {
+	return writeSearch(w, ix, func() (*vector.IVF, error) { return chunkLists(ix) })
+}
+
+// chunkLists clusters ix's chunk vectors into IVF lists (none under vector.IVFMinRows), searching them in place.
+func chunkLists(ix *index.Index) (*vector.IVF, error) {
+	return vector.NewIVF(ix.ChunkVectors, vector.IVFConfig{InPlace: true})
+}
+
+// SearchFilesOf are the files ingest stores with each version of ix (index.WriteOptions.Files): SearchFile and
+// GroupedFile, from one clustering of the chunk vectors.
+func SearchFilesOf(ix *index.Index) []index.File {
+	var (
+		once sync.Once
+		ann  *vector.IVF
+		err  error
+	)
+	lists := func() (*vector.IVF, error) {
+		once.Do(func() { ann, err = chunkLists(ix) })
+		return ann, err
+	}
+	return []index.File{
+		{Name: SearchFile, Write: func(w io.Writer) error { return writeSearch(w, ix, lists) }},
+		{Name: GroupedFile, Write: func(w io.Writer) error {
+			ann, err := lists()
+			if err != nil {
+				return err
+			}
+			n := 0
+			if ann.Lists() > 0 {
+				n = ann.Len()
+			}
+			var hdr [8]byte
+			binary.LittleEndian.PutUint32(hdr[0:], uint32(n))
+			binary.LittleEndian.PutUint32(hdr[4:], uint32(ann.Dim()))
+			if _, err := w.Write(hdr[:]); err != nil {
+				return err
+			}
+			buf := make([]byte, 0, 4*ann.Dim())
+			return ann.EachGrouped(func(row []float32) error {
+				buf = buf[:0]
+				for _, v := range row {
+					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+				}
+				_, err := w.Write(buf)
+				return err
+			})
+		}},
+	}
+}
+
+func writeSearch(w io.Writer, ix *index.Index, lists func() (*vector.IVF, error)) error {
 	var b []byte
 	b = append(b, searchMagic...)
 	b = binary.LittleEndian.AppendUint32(b, searchFormat)
@@ -187,8 +243,8 @@ func WriteSearch(w io.Writer, ix *index.Index) error {
 	if err := bytes(appendKeys(nil, keys)); err != nil {
 		return err
 	}
-	// The lists alone: the server reads the rows from the index's vectors.
-	ann, err := vector.NewIVF(ix.ChunkVectors, vector.IVFConfig{InPlace: true})
+	// The lists alone: the rows are the index's vectors, grouped in GroupedFile.
+	ann, err := lists()
 	if err == nil {
 		var b []byte
 		if b, err = ann.AppendBinary(nil); err == nil {
@@ -206,11 +262,6 @@ func appendKeys(b []byte, keys []uint64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, k)
 	}
 	return b
-}
-
-// SearchFileOf is the index.File that stores ix's search structures with it.
-func SearchFileOf(ix *index.Index) index.File {
-	return index.File{Name: SearchFile, Write: func(w io.Writer) error { return WriteSearch(w, ix) }}
 }
 
 func pad8(b []byte) []byte {
@@ -398,4 +449,31 @@ func readLexicon(b []byte) (*lexicon, error) {
 	}
 	lx.derive()
 	return lx, nil
+}
+
+// readChunkLists rebuilds the chunk vectors' IVF from its binary form, searching the rows of ix's GroupedFile
+// where they are mapped, or, for a version without that file, a copy of its own.
+func readChunkLists(ix *index.Index, data []byte) (*vector.IVF, error) {
+	if ix.Dir() != "" {
+		b, err := ix.MapFile(GroupedFile)
+		switch {
+		case err == nil && len(b) >= 8 && littleEndian():
+			n, dim := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+			if uint64(len(b)-8) != 4*uint64(n)*uint64(dim) {
+				return nil, fmt.Errorf("%s: %d bytes for %d rows of %d", GroupedFile, len(b)-8, n, dim)
+			}
+			var grouped []float32
+			if n > 0 && dim > 0 { // the mapping starts on a page, so the values after the header are aligned
+				grouped = unsafe.Slice((*float32)(unsafe.Pointer(&b[8])), int(n)*int(dim))
+			}
+			x, err := vector.ReadIVFGrouped(data, ix.ChunkVectors, grouped)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", GroupedFile, err)
+			}
+			return x, nil
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return nil, err
+		}
+	}
+	return vector.ReadIVF(data, ix.ChunkVectors)
 }

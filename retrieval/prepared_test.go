@@ -5,7 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/vector"
@@ -119,6 +124,58 @@ func TestSearchFileChunkLists(t *testing.T) {
 		ix.Pages = append(ix.Pages, page)
 		ix.SummaryVectors = append(ix.SummaryVectors, ix.ChunkVectors[len(ix.ChunkVectors)-1])
 	}
+	// Stored with the version as ingest stores it and loaded as a server loads it, the lists search the mapped
+	// grouped rows and answer as lists built in memory.
+	dir := t.TempDir()
+	ix.Manifest.Pages, ix.Manifest.Chunks = len(ix.Pages), len(ix.Chunks)
+	if err := index.WriteWith(dir, ix, index.WriteOptions{Files: SearchFilesOf(ix)}); err != nil {
+		t.Fatal(err)
+	}
+	served, err := index.LoadWith(dir, index.LoadOptions{TextsOnDisk: true, MapVectors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := readSearchFile(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRetriever(served, nil, nil, Config{}, sp)
+	if err != nil || r.chunkANN == nil {
+		t.Fatalf("served retriever: %v, lists %v", err, r != nil && r.chunkANN != nil)
+	}
+	built, err := vector.NewIVF(ix.ChunkVectors, vector.IVFConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := ix.ChunkVectors[:20]
+	if diff := cmp.Diff(built.SearchMultiFilter(qs, 40, nil), r.chunkANN.SearchMultiFilter(qs, 40, nil)); diff != "" {
+		t.Errorf("served lists (-built +served):\n%s", diff)
+	}
+
+	// The grouped rows are the file's: other rows there are refused.
+	path := filepath.Join(served.Dir(), GroupedFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[8] ^= 0x40
+	if err := os.WriteFile(path+".new", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil { // never rewrite a mapped file in place
+		t.Fatal(err)
+	}
+	again, err := index.LoadWith(dir, index.LoadOptions{TextsOnDisk: true, MapVectors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp, err = readSearchFile(again); err == nil {
+		_, err = newRetriever(again, nil, nil, Config{}, sp)
+	}
+	if err == nil || !strings.Contains(err.Error(), GroupedFile) {
+		t.Errorf("grouped rows of other vectors: %v, want an error naming %s", err, GroupedFile)
+	}
+
 	small := smallIndex()
 	small.ChunkVectors = [][]float32{{1, 0}, {0, 1}, {1, 0}}
 	small.SummaryVectors = [][]float32{{1, 0}, {0, 1}}

@@ -233,7 +233,7 @@ func newRetriever(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer,
 	}
 	ann := parts.ann
 	if ann == nil && len(parts.annData) > 0 {
-		if ann, err = vector.ReadIVF(parts.annData, ix.ChunkVectors); err != nil {
+		if ann, err = readChunkLists(ix, parts.annData); err != nil {
 			return nil, fmt.Errorf("retrieval: %s: chunk lists: %w", SearchFile, err)
 		}
 	}

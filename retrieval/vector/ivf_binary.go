@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 )
 
 // The binary form of an IVF, little-endian:
@@ -161,5 +162,47 @@ func readIVF(data []byte, rows [][]float32, inPlace bool) (*IVF, error) {
 	if !inPlace {
 		x.group()
 	}
+	return x, nil
+}
+
+// EachGrouped calls yield with every row in list order: the copy ReadIVFGrouped takes, for a caller that stores
+// it beside its rows. An IVF without lists has none.
+func (x *IVF) EachGrouped(yield func(row []float32) error) error {
+	if x.Lists() == 0 {
+		return nil
+	}
+	dim := x.flat.dim
+	for _, id := range x.ids {
+		if err := yield(x.flat.data[int(id)*dim : (int(id)+1)*dim]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadIVFGrouped is ReadIVF for a caller that holds the rows grouped by list already (as EachGrouped gives
+// them, one array: row ids[p] at p*dim), a file it maps, say: the IVF searches grouped instead of a copy of its
+// own, which must not change while it does. grouped's length is checked, and the first row of every list
+// against rows (a grouped copy of other rows is caught; the rest cannot be checked without reading it all).
+func ReadIVFGrouped(data []byte, rows [][]float32, grouped []float32) (*IVF, error) {
+	x, err := readIVF(data, rows, true)
+	if err != nil || x.Lists() == 0 {
+		return x, err
+	}
+	dim := x.flat.dim
+	if len(grouped) != len(x.ids)*dim {
+		return nil, fmt.Errorf("vector: %d grouped values for %d rows of %d: %w", len(grouped), len(x.ids), dim, ErrCorruptIVF)
+	}
+	for l := range x.Lists() {
+		p := int(x.offsets[l])
+		if p == int(x.offsets[l+1]) {
+			continue
+		}
+		id := int(x.ids[p])
+		if !slices.Equal(grouped[p*dim:(p+1)*dim], x.flat.data[id*dim:(id+1)*dim]) {
+			return nil, fmt.Errorf("vector: list %d: the grouped rows are not these rows: %w", l, ErrCorruptIVF)
+		}
+	}
+	x.grouped = grouped
 	return x, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -354,5 +355,34 @@ func TestIVFConcurrentSearch(t *testing.T) {
 		if diff := <-done; diff != "" {
 			t.Errorf("concurrent search (-serial +concurrent):\n%s", diff)
 		}
+	}
+}
+
+// TestIVFGrouped checks that an IVF read over a grouped copy held by the caller searches as the one built, and
+// that a copy of other rows, or of another length, is refused.
+func TestIVFGrouped(t *testing.T) {
+	rows, queries, x := smallIVF(t)
+	data, err := x.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grouped []float32
+	if err := x.EachGrouped(func(row []float32) error { grouped = append(grouped, row...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	y, err := ReadIVFGrouped(data, rows, grouped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(x.SearchMultiFilter(queries, 40, nil), y.SearchMultiFilter(queries, 40, nil)); diff != "" {
+		t.Errorf("grouped by the caller (-built +read):\n%s", diff)
+	}
+	if _, err := ReadIVFGrouped(data, rows, grouped[:len(grouped)-1]); !errors.Is(err, ErrCorruptIVF) {
+		t.Errorf("a short grouped copy: %v", err)
+	}
+	other := slices.Clone(grouped)
+	other[0] += 0.5
+	if _, err := ReadIVFGrouped(data, rows, other); !errors.Is(err, ErrCorruptIVF) {
+		t.Errorf("a grouped copy of other rows: %v", err)
 	}
 }
