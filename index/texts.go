@@ -272,9 +272,17 @@ func (ix *Index) SpillTexts(path string) error {
 	if err := writeTexts(path, ix); err != nil {
 		return fmt.Errorf("index: spill texts: %w", err)
 	}
+	if err := ix.readTextsFrom(path); err != nil {
+		return fmt.Errorf("index: spill texts: %w", err)
+	}
+	return nil
+}
+
+// readTextsFrom drops the texts from memory, to be read from the texts file at path.
+func (ix *Index) readTextsFrom(path string) error {
 	t, err := openTexts(path, len(ix.Pages), len(ix.Chunks))
 	if err != nil {
-		return fmt.Errorf("index: spill texts: %w", err)
+		return err
 	}
 	for i := range ix.Pages {
 		ix.Pages[i].Markdown = ""
@@ -338,18 +346,7 @@ func (ix *Index) TextsToDisk() error {
 	if ix.texts != nil || ix.dir == "" || ix.Manifest.Format < 2 {
 		return nil
 	}
-	t, err := openTexts(filepath.Join(ix.dir, textsFile), len(ix.Pages), len(ix.Chunks))
-	if err != nil {
-		return err
-	}
-	for i := range ix.Pages {
-		ix.Pages[i].Markdown = ""
-	}
-	for i := range ix.Chunks {
-		ix.Chunks[i].Text = ""
-	}
-	ix.texts = t
-	return nil
+	return ix.readTextsFrom(filepath.Join(ix.dir, textsFile))
 }
 
 // Close releases the file an index reads its texts from; later reads fail with ErrTextsClosed. It does nothing
