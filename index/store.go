@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sync/errgroup"
@@ -80,7 +81,7 @@ func WriteWith(dir string, ix *Index, opts WriteOptions) error {
 		return fmt.Errorf("write index: %w", err)
 	}
 	previous, _ := readCurrent(dir)
-	tmp, err := os.MkdirTemp(dir, ".tmp-")
+	tmp, err := os.MkdirTemp(dir, tempPrefix)
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
@@ -116,8 +117,17 @@ func WriteWith(dir string, ix *Index, opts WriteOptions) error {
 	return nil
 }
 
-// prune removes the versions under dir that opts does not keep besides current and previous. Failures only
-// leave a version behind, which the next write tries again.
+// tempPrefix starts the names of what writes and ingests keep in the index directory while they run (a version
+// being written, the texts of an ingest); staleTemp is the age after which one was left by a process that died,
+// a day being far longer than any of them runs.
+const (
+	tempPrefix = ".tmp-"
+	staleTemp  = 24 * time.Hour
+)
+
+// prune removes the versions under dir that opts does not keep besides current and previous, and temporary
+// directories left by writes and ingests that died. Failures only leave a version behind, which the next write
+// tries again.
 func prune(dir, current, previous string, opts WriteOptions) {
 	keep := opts.Keep
 	if keep == 0 {
@@ -132,6 +142,12 @@ func prune(dir, current, previous string, opts WriteOptions) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		n := e.Name()
+		if strings.HasPrefix(n, tempPrefix) {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
+				os.RemoveAll(filepath.Join(dir, n))
+			}
+			continue
+		}
 		if !e.IsDir() || !strings.HasPrefix(n, versionPrefix) || kept[n] {
 			continue
 		}

@@ -2,6 +2,8 @@ package index
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -85,5 +87,30 @@ func TestWriteKeepsVersionsAndActivate(t *testing.T) {
 func TestVersionsOfMissingDir(t *testing.T) {
 	if _, err := Versions(t.TempDir() + "/none"); !errors.Is(err, ErrNoIndex) {
 		t.Errorf("Versions of a missing directory: %v, want ErrNoIndex", err)
+	}
+}
+
+// TestWriteRemovesStaleTemporaries checks that a write removes what dead writes and ingests left in the index
+// directory a day ago or more, and leaves what running ones hold.
+func TestWriteRemovesStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	old, fresh := filepath.Join(dir, ".tmp-texts-1"), filepath.Join(dir, ".tmp-2")
+	for _, d := range []string{old, fresh} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	day := time.Now().Add(-25 * time.Hour)
+	if err := os.Chtimes(old, day, day); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, sample("one")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a day-old temporary directory is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a running write's temporary directory was removed: %v", err)
 	}
 }
