@@ -154,3 +154,75 @@ func exampleQuestions(t *testing.T) []string {
 	}
 	return qs
 }
+
+// TestOpenFormat0 opens an index in the layout of releases before format 2 (texts inside pages.json and
+// chunks.json, no search file), as a server upgraded in place finds it: it answers as the same index in the
+// current format.
+func TestOpenFormat0(t *testing.T) {
+	dir := t.TempDir()
+	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, dir)
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	current, err := retrieval.Open(dir, nil, tok, retrieval.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := ix.Dir()
+	old := t.TempDir()
+	ov := filepath.Join(old, filepath.Base(v))
+	if err := os.MkdirAll(ov, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := ix.Manifest
+	m.Format = 0
+	writeJSON := func(name string, x any) {
+		b, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ov, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeJSON("manifest.json", m)
+	writeJSON("pages.json", ix.Pages)
+	writeJSON("chunks.json", ix.Chunks)
+	for _, f := range []string{"summaries.f32", "chunks.f32", "embedder.bin"} {
+		b, err := os.ReadFile(filepath.Join(v, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ov, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(old, "CURRENT"), []byte(filepath.Base(v)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upgraded, err := retrieval.Open(old, nil, tok, retrieval.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upgraded.Index().Manifest.Format != 0 || upgraded.Index().TextsOnDisk() {
+		t.Errorf("format %d, texts on disk %v: not read as format 0", upgraded.Index().Manifest.Format, upgraded.Index().TextsOnDisk())
+	}
+	for _, q := range exampleQuestions(t) {
+		want, err := current.Retrieve(context.Background(), q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := upgraded.Retrieve(context.Background(), q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Pages, got.Pages); diff != "" || want.Context != got.Context {
+			t.Errorf("%q: format 0 differs from format %d (-current +format 0):\n%s", q, index.Format, diff)
+		}
+	}
+}
