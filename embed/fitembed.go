@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strings"
 	"sync"
@@ -16,9 +17,34 @@ import (
 // word, so the counts of the two parts add up to those of the whole text. Ingest, which embeds the corpus it fits
 // on, should use it.
 func FitEmbed(ctx context.Context, texts []string, cfg LocalConfig) (*Local, [][]float32, error) {
+	return FitEmbedFunc(ctx, len(texts), func(i int) (string, error) { return texts[i], nil }, cfg)
+}
+
+// FitEmbedFunc is FitEmbed over n texts that text returns, for a caller that keeps them on disk: it asks for
+// each text twice or three times, from several goroutines at once, and holds none of them (a large site's
+// search texts are hundreds of megabytes).
+func FitEmbedFunc(ctx context.Context, n int, text func(i int) (string, error), cfg LocalConfig) (*Local, [][]float32, error) {
 	l := &Local{cfg: cfg.withDefaults()}
 	c := l.cfg
-	groups, firstOf := groupTexts(texts)
+	groups, firstOf, err := groupTexts(n, text)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embed: local fit: %w", err)
+	}
+	var (
+		readMu  sync.Mutex
+		readErr error
+	)
+	read := func(i int) string {
+		t, err := text(i)
+		if err != nil {
+			readMu.Lock()
+			if readErr == nil {
+				readErr = err
+			}
+			readMu.Unlock()
+		}
+		return t
+	}
 	workers := workerCount(len(groups))
 	type wordCount struct {
 		id    uint32
@@ -42,18 +68,22 @@ func FitEmbed(ctx context.Context, texts []string, cfg LocalConfig) (*Local, [][
 		}
 		jobs[w], dfs[w] = j, j.df
 	}
-	err := eachText(ctx, len(groups), workers, func(w, g int) {
+	err = eachText(ctx, len(groups), workers, func(w, g int) {
 		j := jobs[w]
 		st, last := j.st, j.last
 		grp := &groups[g]
-		st.countWords(grp.rest)
+		if grp.restOf >= 0 {
+			_, rest := splitFirst(read(grp.restOf))
+			st.countWords(rest)
+		}
 		j.body = j.body[:0]
 		for _, id := range st.touched {
 			j.body = append(j.body, wordCount{id, st.counts[id]})
 		}
 		st.resetCounts()
 		for _, t := range grp.texts {
-			st.countWords(t.first)
+			first, _ := splitFirst(read(t.pos))
+			st.countWords(first)
 			for _, b := range j.body {
 				if st.counts[b.id] == 0 {
 					st.touched = append(st.touched, b.id)
@@ -76,14 +106,17 @@ func FitEmbed(ctx context.Context, texts []string, cfg LocalConfig) (*Local, [][
 			j.counts = append(j.counts, wc)
 		}
 	})
+	if err == nil {
+		err = readErr
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("embed: local fit: %w", err)
 	}
-	l.setIDF(len(texts), dfs)
+	l.setIDF(n, dfs)
 
 	dim := c.Dimension
-	out := make([][]float32, len(texts))
-	backing := make([]float32, len(texts)*dim)
+	out := make([][]float32, n)
+	backing := make([]float32, n*dim)
 	for i := range out {
 		out[i] = backing[i*dim : (i+1)*dim : (i+1)*dim]
 	}
@@ -126,47 +159,71 @@ func FitEmbed(ctx context.Context, texts []string, cfg LocalConfig) (*Local, [][
 
 // textGroup is the distinct texts that share everything after their first line.
 type textGroup struct {
-	rest  string // from the first line break on ("" for one-line texts)
-	texts []groupText
+	restOf int // the position of a text whose rest (from the first line break on) the group shares; -1 for none
+	texts  []groupText
 }
 
 // groupText is a distinct text of a group.
 type groupText struct {
-	first  string // the first line
-	pos    int    // position of its first copy
+	pos    int // position of its first copy
 	copies uint32
+}
+
+// splitFirst splits t into its first line and the rest, from the line break on.
+func splitFirst(t string) (first, rest string) {
+	if k := strings.IndexByte(t, '\n'); k >= 0 {
+		return t[:k], t[k:]
+	}
+	return t, ""
+}
+
+// textKey identifies a string by two 64-bit hashes of different seeds: two of a corpus's strings share a key
+// with a probability of about 2^-128 per pair.
+type textKey [2]uint64
+
+func newTextKeyer() func(s string) textKey {
+	s0, s1 := maphash.MakeSeed(), maphash.MakeSeed()
+	return func(s string) textKey { return textKey{maphash.String(s0, s), maphash.String(s1, s)} }
 }
 
 // groupTexts groups the distinct texts by what follows their first line, in order of first appearance, and
 // returns for every position the position of its text's first copy. One-line texts are groups of their own, and a
-// group holds at most maxGroup texts, so that the work still spreads over the cores.
-func groupTexts(texts []string) (groups []textGroup, firstOf []int) {
+// group holds at most maxGroup texts, so that the work still spreads over the cores. It reads each text once and
+// keeps keys of them, not the texts.
+func groupTexts(n int, text func(i int) (string, error)) (groups []textGroup, firstOf []int, err error) {
 	type where struct{ group, text int }
-	byText := make(map[[2]string]where, len(texts)) // first line and rest -> where the text is
-	byRest := make(map[string]int, len(texts))      // rest -> the group that takes its next text
-	firstOf = make([]int, len(texts))
-	for i, t := range texts {
-		first, rest := t, ""
-		if k := strings.IndexByte(t, '\n'); k >= 0 {
-			first, rest = t[:k], t[k:]
+	key := newTextKeyer()
+	byText := make(map[[2]textKey]where, n) // first line and rest -> where the text is
+	byRest := make(map[textKey]int, n)      // rest -> the group that takes its next text
+	firstOf = make([]int, n)
+	for i := range n {
+		t, err := text(i)
+		if err != nil {
+			return nil, nil, err
 		}
-		if at, ok := byText[[2]string{first, rest}]; ok {
+		first, rest := splitFirst(t)
+		fk, rk := key(first), key(rest)
+		if at, ok := byText[[2]textKey{fk, rk}]; ok {
 			gt := &groups[at.group].texts[at.text]
 			gt.copies++
 			firstOf[i] = gt.pos
 			continue
 		}
-		g, ok := byRest[rest]
+		g, ok := byRest[rk]
 		if !ok || rest == "" || len(groups[g].texts) >= maxGroup {
 			g = len(groups)
-			groups = append(groups, textGroup{rest: rest})
-			byRest[rest] = g
+			restOf := i
+			if rest == "" {
+				restOf = -1
+			}
+			groups = append(groups, textGroup{restOf: restOf})
+			byRest[rk] = g
 		}
-		byText[[2]string{first, rest}] = where{g, len(groups[g].texts)}
-		groups[g].texts = append(groups[g].texts, groupText{first: first, pos: i, copies: 1})
+		byText[[2]textKey{fk, rk}] = where{g, len(groups[g].texts)}
+		groups[g].texts = append(groups[g].texts, groupText{pos: i, copies: 1})
 		firstOf[i] = i
 	}
-	return groups, firstOf
+	return groups, firstOf, nil
 }
 
 // maxGroup bounds the texts of a group: a worker takes a whole group, and the rest is counted once per group.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -240,7 +242,10 @@ func TestFitEmbedEqualsFitThenEmbed(t *testing.T) {
 		many = append(many, fmt.Sprintf("Page %d > Courses", i%(2*maxGroup))+"\n"+fitTexts[i%2]+"\n"+background[i%3])
 	}
 	many = append(many, "", "the of", many[3], "", many[3], many[len(many)-1])
-	groups, firstOf := groupTexts(many)
+	groups, firstOf, err := groupTexts(len(many), func(i int) (string, error) { return many[i], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
 	shared, copied := 0, 0
 	for _, g := range groups {
 		if len(g.texts) > 1 {
@@ -264,6 +269,36 @@ func TestFitEmbedEqualsFitThenEmbed(t *testing.T) {
 		}
 		if diff := cmp.Diff(embedOne(t, ref, many...), got); diff != "" {
 			t.Errorf("vectors differ from FitLocal+Embed (-want +got):\n%s", diff)
+		}
+		// Texts read one at a time, each a fresh string, as ingest reads them from disk.
+		_, fromFunc, err := FitEmbedFunc(context.Background(), len(many), func(i int) (string, error) {
+			return strings.Clone(many[i]), nil
+		}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got, fromFunc); diff != "" {
+			t.Errorf("FitEmbedFunc differs from FitEmbed (-FitEmbed +FitEmbedFunc):\n%s", diff)
+		}
+	}
+}
+
+func TestFitEmbedFuncReadError(t *testing.T) {
+	broken := errors.New("disk gone")
+	for _, at := range []int{0, 7} { // while grouping, and while counting (the second read)
+		reads := map[int]int{}
+		var mu sync.Mutex
+		_, _, err := FitEmbedFunc(context.Background(), 10, func(i int) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reads[i]++
+			if i == at && reads[i] == 1+at%2 {
+				return "", broken
+			}
+			return fitTexts[i%len(fitTexts)], nil
+		}, LocalConfig{})
+		if !errors.Is(err, broken) {
+			t.Errorf("read error at text %d: %v, want it returned", at, err)
 		}
 	}
 }

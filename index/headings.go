@@ -72,6 +72,36 @@ func PageSearchText(p *Page) string { return p.Title + "\n" + p.Title + "\n" + S
 // from disk when the index keeps them there.
 func PageSearchTexts(ix *Index, id int) ([]string, error) {
 	p := &ix.Pages[id]
+	texts, err := pageChunkTexts(ix, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(texts))
+	for k, trail := range HeadingTrails(texts) {
+		out[k] = SearchText(p.Title, trail, texts[k])
+	}
+	return out, nil
+}
+
+// ChunkTrails returns the HeadingTrails of every chunk of ix, by chunk id, reading the texts a page at a time
+// (from disk when the index keeps them there).
+func ChunkTrails(ix *Index) ([]string, error) {
+	out := make([]string, len(ix.Chunks))
+	for i := range ix.Pages {
+		texts, err := pageChunkTexts(ix, i)
+		if err != nil {
+			return nil, err
+		}
+		for k, trail := range HeadingTrails(texts) {
+			out[ix.Pages[i].Chunks[k]] = trail
+		}
+	}
+	return out, nil
+}
+
+// pageChunkTexts returns the texts of page id's chunks, in page order.
+func pageChunkTexts(ix *Index, id int) ([]string, error) {
+	p := &ix.Pages[id]
 	texts := make([]string, len(p.Chunks))
 	for k, c := range p.Chunks {
 		t, err := ix.ChunkText(c)
@@ -80,11 +110,7 @@ func PageSearchTexts(ix *Index, id int) ([]string, error) {
 		}
 		texts[k] = t
 	}
-	out := make([]string, len(texts))
-	for k, trail := range HeadingTrails(texts) {
-		out[k] = SearchText(p.Title, trail, texts[k])
-	}
-	return out, nil
+	return texts, nil
 }
 
 // ChunkSearchTexts are the SearchText of every chunk of ix, in chunk order.

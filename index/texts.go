@@ -261,23 +261,6 @@ func (ix *Index) PageMarkdown(id int) (string, error) {
 	return ix.texts.text(id)
 }
 
-// SpillTexts writes the index's texts to path, in the layout of texts.bin, and from then on reads them from
-// there as TextsToDisk does: for ingest, whose later stages read each text once or twice and need not hold a
-// large site's texts all along. Write stores the file as the version's texts.bin (a hard link when it can). The
-// caller removes path once the index is closed.
-func (ix *Index) SpillTexts(path string) error {
-	if ix.texts != nil {
-		return errors.New("index: the texts are on disk already")
-	}
-	if err := writeTexts(path, ix); err != nil {
-		return fmt.Errorf("index: spill texts: %w", err)
-	}
-	if err := ix.readTextsFrom(path); err != nil {
-		return fmt.Errorf("index: spill texts: %w", err)
-	}
-	return nil
-}
-
 // readTextsFrom drops the texts from memory, to be read from the texts file at path.
 func (ix *Index) readTextsFrom(path string) error {
 	t, err := openTexts(path, len(ix.Pages), len(ix.Chunks))

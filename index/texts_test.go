@@ -193,21 +193,54 @@ func TestLoadRejectsDamagedTexts(t *testing.T) {
 	}
 }
 
-func TestSpillTexts(t *testing.T) {
+func TestSpill(t *testing.T) {
 	want := crawled("one")
 	ix := crawled("one")
-	spill := filepath.Join(t.TempDir(), "spill")
-	if err := ix.SpillTexts(spill); err != nil {
+	dir := t.TempDir()
+	s, err := NewSpill(filepath.Join(dir, "spill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Texts come in any order, some never kept; each reads back before and after others are added.
+	if _, err := s.Add("a page dropped as a duplicate"); err != nil {
+		t.Fatal(err)
+	}
+	var pages, chunks []TextRef
+	for i := len(ix.Chunks) - 1; i >= 0; i-- {
+		ref, err := s.Add(ix.Chunks[i].Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Read(ref); err != nil || got != ix.Chunks[i].Text {
+			t.Fatalf("Read just after Add = %q, %v", got, err)
+		}
+		chunks = append([]TextRef{ref}, chunks...)
+	}
+	for i := range ix.Pages {
+		ref, err := s.Add(ix.Pages[i].Markdown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, ref)
+	}
+	if got, err := s.Read(chunks[0]); err != nil || got != want.Chunks[0].Text {
+		t.Errorf("Read = %q, %v", got, err)
+	}
+	if err := s.Seal(filepath.Join(dir, "texts.bin"), ix, pages, chunks[1:]); err == nil {
+		t.Error("Seal accepted too few chunk texts")
+	}
+	if err := s.Seal(filepath.Join(dir, "texts.bin"), ix, pages, chunks); err != nil {
 		t.Fatal(err)
 	}
 	if !ix.TextsOnDisk() || ix.Pages[0].Markdown != "" || ix.Chunks[0].Text != "" {
-		t.Fatal("SpillTexts left the texts in memory")
+		t.Fatal("Seal left the texts in memory")
 	}
 	if diff := cmp.Diff(texts(t, want), texts(t, ix)); diff != "" {
-		t.Errorf("spilled texts (-want +got):\n%s", diff)
+		t.Errorf("sealed texts (-want +got):\n%s", diff)
 	}
 	var each []string
-	err := ix.EachText(func(page bool, id int, text string) error {
+	err = ix.EachText(func(page bool, id int, text string) error {
 		if page != (len(each) < len(ix.Pages)) {
 			t.Errorf("text %d: page %v", len(each), page)
 		}
@@ -217,18 +250,17 @@ func TestSpillTexts(t *testing.T) {
 	if err != nil || !cmp.Equal(each, texts(t, want)) {
 		t.Errorf("EachText = %q, %v", each, err)
 	}
-	dir := t.TempDir()
-	if err := Write(dir, ix); err != nil {
+	out := t.TempDir()
+	if err := Write(out, ix); err != nil {
 		t.Fatal(err)
 	}
 	ix.Close()
-	os.Remove(spill)
-	got, err := Load(dir)
+	got, err := Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want.Manifest.Format = Format
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Index{})); diff != "" {
-		t.Errorf("written from spilled texts (-want +got):\n%s", diff)
+		t.Errorf("written from sealed texts (-want +got):\n%s", diff)
 	}
 }

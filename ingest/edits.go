@@ -264,6 +264,10 @@ func Apply(ctx context.Context, cfg Config, edits *Edits) (*Report, error) {
 		run.crawled = true
 		run.refreshes = slices.Clone(prev.Crawl.Refreshes)
 	}
+	if err := run.openSpill(); err != nil {
+		return nil, err
+	}
+	defer run.closeSpill()
 	docs, err := run.applyEdits(docsOf(prev, edits))
 	if err != nil {
 		return nil, err

@@ -149,6 +149,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		<-run.prevReady
 		run.prev.close()
 	}()
+	if err := run.openSpill(); err != nil {
+		return nil, err
+	}
+	defer run.closeSpill()
 	docs, err := run.fetchAndClean(ctx)
 	if err != nil {
 		return nil, err
@@ -177,26 +181,18 @@ func newRun(cfg Config, r *Report) *run {
 
 // build runs the stages after reading on docs (sorted by URL) and writes the version when its content changed.
 func (r *run) build(ctx context.Context, docs []*doc) error {
+	// The texts wait on disk from cleaning on (put pages and an Apply's pages from here); the index reads them
+	// from the texts file the chunk stage seals, which becomes the version's texts.bin.
+	for _, d := range docs {
+		if err := r.keep(d); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+	}
 	ix := r.graph(docs)
 	if err := r.chunk(ctx, ix, docs); err != nil {
 		return err
 	}
-	// From here on the texts wait on disk: the later stages read each a few times, and a large site's texts
-	// are most of what ingest would otherwise hold (ten copies of the Berkeley guide: 400 MB of 700).
-	for _, d := range docs {
-		d.markdown = ""
-	}
-	spill, err := os.MkdirTemp(r.cfg.IndexDir, ".tmp-texts-")
-	if err != nil {
-		if err = os.MkdirAll(r.cfg.IndexDir, 0o755); err == nil {
-			spill, err = os.MkdirTemp(r.cfg.IndexDir, ".tmp-texts-")
-		}
-		if err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
-	}
-	defer os.RemoveAll(spill)
-	if err := ix.SpillTexts(filepath.Join(spill, "texts.bin")); err != nil {
+	if err := r.spill.Seal(filepath.Join(r.spillDir, "texts.bin"), ix, r.pageRefs, r.chunkRefs); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	defer ix.Close()
@@ -253,6 +249,50 @@ type run struct {
 	precleaned bool
 	// refreshes, when set, are the crawl record's meta refreshes, carried over from the previous version.
 	refreshes []index.Refresh
+	// spill holds the texts on disk as pages are cleaned and chunked (see keep), in spillDir; pageRefs and
+	// chunkRefs are the index's pages' and chunks' texts in it.
+	spill               *index.Spill
+	spillDir            string
+	pageRefs, chunkRefs []index.TextRef
+}
+
+// openSpill creates the run's spill in a temporary directory of the index directory, which closeSpill
+// removes.
+func (r *run) openSpill() error {
+	if err := os.MkdirAll(r.cfg.IndexDir, 0o755); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	dir, err := os.MkdirTemp(r.cfg.IndexDir, ".tmp-texts-")
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if r.spill, err = index.NewSpill(filepath.Join(dir, "spill")); err != nil {
+		os.RemoveAll(dir)
+		return fmt.Errorf("ingest: %w", err)
+	}
+	r.spillDir = dir
+	return nil
+}
+
+func (r *run) closeSpill() {
+	if r.spill != nil {
+		r.spill.Close()
+		os.RemoveAll(r.spillDir)
+	}
+}
+
+// keep moves d's markdown to the spill: a large site's cleaned pages are most of what ingest would otherwise
+// hold (ten copies of the Berkeley guide: 400 MB).
+func (r *run) keep(d *doc) error {
+	if d.spilled {
+		return nil
+	}
+	ref, err := r.spill.Add(d.markdown)
+	if err != nil {
+		return err
+	}
+	d.md, d.markdown, d.spilled = ref, "", true
+	return nil
 }
 
 // isMirror reports whether source names a local directory rather than a URL.

@@ -26,7 +26,9 @@ import (
 
 // doc is a cleaned page on its way into the index.
 type doc struct {
-	url, title, markdown string
+	url, title, markdown string // markdown until it is spilled (see run.keep), then md
+	md                   index.TextRef
+	spilled              bool
 	hash, rawHash        string
 	links                []string    // the page's links, those to dropped duplicates redirected to the copy kept
 	discovered           []string    // the page's links as crawled, for the crawl record
@@ -221,7 +223,7 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		md, err := r.prev.markdown(old)
 		if err == nil {
 			d.title, d.markdown, d.hash, d.reused, d.faq = old.Title, md, old.Hash, old, old.FAQ
-			return d
+			return r.kept(d)
 		}
 		r.cfg.Logger.Warn("previous markdown unreadable; cleaning the page again", "url", p.URL, "err", err)
 		if p.NotModified {
@@ -249,6 +251,15 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 	}
 	if p.ContentType != "application/pdf" {
 		d.faq = pageFAQ(p.Body, p.URL, r.cfg.Logger)
+	}
+	return r.kept(d)
+}
+
+// kept is d with its markdown spilled, as soon as it is cleaned; should the spill fail, d keeps it in memory
+// and build tries again, failing the run.
+func (r *run) kept(d *doc) *doc {
+	if err := r.keep(d); err != nil {
+		r.cfg.Logger.Warn("spilling a page's text failed", "url", d.url, "err", err)
 	}
 	return d
 }
@@ -290,13 +301,15 @@ func (r *run) graph(docs []*doc) *index.Index {
 		ids[u] = i
 	}
 	ix := &index.Index{Pages: make([]index.Page, len(keep))}
+	r.pageRefs = r.pageRefs[:0]
 	var rec *crawlRecorder
 	if r.crawled {
 		rec = newCrawlRecorder(len(keep))
 	}
 	for i, u := range keep {
 		d := byURL[u]
-		p := index.Page{ID: i, URL: u, Title: d.title, Markdown: d.markdown, Hash: d.hash, RawHash: d.rawHash,
+		r.pageRefs = append(r.pageRefs, d.md)
+		p := index.Page{ID: i, URL: u, Title: d.title, Hash: d.hash, RawHash: d.rawHash,
 			Section: r.section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source,
 			FAQ: d.faq}
 		rec.add(d)
@@ -415,7 +428,17 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 	bar := r.progress.stage("chunked", len(ix.Pages))
 	defer bar.done()
 	per := make([][]chunk.Chunk, len(ix.Pages))
+	refs := make([][]index.TextRef, len(ix.Pages)) // the chunks' texts in the spill
 	olds := make([]*index.Page, len(ix.Pages))
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		first = cmp.Or(first, err)
+		mu.Unlock()
+	}
 	// Read the chunks of unchanged pages (from disk: side by side), then split the others, with the tokenizer
 	// loaded only if there are any.
 	parallel(len(ix.Pages), func(i int) {
@@ -423,6 +446,10 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash {
 			cs, err := r.prev.chunks(old)
 			if err == nil {
+				if refs[i], err = r.spillChunks(cs); err != nil {
+					fail(err)
+					return
+				}
 				per[i], olds[i] = cs, old
 				return
 			}
@@ -436,16 +463,28 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 		}
 		r.tok = tok
 	}
+	if first != nil {
+		return fmt.Errorf("ingest: chunk: %w", first)
+	}
 	parallel(len(ix.Pages), func(i int) {
 		defer bar.add(1)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || olds[i] != nil {
 			return
 		}
-		if olds[i] == nil {
-			per[i] = chunk.Split(r.tok, ix.Pages[i].Markdown, r.cfg.Chunk)
+		md, err := r.spill.Read(r.pageRefs[i])
+		if err != nil {
+			fail(err)
+			return
+		}
+		per[i] = chunk.Split(r.tok, md, r.cfg.Chunk)
+		if refs[i], err = r.spillChunks(per[i]); err != nil {
+			fail(err)
 		}
 	})
-	r.fromChunk = r.fromChunk[:0]
+	if first != nil {
+		return fmt.Errorf("ingest: chunk: %w", first)
+	}
+	r.fromChunk, r.chunkRefs = r.fromChunk[:0], r.chunkRefs[:0]
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
 		old := olds[i]
@@ -454,7 +493,8 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 		}
 		for ord, c := range per[i] {
 			id := len(ix.Chunks)
-			ix.Chunks = append(ix.Chunks, index.Chunk{ID: id, PageID: i, Ord: ord, Text: c.Text, Tokens: c.Tokens})
+			ix.Chunks = append(ix.Chunks, index.Chunk{ID: id, PageID: i, Ord: ord, Tokens: c.Tokens})
+			r.chunkRefs = append(r.chunkRefs, refs[i][ord])
 			p.Chunks = append(p.Chunks, id)
 			// A chunk of an unchanged page under the same title has the same search text as before.
 			from := -1
@@ -465,6 +505,20 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 		}
 	}
 	return nil
+}
+
+// spillChunks moves the chunks' texts to the spill as they are made (they are parts of their page's markdown,
+// which they would otherwise keep in memory) and returns where they are.
+func (r *run) spillChunks(cs []chunk.Chunk) ([]index.TextRef, error) {
+	refs := make([]index.TextRef, len(cs))
+	for k := range cs {
+		ref, err := r.spill.Add(cs[k].Text)
+		if err != nil {
+			return nil, err
+		}
+		refs[k], cs[k].Text = ref, ""
+	}
+	return refs, nil
 }
 
 // summarise writes one line per page: extractive for all, then LLM summaries where a model is configured
@@ -609,12 +663,22 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 		return err
 	}
 	if fit {
-		texts, err := searchTexts(ix, nil)
+		// The chunks' search texts are composed when the fit asks for them, from the texts on disk: all at
+		// once they would be the largest thing ingest holds.
+		trails, err := index.ChunkTrails(ix)
 		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
-		all := append(append(make([]string, 0, len(sums)+len(texts)), sums...), texts...)
-		l, vecs, err := embed.FitEmbed(ctx, all, r.cfg.Local)
+		text := func(i int) (string, error) {
+			if i < len(sums) {
+				return sums[i], nil
+			}
+			c := i - len(sums)
+			t, err := ix.ChunkText(c)
+			return index.SearchText(ix.Pages[ix.Chunks[c].PageID].Title, trails[c], t), err
+		}
+		all := len(sums) + len(ix.Chunks)
+		l, vecs, err := embed.FitEmbedFunc(ctx, all, text, r.cfg.Local)
 		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
@@ -623,8 +687,8 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 		}
 		r.embedder = l
 		ix.SummaryVectors, ix.ChunkVectors = vecs[:len(sums):len(sums)], vecs[len(sums):]
-		r.report.Embedded += len(all)
-		bar.add(len(all))
+		r.report.Embedded += all
+		bar.add(all)
 		return nil
 	}
 	same := r.prev.sameEmbedder(r.embedder, r.embState)
