@@ -23,12 +23,7 @@ import (
 // TestOpenGently checks that loading on one core builds the same retriever as Open: the same pages, passages
 // and context for the example questions.
 func TestOpenGently(t *testing.T) {
-	dir := t.TempDir()
-	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, dir)
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, tok := exampleIndexDir(t)
 	fast, err := retrieval.Open(dir, nil, tok, retrieval.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -56,12 +51,7 @@ func TestOpenGently(t *testing.T) {
 // one that builds them from the texts, in memory or on disk; that a file of another version is ignored; and
 // that a damaged one stops the load.
 func TestSearchFile(t *testing.T) {
-	dir := t.TempDir()
-	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, dir)
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, tok := exampleIndexDir(t)
 	ix, err := index.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +120,18 @@ func TestSearchFile(t *testing.T) {
 	}
 }
 
+// exampleIndexDir ingests the bundled example site into a temporary directory and returns it, with a tokenizer.
+func exampleIndexDir(t *testing.T) (string, *tokenizer.Tokenizer) {
+	t.Helper()
+	dir := t.TempDir()
+	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, dir)
+	tok, err := tokenizer.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tok
+}
+
 // replace writes a new file in place of path, as ingest writes versions: never into a file a retriever may have
 // mapped (truncating a mapped file faults its readers).
 func replace(t *testing.T, path string, b []byte) {
@@ -159,12 +161,7 @@ func exampleQuestions(t *testing.T) []string {
 // chunks.json, no search file), as a server upgraded in place finds it: it answers as the same index in the
 // current format.
 func TestOpenFormat0(t *testing.T) {
-	dir := t.TempDir()
-	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, dir)
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, tok := exampleIndexDir(t)
 	current, err := retrieval.Open(dir, nil, tok, retrieval.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
