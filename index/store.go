@@ -484,22 +484,62 @@ func writeVectors(path string, rows [][]float32) error {
 		dim = len(rows[0])
 	}
 	return writeFileWith(path, func(w *bufio.Writer) error {
-		var hdr [8]byte
-		binary.LittleEndian.PutUint32(hdr[0:], uint32(len(rows)))
-		binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
-		w.Write(hdr[:])
-		buf := make([]byte, 4*dim)
-		for i, r := range rows {
-			if len(r) != dim {
-				return fmt.Errorf("%s: row %d has %d values, want %d", filepath.Base(path), i, len(r), dim)
+		return WriteVectorRows(w, len(rows), dim, func(yield func(row []float32) error) error {
+			for i, r := range rows {
+				if len(r) != dim {
+					return fmt.Errorf("%s: row %d has %d values, want %d", filepath.Base(path), i, len(r), dim)
+				}
+				if err := yield(r); err != nil {
+					return err
+				}
 			}
-			for j, x := range r {
-				binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
-			}
-			w.Write(buf)
-		}
-		return nil
+			return nil
+		})
 	})
+}
+
+// writeVectorRows writes a vector file of n rows of dim values that each yields in order.
+func WriteVectorRows(w io.Writer, n, dim int, each func(yield func(row []float32) error) error) error {
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[0:], uint32(n))
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	buf := make([]byte, 4*dim)
+	rows := 0
+	err := each(func(row []float32) error {
+		if len(row) != dim {
+			return fmt.Errorf("row %d has %d values, want %d", rows, len(row), dim)
+		}
+		for j, x := range row {
+			binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
+		}
+		rows++
+		_, err := w.Write(buf)
+		return err
+	})
+	if err == nil && rows != n {
+		err = fmt.Errorf("%d rows written, %d announced", rows, n)
+	}
+	return err
+}
+
+// MapVectorFile maps the vector file name (see WriteVectorRows) of the version directory ix was loaded from and
+// returns its values, row after row, and the row length: read-only, valid while ix is reachable (see MapFile).
+// On a big-endian machine the values are read into memory instead.
+func (ix *Index) MapVectorFile(name string) (values []float32, dim int, err error) {
+	if ix.dir == "" {
+		return nil, 0, fmt.Errorf("index: map %s: the index was not loaded from disk", name)
+	}
+	values, _, dim, m, err := mapVectorValues(filepath.Join(ix.dir, name))
+	if err != nil {
+		return nil, 0, err
+	}
+	if m != nil {
+		ix.maps = append(ix.maps, m)
+	}
+	return values, dim, nil
 }
 
 func readVectors(path string) ([][]float32, *mapping, error) {
@@ -521,23 +561,38 @@ func readVectors(path string) ([][]float32, *mapping, error) {
 // mapVectors maps a vector file and returns rows that point into the mapping, or reads it as readVectors does on
 // a big-endian machine.
 func mapVectors(path string) ([][]float32, *mapping, error) {
-	if !littleEndian() {
-		return readVectors(path)
-	}
-	m, err := mapFile(path)
+	flat, n, dim, m, err := mapVectorValues(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	n, dim, err := vectorShape(path, m.data)
-	if err != nil {
-		return nil, nil, err
-	}
-	if n*dim == 0 {
-		return vectorRows(nil, n, dim), m, nil
-	}
-	// The header is 8 bytes and a mapping starts on a page, so the values are aligned for float32.
-	flat := unsafe.Slice((*float32)(unsafe.Pointer(&m.data[8])), n*dim)
 	return vectorRows(flat, n, dim), m, nil
+}
+
+// mapVectorValues maps a vector file and returns its values in place, or reads them (no mapping) on a
+// big-endian machine.
+func mapVectorValues(path string) (flat []float32, n, dim int, m *mapping, err error) {
+	if !littleEndian() {
+		rows, _, err := readVectors(path)
+		if err != nil {
+			return nil, 0, 0, nil, err
+		}
+		if len(rows) > 0 {
+			dim = len(rows[0])
+			flat = rows[0][:len(rows)*dim]
+		}
+		return flat, len(rows), dim, nil, nil
+	}
+	if m, err = mapFile(path); err != nil {
+		return nil, 0, 0, nil, err
+	}
+	if n, dim, err = vectorShape(path, m.data); err != nil {
+		return nil, 0, 0, nil, err
+	}
+	if n*dim > 0 {
+		// The header is 8 bytes and a mapping starts on a page, so the values are aligned for float32.
+		flat = unsafe.Slice((*float32)(unsafe.Pointer(&m.data[8])), n*dim)
+	}
+	return flat, n, dim, m, nil
 }
 
 func vectorShape(path string, b []byte) (n, dim int, err error) {

@@ -7,12 +7,10 @@ import (
 	"hash/fnv"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
@@ -176,21 +174,7 @@ func SearchFilesOf(ix *index.Index) []index.File {
 			if ann.Lists() > 0 {
 				n = ann.Len()
 			}
-			var hdr [8]byte
-			binary.LittleEndian.PutUint32(hdr[0:], uint32(n))
-			binary.LittleEndian.PutUint32(hdr[4:], uint32(ann.Dim()))
-			if _, err := w.Write(hdr[:]); err != nil {
-				return err
-			}
-			buf := make([]byte, 0, 4*ann.Dim())
-			return ann.EachGrouped(func(row []float32) error {
-				buf = buf[:0]
-				for _, v := range row {
-					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-				}
-				_, err := w.Write(buf)
-				return err
-			})
+			return index.WriteVectorRows(w, n, ann.Dim(), ann.EachGrouped)
 		}},
 	}
 }
@@ -294,8 +278,8 @@ func readSearchFile(ix *index.Index) (*searchParts, error) {
 	return sp, nil
 }
 
-// readParts decodes a search file for the index version with the given counts. The BM25 indexes and text keys
-// use data in place: it must not be modified afterwards, and must live as long as they do (a mapping of the
+// readParts decodes a search file for the index version with the given counts. The BM25 indexes use data in
+// place: it must not be modified afterwards, and must live as long as they do (a mapping of the
 // file that lives as long as the index).
 func readParts(data []byte, version string, pages, chunks int) (*searchParts, error) {
 	if len(data) < 24 || string(data[:8]) != searchMagic {
@@ -348,20 +332,11 @@ func readParts(data []byte, version string, pages, chunks int) (*searchParts, er
 	if len(keys) != 8*chunks {
 		return nil, fmt.Errorf("%d bytes of text keys for %d chunks", len(keys), chunks)
 	}
-	if chunks > 0 && uintptr(unsafe.Pointer(&keys[0]))%8 == 0 && littleEndian() {
-		sp.textKeys = unsafe.Slice((*uint64)(unsafe.Pointer(&keys[0])), chunks)
-	} else {
-		sp.textKeys = make([]uint64, chunks)
-		for i := range sp.textKeys {
-			sp.textKeys[i] = binary.LittleEndian.Uint64(keys[8*i:])
-		}
+	sp.textKeys = make([]uint64, chunks)
+	for i := range sp.textKeys {
+		sp.textKeys[i] = binary.LittleEndian.Uint64(keys[8*i:])
 	}
 	return sp, nil
-}
-
-func littleEndian() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
 // appendBinary encodes what the lexicon counted (the rest is derived again on reading): its words' chunk
@@ -454,26 +429,19 @@ func readLexicon(b []byte) (*lexicon, error) {
 // readChunkLists rebuilds the chunk vectors' IVF from its binary form, searching the rows of ix's GroupedFile
 // where they are mapped, or, for a version without that file, a copy of its own.
 func readChunkLists(ix *index.Index, data []byte) (*vector.IVF, error) {
-	if ix.Dir() != "" {
-		b, err := ix.MapFile(GroupedFile)
-		switch {
-		case err == nil && len(b) >= 8 && littleEndian():
-			n, dim := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
-			if uint64(len(b)-8) != 4*uint64(n)*uint64(dim) {
-				return nil, fmt.Errorf("%s: %d bytes for %d rows of %d", GroupedFile, len(b)-8, n, dim)
-			}
-			var grouped []float32
-			if n > 0 && dim > 0 { // the mapping starts on a page, so the values after the header are aligned
-				grouped = unsafe.Slice((*float32)(unsafe.Pointer(&b[8])), int(n)*int(dim))
-			}
-			x, err := vector.ReadIVFGrouped(data, ix.ChunkVectors, grouped)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", GroupedFile, err)
-			}
-			return x, nil
-		case err != nil && !errors.Is(err, os.ErrNotExist):
-			return nil, err
-		}
+	if ix.Dir() == "" {
+		return vector.ReadIVF(data, ix.ChunkVectors)
 	}
-	return vector.ReadIVF(data, ix.ChunkVectors)
+	grouped, _, err := ix.MapVectorFile(GroupedFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return vector.ReadIVF(data, ix.ChunkVectors)
+	case err != nil:
+		return nil, err
+	}
+	x, err := vector.ReadIVFGrouped(data, ix.ChunkVectors, grouped)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", GroupedFile, err)
+	}
+	return x, nil
 }
