@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"unsafe"
 )
 
 // Spill holds texts on disk while an index is being built, so that a large site's cleaned pages and chunks wait
@@ -52,14 +51,11 @@ func (s *Spill) Read(ref TextRef) (string, error) {
 	if err := s.flushed(ref.Off + ref.Len); err != nil {
 		return "", err
 	}
-	if ref.Len == 0 {
-		return "", nil
-	}
-	b := make([]byte, ref.Len)
-	if _, err := s.f.ReadAt(b, ref.Off); err != nil {
+	text, err := readString(s.f, ref.Off, ref.Len)
+	if err != nil {
 		return "", fmt.Errorf("index: spill: %w", err)
 	}
-	return unsafe.String(&b[0], len(b)), nil // b is never written again
+	return text, nil
 }
 
 // flushed makes sure the file holds the first end bytes added.

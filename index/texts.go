@@ -140,15 +140,23 @@ func (t *diskTexts) text(i int) (string, error) {
 	if t.f == nil {
 		return "", ErrTextsClosed
 	}
-	n := int(t.offs[i+1] - t.offs[i])
+	text, err := readString(t.f, t.dataAt+int64(t.offs[i]), int64(t.offs[i+1]-t.offs[i]))
+	if err != nil {
+		return "", fmt.Errorf("read text %d: %w", i, err)
+	}
+	return text, nil
+}
+
+// readString reads the n bytes of f at off as a string of their own.
+func readString(f *os.File, off, n int64) (string, error) {
 	if n == 0 {
 		return "", nil
 	}
 	b := make([]byte, n)
-	if _, err := t.f.ReadAt(b, t.dataAt+int64(t.offs[i])); err != nil {
-		return "", fmt.Errorf("read text %d: %w", i, err)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return "", err
 	}
-	return unsafe.String(&b[0], n), nil // b is never written again
+	return unsafe.String(&b[0], len(b)), nil // b is never written again
 }
 
 // each calls yield with every text in order, reading the file once from start to end.
