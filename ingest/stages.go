@@ -430,15 +430,8 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 	per := make([][]chunk.Chunk, len(ix.Pages))
 	refs := make([][]index.TextRef, len(ix.Pages)) // the chunks' texts in the spill
 	olds := make([]*index.Page, len(ix.Pages))
-	var (
-		mu    sync.Mutex
-		first error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		first = cmp.Or(first, err)
-		mu.Unlock()
-	}
+	var failed firstError
+	fail := failed.keep
 	// Read the chunks of unchanged pages (from disk: side by side), then split the others, with the tokenizer
 	// loaded only if there are any.
 	parallel(len(ix.Pages), func(i int) {
@@ -463,8 +456,8 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 		}
 		r.tok = tok
 	}
-	if first != nil {
-		return fmt.Errorf("ingest: chunk: %w", first)
+	if err := failed.get(); err != nil {
+		return fmt.Errorf("ingest: chunk: %w", err)
 	}
 	parallel(len(ix.Pages), func(i int) {
 		defer bar.add(1)
@@ -481,8 +474,8 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 			fail(err)
 		}
 	})
-	if first != nil {
-		return fmt.Errorf("ingest: chunk: %w", first)
+	if err := failed.get(); err != nil {
+		return fmt.Errorf("ingest: chunk: %w", err)
 	}
 	r.fromChunk, r.chunkRefs = r.fromChunk[:0], r.chunkRefs[:0]
 	for i := range ix.Pages {
@@ -527,24 +520,15 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	bar := r.progress.stage("summarised", len(ix.Pages))
 	defer bar.done()
 	// The pages' markdown is read from disk when asked for; the first read error stops the stage.
-	var (
-		readMu  sync.Mutex
-		readErr error
-	)
+	var unread firstError
 	doc := func(i int) summary.Doc {
 		md, err := ix.PageMarkdown(i)
-		if err != nil {
-			readMu.Lock()
-			readErr = cmp.Or(readErr, err)
-			readMu.Unlock()
-		}
+		unread.keep(err)
 		return summary.Doc{Title: ix.Pages[i].Title, Markdown: md}
 	}
 	failedRead := func() error {
-		readMu.Lock()
-		defer readMu.Unlock()
-		if readErr != nil {
-			return fmt.Errorf("ingest: summaries: %w", readErr)
+		if err := unread.get(); err != nil {
+			return fmt.Errorf("ingest: summaries: %w", err)
 		}
 		return nil
 	}
@@ -746,24 +730,40 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 // entries are empty.
 func searchTexts(ix *index.Index, need []bool) ([]string, error) {
 	out := make([]string, len(ix.Chunks))
-	var mu sync.Mutex
-	var first error
+	var failed firstError
 	parallel(len(ix.Pages), func(i int) {
 		if need != nil && !need[i] {
 			return
 		}
 		texts, err := index.PageSearchTexts(ix, i)
 		if err != nil {
-			mu.Lock()
-			first = cmp.Or(first, err)
-			mu.Unlock()
+			failed.keep(err)
 			return
 		}
 		for k, c := range ix.Pages[i].Chunks {
 			out[c] = texts[k]
 		}
 	})
-	return out, first
+	return out, failed.get()
+}
+
+// firstError keeps the first error of work spread over goroutines.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+// keep records err unless an error came first or err is nil.
+func (f *firstError) keep(err error) {
+	f.mu.Lock()
+	f.err = cmp.Or(f.err, err)
+	f.mu.Unlock()
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // chooseEmbedder sets r.embedder: the configured one, or the local embedder with the previous index's IDF table
