@@ -156,7 +156,7 @@ type Index struct {
 	Crawl *CrawlRecord
 
 	dir   string     // the version directory the index was loaded from, if it was
-	texts *diskTexts // set once the texts are left on disk (see TextsToDisk)
+	texts *diskTexts // set once the texts are left on disk (see textsToDisk)
 	maps  []*mapping // files mapped into memory for the index's lifetime (LoadOptions.MapVectors, MapFile)
 }
 

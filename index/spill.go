@@ -74,7 +74,7 @@ func (s *Spill) flushed(end int64) error {
 func (s *Spill) Close() error { return s.f.Close() }
 
 // Seal writes the texts file at path for ix, with pages[i] as page i's markdown and chunks[i] as chunk i's text,
-// and makes ix read its texts from it (as TextsToDisk does). ix's in-memory texts are dropped.
+// and makes ix read its texts from it (as textsToDisk does). ix's in-memory texts are dropped.
 func (s *Spill) Seal(path string, ix *Index, pages, chunks []TextRef) error {
 	if len(pages) != len(ix.Pages) || len(chunks) != len(ix.Chunks) {
 		return fmt.Errorf("index: seal: %d page and %d chunk texts for %d pages and %d chunks", len(pages), len(chunks),

@@ -183,7 +183,7 @@ func LoadGently(dir string) (*Index, error) { return LoadWith(dir, LoadOptions{G
 type LoadOptions struct {
 	// Gently reads the files one at a time (see LoadGently).
 	Gently bool
-	// TextsOnDisk leaves the texts in the version's files, as TextsToDisk does, without reading them first.
+	// TextsOnDisk leaves the texts in the version's files, as textsToDisk does, without reading them first.
 	TextsOnDisk bool
 	// MapVectors maps the vector files into memory instead of reading them: the rows are then read-only and
 	// valid only while the Index (or a copy of it) is reachable (see MapFile), which suits a server and not
@@ -356,7 +356,7 @@ func loadVersion(dir string, opts LoadOptions) (*Index, error) {
 	switch {
 	case ix.Manifest.Format == 0:
 	case opts.TextsOnDisk:
-		if err := ix.TextsToDisk(); err != nil {
+		if err := ix.textsToDisk(); err != nil {
 			return nil, err
 		}
 	default:

@@ -326,14 +326,13 @@ func (t *diskTexts) copyTo(path string) error {
 	})
 }
 
-// TextsOnDisk reports whether the index reads its texts from disk (see TextsToDisk).
+// TextsOnDisk reports whether the index reads its texts from disk (LoadOptions.TextsOnDisk).
 func (ix *Index) TextsOnDisk() bool { return ix.texts != nil }
 
-// TextsToDisk drops the pages' markdown and the chunks' texts from memory, to be read from the index's files
-// when asked for (ChunkText, PageMarkdown): for a server, which needs them whole only to build its search
-// structures and then a few dozen per request. It does nothing for an index that was not loaded from a version
+// textsToDisk drops the pages' markdown and the chunks' texts from memory, to be read from the index's files
+// when asked for (ChunkText, PageMarkdown), as LoadOptions.TextsOnDisk asks. It does nothing for an index that was not loaded from a version
 // in the current format (built in memory, or written by an earlier release). Close releases the file.
-func (ix *Index) TextsToDisk() error {
+func (ix *Index) textsToDisk() error {
 	if ix.texts != nil || ix.dir == "" || ix.Manifest.Format < 2 {
 		return nil
 	}

@@ -32,7 +32,7 @@ func texts(t *testing.T, ix *Index) []string {
 	return out
 }
 
-func TestTextsToDisk(t *testing.T) {
+func TestTextsOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	want := crawled("one")
 	want.Chunks[1].Text = "" // an empty text reads back empty
@@ -45,13 +45,13 @@ func TestTextsToDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ix.TextsOnDisk() {
-		t.Fatal("a loaded index reads its texts from disk before TextsToDisk")
+		t.Fatal("a loaded index reads its texts from disk before textsToDisk")
 	}
-	if err := ix.TextsToDisk(); err != nil {
+	if err := ix.textsToDisk(); err != nil {
 		t.Fatal(err)
 	}
 	if !ix.TextsOnDisk() {
-		t.Fatal("TextsToDisk left the texts in memory")
+		t.Fatal("textsToDisk left the texts in memory")
 	}
 	for _, p := range ix.Pages {
 		if p.Markdown != "" {
@@ -91,8 +91,8 @@ func TestTextsToDisk(t *testing.T) {
 
 	// An index built in memory keeps its texts there.
 	mem := sample("two")
-	if err := mem.TextsToDisk(); err != nil || mem.TextsOnDisk() {
-		t.Errorf("TextsToDisk of an index built in memory: %v, on disk %v", err, mem.TextsOnDisk())
+	if err := mem.textsToDisk(); err != nil || mem.TextsOnDisk() {
+		t.Errorf("textsToDisk of an index built in memory: %v, on disk %v", err, mem.TextsOnDisk())
 	}
 }
 
@@ -129,8 +129,8 @@ func TestLoadFormat0(t *testing.T) {
 		t.Errorf("format 0 (-want +got):\n%s", diff)
 	}
 	// Its texts stay in memory (there is no texts file), and the index is written back in the current format.
-	if err := got.TextsToDisk(); err != nil || got.TextsOnDisk() {
-		t.Errorf("TextsToDisk of a format 0 index: %v, on disk %v", err, got.TextsOnDisk())
+	if err := got.textsToDisk(); err != nil || got.TextsOnDisk() {
+		t.Errorf("textsToDisk of a format 0 index: %v, on disk %v", err, got.TextsOnDisk())
 	}
 	got.Manifest.Version = "new"
 	if err := Write(dir, got); err != nil {
