@@ -24,25 +24,37 @@ func FitEmbed(ctx context.Context, texts []string, cfg LocalConfig) (*Local, [][
 // each text twice or three times, from several goroutines at once, and holds none of them (a large site's
 // search texts are hundreds of megabytes).
 func FitEmbedFunc(ctx context.Context, n int, text func(i int) (string, error), cfg LocalConfig) (*Local, [][]float32, error) {
+	dim := cfg.withDefaults().Dimension
+	out := make([][]float32, n)
+	backing := make([]float32, n*dim)
+	for i := range out {
+		out[i] = backing[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	l, err := FitEmbedInto(ctx, n, text, cfg, func(i int, v []float32) error {
+		copy(out[i], v)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, out, nil
+}
+
+// FitEmbedInto is FitEmbedFunc for a caller that stores the vectors as they come rather than holding them all
+// (a large site's are hundreds of megabytes): it calls put once for every text, vector i for text i, in no
+// particular order and from several goroutines at once; v is valid only during the call. The first error put
+// returns ends the embedding and is returned.
+func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), cfg LocalConfig, put func(i int, v []float32) error) (*Local, error) {
 	l := &Local{cfg: cfg.withDefaults()}
 	c := l.cfg
 	groups, firstOf, err := groupTexts(n, text)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embed: local fit: %w", err)
+		return nil, fmt.Errorf("embed: local fit: %w", err)
 	}
-	var (
-		readMu  sync.Mutex
-		readErr error
-	)
+	var readErr firstErr
 	read := func(i int) string {
 		t, err := text(i)
-		if err != nil {
-			readMu.Lock()
-			if readErr == nil {
-				readErr = err
-			}
-			readMu.Unlock()
-		}
+		readErr.keep(err)
 		return t
 	}
 	workers := workerCount(len(groups))
@@ -107,19 +119,25 @@ func FitEmbedFunc(ctx context.Context, n int, text func(i int) (string, error), 
 		}
 	})
 	if err == nil {
-		err = readErr
+		err = readErr.get()
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("embed: local fit: %w", err)
+		return nil, fmt.Errorf("embed: local fit: %w", err)
 	}
 	l.setIDF(n, dfs)
 
-	dim := c.Dimension
-	out := make([][]float32, n)
-	backing := make([]float32, n*dim)
-	for i := range out {
-		out[i] = backing[i*dim : (i+1)*dim : (i+1)*dim]
+	// The copies of a text (firstOf[i] != i) take its vector: head[f] is text f's first copy, next[k] the copy
+	// after k, -1 the end.
+	head, next := make([]int32, n), make([]int32, n)
+	for i := range head {
+		head[i], next[i] = -1, -1
 	}
+	for i := n - 1; i >= 0; i-- {
+		if f := firstOf[i]; f != i {
+			next[i], head[f] = head[f], int32(i)
+		}
+	}
+	var putErr firstErr
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
@@ -135,8 +153,12 @@ func FitEmbedFunc(ctx context.Context, n int, text func(i int) (string, error), 
 					}
 				}
 			}
+			v := make([]float32, c.Dimension)
 			for t, i := range j.texts {
-				v := out[i]
+				if putErr.get() != nil {
+					return
+				}
+				clear(v)
 				for _, wc := range j.counts[t] {
 					tf := float32(1 + math.Log(float64(wc.count)))
 					e := st.entries[wc.id]
@@ -144,17 +166,44 @@ func FitEmbedFunc(ctx context.Context, n int, text func(i int) (string, error), 
 						v[f.out] += tf * f.w
 					}
 				}
+				j.counts[t] = nil // what the vector holds is free to go
 				normalize(v)
+				err := put(i, v)
+				for k := head[i]; err == nil && k >= 0; k = next[k] {
+					err = put(int(k), v)
+				}
+				putErr.keep(err)
 			}
 		}()
 	}
 	wg.Wait()
-	for i, f := range firstOf {
-		if f != i {
-			copy(out[i], out[f])
-		}
+	if err := putErr.get(); err != nil {
+		return nil, err
 	}
-	return l, out, nil
+	return l, nil
+}
+
+// firstErr keeps the first error of work spread over goroutines.
+type firstErr struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstErr) keep(err error) {
+	if err == nil {
+		return
+	}
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+}
+
+func (f *firstErr) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // textGroup is the distinct texts that share everything after their first line.

@@ -302,3 +302,41 @@ func TestFitEmbedFuncReadError(t *testing.T) {
 		}
 	}
 }
+
+// TestFitEmbedIntoPuts checks that every position gets its vector exactly once, copies included, and that the
+// first error put returns ends the embedding.
+func TestFitEmbedIntoPuts(t *testing.T) {
+	texts := append(append([]string{}, fitTexts...), fitTexts...) // every text twice
+	_, want, err := FitEmbed(context.Background(), texts, LocalConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := make([][]float32, len(texts))
+	puts := make([]int, len(texts))
+	_, err = FitEmbedInto(context.Background(), len(texts), func(i int) (string, error) { return texts[i], nil },
+		LocalConfig{}, func(i int, v []float32) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got[i] = append([]float32(nil), v...)
+			puts[i]++
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("put vectors differ from FitEmbed's (-want +got):\n%s", diff)
+	}
+	for i, n := range puts {
+		if n != 1 {
+			t.Errorf("text %d put %d times", i, n)
+		}
+	}
+	full := errors.New("disk full")
+	_, err = FitEmbedInto(context.Background(), len(texts), func(i int) (string, error) { return texts[i], nil },
+		LocalConfig{}, func(i int, v []float32) error { return full })
+	if !errors.Is(err, full) {
+		t.Errorf("put error: %v, want it returned", err)
+	}
+}

@@ -158,6 +158,8 @@ type Index struct {
 	dir   string     // the version directory the index was loaded from, if it was
 	texts *diskTexts // set once the texts are left on disk (see textsToDisk)
 	maps  []*mapping // files mapped into memory for the index's lifetime (LoadOptions.MapVectors, MapFile)
+	// chunkVecs, when set, is the vector file ChunkVectors were read from (VectorFile.SealChunks).
+	chunkVecs *fileRows
 }
 
 // PageByURL returns the page with the given URL.

@@ -270,6 +270,9 @@ func writeFiles(dir string, ix *Index) error {
 		if err := writeVectors(filepath.Join(dir, summariesFile), ix.SummaryVectors); err != nil {
 			return err
 		}
+		if ix.chunkVecs.same(ix.ChunkVectors) { // a file in the layout already: store it as it is
+			return linkOrCopy(ix.chunkVecs.path, filepath.Join(dir, chunkVecFile))
+		}
 		return writeVectors(filepath.Join(dir, chunkVecFile), ix.ChunkVectors)
 	})
 	if ix.EmbedderState != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -661,8 +662,28 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 			t, err := ix.ChunkText(c)
 			return index.SearchText(ix.Pages[ix.Chunks[c].PageID].Title, trails[c], t), err
 		}
+		// The chunk vectors go to a file as they are computed and the index reads them from there, mapped: a
+		// large site's are a third of what ingest would otherwise hold at its peak.
 		all := len(sums) + len(ix.Chunks)
-		l, vecs, err := embed.FitEmbedFunc(ctx, all, text, r.cfg.Local)
+		dim := embed.NewLocal(r.cfg.Local).Dimension()
+		vf, err := index.NewVectorFile(filepath.Join(r.spillDir, "chunks.f32"), len(ix.Chunks), dim)
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		defer vf.Close()
+		ix.SummaryVectors = make([][]float32, len(sums))
+		backing := make([]float32, len(sums)*dim)
+		l, err := embed.FitEmbedInto(ctx, all, text, r.cfg.Local, func(i int, v []float32) error {
+			if i < len(sums) {
+				ix.SummaryVectors[i] = backing[i*dim : (i+1)*dim]
+				copy(ix.SummaryVectors[i], v)
+				return nil
+			}
+			return vf.Put(i-len(sums), v)
+		})
+		if err == nil {
+			err = vf.SealChunks(ix)
+		}
 		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
@@ -670,7 +691,6 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 			return fmt.Errorf("ingest: local embedder: %w", err)
 		}
 		r.embedder = l
-		ix.SummaryVectors, ix.ChunkVectors = vecs[:len(sums):len(sums)], vecs[len(sums):]
 		r.report.Embedded += all
 		bar.add(all)
 		return nil
