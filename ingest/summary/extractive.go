@@ -59,21 +59,23 @@ func Extractive(docs []Doc, cfg ExtractiveConfig) []string {
 func ExtractiveFunc(n int, doc func(i int) Doc, cfg ExtractiveConfig) []string {
 	cfg = cfg.withDefaults()
 	// Term counts per doc are independent, and so is each summary once the document frequencies are known: both
-	// passes run on all cores. The result does not depend on the scheduling.
-	tfs := make([]terms, n)
-	eachDoc(n, func(i int) {
-		tfs[i] = termCounts(doc(i).Markdown)
-	})
+	// passes run on all cores. A doc's terms are counted again in the second pass rather than kept from the
+	// first, where every doc's would be held at once (270 MB for ten copies of the Berkeley guide, against the
+	// vocabulary's few megabytes). The result does not depend on the scheduling.
+	var mu sync.Mutex
 	df := map[string]int{}
-	for _, tf := range tfs {
+	eachDoc(n, func(i int) {
+		tf := termCounts(doc(i).Markdown)
+		mu.Lock()
 		for _, w := range tf.words {
 			df[w]++
 		}
-	}
+		mu.Unlock()
+	})
 	out := make([]string, n)
 	eachDoc(n, func(i int) {
-		out[i] = extract(doc(i), tfs[i], df, float64(n), cfg)
-		tfs[i] = terms{}
+		d := doc(i)
+		out[i] = extract(d, termCounts(d.Markdown), df, float64(n), cfg)
 	})
 	return out
 }
