@@ -64,9 +64,9 @@ func buildParts(ix *index.Index, parallel bool) (*searchParts, error) {
 			f()
 		}
 	}
-	do(func() { sp.chunkBM25, errs[0] = chunkBM25(ix) })
-	do(func() { sp.pageBM25, errs[1] = pageBM25(ix) })
-	do(func() { sp.titles, errs[2] = titleBM25(ix) })
+	do(func() { sp.chunkBM25, errs[0] = laidOut(chunkPostings(ix)) })
+	do(func() { sp.pageBM25, errs[1] = laidOut(pagePostings(ix)) })
+	do(func() { sp.titles, errs[2] = laidOut(titlePostings(ix)) })
 	do(func() { sp.lex, errs[3] = newLexicon(ix) })
 	do(func() { sp.textKeys, errs[4] = textKeys(ix) })
 	do(func() { sp.ann, errs[5] = vector.NewIVF(ix.ChunkVectors, vector.IVFConfig{}) })
@@ -94,28 +94,36 @@ func (t *textReader) keep(s string, err error) string {
 func (t *textReader) page(id int) string  { return t.keep(t.ix.PageMarkdown(id)) }
 func (t *textReader) chunk(id int) string { return t.keep(t.ix.ChunkText(id)) }
 
-// chunkBM25 indexes each chunk's index.SearchText.
-func chunkBM25(ix *index.Index) (*lexical.BM25, error) {
+// chunkPostings indexes each chunk's index.SearchText.
+func chunkPostings(ix *index.Index) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
 	text := index.ChunkSearchText(ix)
-	bm := lexical.NewBM25Func(len(ix.Chunks), func(i int) string { return tr.keep(text(i)) }, lexical.Config{})
-	return bm, tr.err
+	p := lexical.IndexFunc(len(ix.Chunks), func(i int) string { return tr.keep(text(i)) }, lexical.Config{})
+	return p, tr.err
 }
 
-// pageBM25 indexes each page's index.PageSearchText.
-func pageBM25(ix *index.Index) (*lexical.BM25, error) {
+// pagePostings indexes each page's index.PageSearchText.
+func pagePostings(ix *index.Index) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
-	bm := lexical.NewBM25Func(len(ix.Pages), func(i int) string { return tr.keep(index.PageSearchTextOf(ix, i)) },
+	p := lexical.IndexFunc(len(ix.Pages), func(i int) string { return tr.keep(index.PageSearchTextOf(ix, i)) },
 		lexical.Config{})
-	return bm, tr.err
+	return p, tr.err
 }
 
-// titleBM25 indexes each page's title, URL path and headings (pageFields).
-func titleBM25(ix *index.Index) (*lexical.BM25, error) {
+// titlePostings indexes each page's title, URL path and headings (pageFields).
+func titlePostings(ix *index.Index) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
-	bm := lexical.NewBM25Func(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i], tr.page(i)) },
+	p := lexical.IndexFunc(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i], tr.page(i)) },
 		lexical.Config{})
-	return bm, tr.err
+	return p, tr.err
+}
+
+// laidOut is the BM25 index of postings built without error.
+func laidOut(p *lexical.Postings, err error) (*lexical.BM25, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p.BM25(), nil
 }
 
 // textKeys hashes every chunk's trimmed text (FNV-1a, 64 bits), so that passages repeated across pages are
@@ -163,8 +171,9 @@ func SearchFilesOf(ix *index.Index) []index.File {
 		once.Do(func() { ann, err = chunkLists(ix) })
 		return ann, err
 	}
+	// The grouped rows are written first: clustering and grouping read every chunk vector, which may be mapped
+	// from a file (index.VectorFile), and the pages read are let go before the search structures are built.
 	return []index.File{
-		{Name: SearchFile, Write: func(w io.Writer) error { return writeSearch(w, ix, lists) }},
 		{Name: GroupedFile, Write: func(w io.Writer) error {
 			ann, err := lists()
 			if err != nil {
@@ -174,8 +183,11 @@ func SearchFilesOf(ix *index.Index) []index.File {
 			if ann.Lists() > 0 {
 				n = ann.Len()
 			}
-			return index.WriteVectorRows(w, n, ann.Dim(), ann.EachGrouped)
+			err = index.WriteVectorRows(w, n, ann.Dim(), ann.EachGrouped)
+			ix.ReleaseMapped()
+			return err
 		}},
+		{Name: SearchFile, Write: func(w io.Writer) error { return writeSearch(w, ix, lists) }},
 	}
 }
 
@@ -204,10 +216,12 @@ func writeSearch(w io.Writer, ix *index.Index, lists func() (*vector.IVF, error)
 	bytes := func(b []byte) error {
 		return section(len(b), func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
-	for _, build := range []func(*index.Index) (*lexical.BM25, error){chunkBM25, pageBM25, titleBM25} {
-		bm, err := build(ix)
+	// Each index is written from its postings, without the search layout: for the chunks it would be as large
+	// again as the postings themselves.
+	for _, build := range []func(*index.Index) (*lexical.Postings, error){chunkPostings, pagePostings, titlePostings} {
+		p, err := build(ix)
 		if err == nil {
-			err = section(bm.BinarySize(), func(w io.Writer) error { _, err := bm.WriteTo(w); return err })
+			err = section(p.BinarySize(), func(w io.Writer) error { _, err := p.WriteTo(w); return err })
 		}
 		if err != nil {
 			return fmt.Errorf("retrieval: search file: %w", err)

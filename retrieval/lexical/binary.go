@@ -139,38 +139,52 @@ func writeWords[T word](w io.Writer, s []T) {
 }
 
 func (b *BM25) checkSize() (uint64, error) {
-	t, p := len(b.idf), len(b.docs)
-	if b.n > math.MaxInt32 || t > math.MaxInt32 || p > math.MaxInt32 || len(b.termText) > math.MaxUint32 {
-		return 0, b.tooLarge()
+	if err := checkSize(b.n, len(b.idf), len(b.docs), len(b.termText)); err != nil {
+		return 0, err
 	}
-	return binarySize(uint64(t), uint64(p), uint64(len(b.termText))), nil
+	return binarySize(uint64(len(b.idf)), uint64(len(b.docs)), uint64(len(b.termText))), nil
 }
 
-func (b *BM25) tooLarge() error {
+func (b *BM25) tooLarge() error { return tooLarge(b.n, len(b.idf), len(b.docs)) }
+
+// checkSize checks that an index of n documents, t terms, p postings and s bytes of term text fits the binary
+// form.
+func checkSize(n, t, p, s int) error {
+	if n > math.MaxInt32 || t > math.MaxInt32 || p > math.MaxInt32 || s > math.MaxUint32 {
+		return tooLarge(n, t, p)
+	}
+	return nil
+}
+
+func tooLarge(n, t, p int) error {
 	return fmt.Errorf("lexical: BM25 index too large for the binary form (%d documents, %d terms, %d postings)",
-		b.n, len(b.idf), len(b.docs))
+		n, t, p)
 }
 
-// appendHeader appends the binary form's header.
 func (b *BM25) appendHeader(dst []byte) []byte {
-	t, p := len(b.idf), len(b.docs)
+	return appendHeader(dst, b.cfg, b.n, b.avgdl, len(b.idf), len(b.docs), len(b.termText))
+}
+
+// appendHeader appends the binary form's header of an index of n documents, t terms, p postings and s bytes of
+// term text.
+func appendHeader(dst []byte, cfg Config, n int, avgdl float64, t, p, s int) []byte {
 	dst = append(dst, binaryMagic...)
 	dst = binary.LittleEndian.AppendUint16(dst, binaryVersion)
 	var flags uint32
-	if b.cfg.Analyzer.KeepStopwords {
+	if cfg.Analyzer.KeepStopwords {
 		flags |= flagKeepStopwords
 	}
-	if b.cfg.Analyzer.NoStem {
+	if cfg.Analyzer.NoStem {
 		flags |= flagNoStem
 	}
 	dst = binary.LittleEndian.AppendUint32(dst, flags)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(b.n))
-	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(b.cfg.K1))
-	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(b.cfg.B))
-	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(b.avgdl))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(cfg.K1))
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(cfg.B))
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(avgdl))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(t))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(p))
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b.termText)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(s))
 	return binary.LittleEndian.AppendUint32(dst, 0)
 }
 

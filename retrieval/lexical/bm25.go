@@ -2,13 +2,9 @@ package lexical
 
 import (
 	"container/heap"
-	"math"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
-
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
 )
 
 // Config configures a BM25 index. The zero value selects the usual Okapi parameters.
@@ -76,103 +72,7 @@ func NewBM25(docs []string, cfg Config) *BM25 {
 // NewBM25Func indexes n documents, asking doc for each once, in order: a caller that composes the texts need
 // not hold them all.
 func NewBM25Func(n int, doc func(i int) string, cfg Config) *BM25 {
-	cfg = cfg.withDefaults()
-	b := &BM25{cfg: cfg, n: n}
-	ids := make(map[string]int32) // term -> index in postings, numbered in order of first occurrence
-	// Words repeat across documents far more than they are new: caching word -> term index saves stemming
-	// and re-hashing. noTerm marks dropped words (stopwords).
-	const noTerm = -1
-	words := make(map[string]int32)
-	var (
-		postings [][]posting
-		counts   []int32
-		touched  []int32
-		buf      []byte
-		lengths  = make([]int32, n)
-		total    int64
-	)
-	for d := range n {
-		var dl int32
-		buf = textnorm.AppendWords(buf, doc(d), func(w []byte) bool {
-			t, ok := words[string(w)]
-			if !ok {
-				term := cfg.Analyzer.term(w)
-				t = noTerm
-				if term != "" {
-					if t, ok = ids[term]; !ok {
-						t = int32(len(postings))
-						ids[term] = t
-						postings = append(postings, nil)
-						counts = append(counts, 0)
-					}
-				}
-				words[string(w)] = t
-			}
-			if t == noTerm {
-				return true
-			}
-			if counts[t] == 0 {
-				touched = append(touched, t)
-			}
-			counts[t]++
-			dl++
-			return true
-		})
-		for _, t := range touched {
-			postings[t] = append(postings[t], posting{int32(d), counts[t]})
-			counts[t] = 0
-		}
-		touched = touched[:0]
-		lengths[d] = dl
-		total += int64(dl)
-	}
-	if b.n > 0 {
-		b.avgdl = float64(total) / float64(b.n)
-	}
-	if b.avgdl == 0 {
-		b.avgdl = 1
-	}
-	norm := make([]float64, n) // k1*(1-b+b*|d|/avgdl)
-	for d, l := range lengths {
-		norm[d] = cfg.K1 * (1 - cfg.B + cfg.B*float64(l)/b.avgdl)
-	}
-	// Renumber the terms in sorted order.
-	names := make([]string, len(postings))
-	var size, textLen int
-	for term, t := range ids {
-		names[t] = term
-		size += len(postings[t])
-		textLen += len(term)
-	}
-	order := make([]int32, len(postings))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(names[x], names[y]) })
-	var text strings.Builder
-	text.Grow(textLen)
-	b.termOffs = make([]uint32, len(postings)+1)
-	b.idf = make([]float32, len(postings))
-	b.offs = make([]int32, len(postings)+1)
-	b.docs = make([]int32, 0, size)
-	b.impact = make([]float32, 0, size)
-	for t, old := range order {
-		text.WriteString(names[old])
-		b.termOffs[t+1] = uint32(text.Len())
-		ps := postings[old]
-		idf := b.idfOf(len(ps))
-		b.idf[t] = float32(idf)
-		for _, p := range ps {
-			tf := float64(p.tf)
-			b.docs = append(b.docs, p.doc)
-			b.impact = append(b.impact, float32(idf*tf*(cfg.K1+1)/(tf+norm[p.doc])))
-		}
-		postings[old] = nil // what the final arrays hold is free to go: the build's peak is the postings once
-		b.offs[t+1] = int32(len(b.docs))
-	}
-	b.termText = text.String()
-	b.initPool()
-	return b
+	return IndexFunc(n, doc, cfg).BM25()
 }
 
 func (b *BM25) initPool() {
@@ -194,14 +94,6 @@ func (b *BM25) termIndex(term string) (int32, bool) {
 		return int32(lo), true
 	}
 	return 0, false
-}
-
-type posting struct {
-	doc, tf int32
-}
-
-func (b *BM25) idfOf(df int) float64 {
-	return math.Log(1 + (float64(b.n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
 // Len returns the number of documents.

@@ -1,0 +1,223 @@
+package lexical
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+)
+
+// Postings are an index's inverted lists before they become a BM25: each term's postings compressed (document
+// gaps and term frequencies as varints, two or three bytes a posting rather than the eight of the final arrays).
+// BM25 lays them out for searching; WriteTo writes the binary form straight from them, so that ingest, which
+// only stores the index, never holds the final arrays (a large site's chunk index is hundreds of megabytes).
+type Postings struct {
+	cfg      Config
+	n        int
+	avgdl    float64
+	lengths  []int32  // document lengths in terms
+	names    []string // terms, numbered in order of first occurrence
+	lists    [][]byte // per term: varint (document - previous document), varint term frequency
+	df       []int32  // per term: its postings
+	order    []int32  // terms in sorted order
+	postings int
+	textLen  int
+}
+
+// IndexFunc builds the postings of n documents, asking doc for each once, in order: a caller that composes the
+// texts need not hold them all.
+func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
+	cfg = cfg.withDefaults()
+	p := &Postings{cfg: cfg, n: n, lengths: make([]int32, n)}
+	ids := make(map[string]int32) // term -> its number
+	// Words repeat across documents far more than they are new: caching word -> term number saves stemming
+	// and re-hashing. noTerm marks dropped words (stopwords).
+	const noTerm = -1
+	words := make(map[string]int32)
+	var (
+		counts  []int32
+		last    []int32 // per term, the last document it was posted for
+		touched []int32
+		buf     []byte
+		total   int64
+	)
+	for d := range n {
+		var dl int32
+		buf = textnorm.AppendWords(buf, doc(d), func(w []byte) bool {
+			t, ok := words[string(w)]
+			if !ok {
+				term := cfg.Analyzer.term(w)
+				t = noTerm
+				if term != "" {
+					if t, ok = ids[term]; !ok {
+						t = int32(len(p.names))
+						ids[term] = t
+						p.names = append(p.names, term)
+						p.lists = append(p.lists, nil)
+						p.df = append(p.df, 0)
+						counts = append(counts, 0)
+						last = append(last, 0)
+					}
+				}
+				words[string(w)] = t
+			}
+			if t == noTerm {
+				return true
+			}
+			if counts[t] == 0 {
+				touched = append(touched, t)
+			}
+			counts[t]++
+			dl++
+			return true
+		})
+		for _, t := range touched {
+			l := p.lists[t]
+			l = binary.AppendUvarint(l, uint64(int32(d)-last[t]))
+			p.lists[t] = binary.AppendUvarint(l, uint64(counts[t]))
+			last[t], counts[t] = int32(d), 0
+			p.df[t]++
+		}
+		p.postings += len(touched)
+		touched = touched[:0]
+		p.lengths[d] = dl
+		total += int64(dl)
+	}
+	if n > 0 {
+		p.avgdl = float64(total) / float64(n)
+	}
+	if p.avgdl == 0 {
+		p.avgdl = 1
+	}
+	p.order = make([]int32, len(p.names))
+	for i := range p.order {
+		p.order[i] = int32(i)
+		p.textLen += len(p.names[i])
+	}
+	slices.SortFunc(p.order, func(x, y int32) int { return strings.Compare(p.names[x], p.names[y]) })
+	return p
+}
+
+// each calls f with the postings of term number t (in order of first occurrence), in document order.
+func (p *Postings) each(t int32, f func(doc int32, tf float64)) {
+	l, doc := p.lists[t], int32(0)
+	for len(l) > 0 {
+		gap, k := binary.Uvarint(l)
+		tf, m := binary.Uvarint(l[k:])
+		l = l[k+m:]
+		doc += int32(gap)
+		f(doc, float64(tf))
+	}
+}
+
+// impactOf is a posting's weight: idf(t) * tf*(k1+1) / (tf + k1*(1-b+b*|d|/avgdl)).
+func (p *Postings) impactOf(idf float64, doc int32, tf float64) float32 {
+	norm := p.cfg.K1 * (1 - p.cfg.B + p.cfg.B*float64(p.lengths[doc])/p.avgdl)
+	return float32(idf * tf * (p.cfg.K1 + 1) / (tf + norm))
+}
+
+func (p *Postings) idfOf(df int32) float64 {
+	return math.Log(1 + (float64(p.n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// BM25 lays the postings out for searching. It empties p: each term's compressed postings are let go as its
+// final arrays are filled, so the peak is about the final arrays.
+func (p *Postings) BM25() *BM25 {
+	b := &BM25{cfg: p.cfg, n: p.n, avgdl: p.avgdl}
+	var text strings.Builder
+	text.Grow(p.textLen)
+	b.termOffs = make([]uint32, len(p.names)+1)
+	b.idf = make([]float32, len(p.names))
+	b.offs = make([]int32, len(p.names)+1)
+	b.docs = make([]int32, 0, p.postings)
+	b.impact = make([]float32, 0, p.postings)
+	for t, old := range p.order {
+		text.WriteString(p.names[old])
+		b.termOffs[t+1] = uint32(text.Len())
+		idf := p.idfOf(p.df[old])
+		b.idf[t] = float32(idf)
+		p.each(old, func(doc int32, tf float64) {
+			b.docs = append(b.docs, doc)
+			b.impact = append(b.impact, p.impactOf(idf, doc, tf))
+		})
+		p.lists[old] = nil
+		b.offs[t+1] = int32(len(b.docs))
+	}
+	b.termText = text.String()
+	*p = Postings{}
+	b.initPool()
+	return b
+}
+
+// BinarySize returns the length of the binary form WriteTo writes.
+func (p *Postings) BinarySize() int {
+	return int(binarySize(uint64(len(p.names)), uint64(p.postings), uint64(p.textLen)))
+}
+
+// WriteTo writes the binary form of the index the postings make (the bytes BM25's WriteTo would write) to w,
+// reading the compressed postings twice (documents, then impacts) and holding no final array.
+func (p *Postings) WriteTo(w io.Writer) (int64, error) {
+	t := len(p.names)
+	if err := checkSize(p.n, t, p.postings, p.textLen); err != nil {
+		return 0, err
+	}
+	crc := crc32.New(castagnoli)
+	cw := &countWriter{w: io.MultiWriter(w, crc)}
+	cw.Write(appendHeader(make([]byte, 0, headerSize), p.cfg, p.n, p.avgdl, t, p.postings, p.textLen))
+	ww := newWordWriter(cw)
+	for _, old := range p.order {
+		ww.put(math.Float32bits(float32(p.idfOf(p.df[old]))))
+	}
+	off := uint32(0)
+	ww.put(off)
+	for _, old := range p.order {
+		off += uint32(p.df[old])
+		ww.put(off)
+	}
+	off = 0
+	ww.put(off)
+	for _, old := range p.order {
+		off += uint32(len(p.names[old]))
+		ww.put(off)
+	}
+	for _, old := range p.order {
+		p.each(old, func(doc int32, _ float64) { ww.put(uint32(doc)) })
+	}
+	for _, old := range p.order {
+		idf := p.idfOf(p.df[old])
+		p.each(old, func(doc int32, tf float64) { ww.put(math.Float32bits(p.impactOf(idf, doc, tf))) })
+	}
+	ww.flush()
+	for _, old := range p.order {
+		io.WriteString(cw, p.names[old])
+	}
+	if cw.err != nil {
+		return cw.n, cw.err
+	}
+	n, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	return cw.n + int64(n), err
+}
+
+// wordWriter writes little-endian 4-byte words through a bounded buffer.
+type wordWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func newWordWriter(w io.Writer) *wordWriter { return &wordWriter{w: w, buf: make([]byte, 0, 1<<16)} }
+
+func (ww *wordWriter) put(v uint32) {
+	if len(ww.buf)+4 > cap(ww.buf) {
+		ww.flush()
+	}
+	ww.buf = binary.LittleEndian.AppendUint32(ww.buf, v)
+}
+
+func (ww *wordWriter) flush() {
+	ww.w.Write(ww.buf)
+	ww.buf = ww.buf[:0]
+}
