@@ -186,8 +186,8 @@ type LoadOptions struct {
 	// TextsOnDisk leaves the texts in the version's files, as textsToDisk does, without reading them first.
 	TextsOnDisk bool
 	// MapVectors maps the vector files into memory instead of reading them: the rows are then read-only and
-	// valid only while the Index (or a copy of it) is reachable (see MapFile), which suits a server and not
-	// ingest, whose next version reuses rows of the previous one.
+	// valid only while the Index (or a copy of it) is reachable (see MapFile), so whatever takes rows of it
+	// (ingest's next version) must hold the Index as long as it uses them.
 	MapVectors bool
 }
 

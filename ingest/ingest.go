@@ -135,7 +135,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			run.tokLoad.start()
 			return
 		}
-		prev, err := index.LoadWith(cfg.IndexDir, index.LoadOptions{TextsOnDisk: true})
+		// Texts and vectors stay in the previous version's files: the pages kept read theirs from there, and the
+		// new version takes rows of the mapped vectors, which stay valid while run.prev holds the index (until
+		// Run returns, after the write).
+		prev, err := index.LoadWith(cfg.IndexDir, index.LoadOptions{TextsOnDisk: true, MapVectors: true})
 		if err != nil && !errors.Is(err, index.ErrNoIndex) {
 			cfg.Logger.Warn("previous index unreadable; rebuilding everything", "err", err)
 		}
