@@ -206,3 +206,57 @@ func TestMenuTextIsRemoved(t *testing.T) {
 		}
 	}
 }
+
+// textEmbedder is a configured (not local) embedder whose vector says which text it embeds: its length and its
+// first byte. It counts the texts it is asked for.
+type textEmbedder struct{ texts *int }
+
+func (e textEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	*e.texts += len(texts)
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = []float32{float32(len(t)), float32(t[0]), 1}
+	}
+	return out, nil
+}
+func (textEmbedder) Dimension() int { return 3 }
+func (textEmbedder) Name() string   { return "text-embedder" }
+
+// TestConfiguredEmbedder ingests with an embedder of the caller's (as an upstream model is): every chunk gets the
+// vector of its search text, and a re-ingest after one page changed embeds only that page's chunks, the others
+// keeping theirs.
+func TestConfiguredEmbedder(t *testing.T) {
+	files := smallSite()
+	src := writeSite(t, t.TempDir(), files)
+	dir := t.TempDir()
+	calls := 0
+	withEmbedder := func(c *Config) { c.Embedder = textEmbedder{&calls} }
+	ingestSite(t, src, dir, withEmbedder)
+	ix := load(t, dir)
+	check := func(ix *index.Index) {
+		t.Helper()
+		texts, err := index.ChunkSearchTexts(ix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, text := range texts {
+			if want := []float32{float32(len(text)), float32(text[0]), 1}; !cmp.Equal(ix.ChunkVectors[i], want) {
+				t.Errorf("chunk %d vector %v, want %v (its search text's)", i, ix.ChunkVectors[i], want)
+			}
+		}
+	}
+	check(ix)
+	if want := len(ix.Pages) + len(ix.Chunks); calls != want {
+		t.Errorf("first build embedded %d texts, want %d", calls, want)
+	}
+
+	writeSite(t, src, map[string]string{"physics/index.html": page("Physics", "astrophysics", "/chemistry/", "/")})
+	calls = 0
+	ingestSite(t, src, dir, withEmbedder)
+	after := load(t, dir)
+	check(after)
+	physics, _ := after.PageByURL(siteBase + "physics/")
+	if want := 1 + len(physics.Chunks); calls != want {
+		t.Errorf("re-ingest embedded %d texts, want %d (the changed page's summary and chunks)", calls, want)
+	}
+}

@@ -700,48 +700,50 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 	if same {
 		oldSums = r.prev.summaryVectors()
 	}
-	if ix.SummaryVectors, err = r.embedReusing(ctx, sums, oldSums, bar); err != nil {
+	ix.SummaryVectors = make([][]float32, len(sums))
+	err = r.embedReusing(ctx, len(sums), func(i int) (string, error) { return sums[i], nil }, oldSums, bar,
+		func(i int, v []float32) error {
+			ix.SummaryVectors[i] = v
+			return nil
+		})
+	if err != nil {
 		return fmt.Errorf("ingest: embed summaries: %w", err)
 	}
 
-	// Chunks of unchanged pages take their previous vectors by position; only the others need their search
-	// text, which is looked up among the previous index's other chunks before anything is embedded.
-	ix.ChunkVectors = make([][]float32, len(ix.Chunks))
-	need := make([]bool, len(ix.Pages))
-	todo := 0
-	for i, c := range ix.Chunks {
-		if same && r.fromChunk[i] >= 0 {
-			ix.ChunkVectors[i] = r.prev.ix.ChunkVectors[r.fromChunk[i]]
-			continue
-		}
-		need[c.PageID] = true
-		todo++
-	}
-	bar.add(len(ix.Chunks) - todo)
-	if todo == 0 {
-		return nil
-	}
-	texts, err := searchTexts(ix, need)
+	// The chunk vectors go to a vector file as they come, as with the local embedder: an upstream model's are
+	// larger still (1536 values a chunk). Chunks of unchanged pages take their previous vectors by position;
+	// the others are looked up by search text among the previous index's other chunks, then embedded.
+	dim := len(ix.SummaryVectors[0]) // ErrNoPages: an index has a page
+	vf, err := index.NewVectorFile(filepath.Join(r.spillDir, "chunks.f32"), len(ix.Chunks), dim)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	var oldChunks map[string][]float32
-	if same {
-		oldChunks = r.prev.chunkVectors(r.fromChunk)
+	defer vf.Close()
+	var todo []int
+	for i := range ix.Chunks {
+		if same && r.fromChunk[i] >= 0 {
+			if err := vf.Put(i, r.prev.ix.ChunkVectors[r.fromChunk[i]]); err != nil {
+				return fmt.Errorf("ingest: %w", err)
+			}
+			continue
+		}
+		todo = append(todo, i)
 	}
-	var idx []int
-	var in []string
-	for i, t := range texts {
-		if need[ix.Chunks[i].PageID] {
-			idx, in = append(idx, i), append(in, t)
+	bar.add(len(ix.Chunks) - len(todo))
+	if len(todo) > 0 {
+		var oldChunks map[string][]float32
+		if same {
+			oldChunks = r.prev.chunkVectors(r.fromChunk)
+		}
+		text := index.ChunkSearchText(ix)
+		err := r.embedReusing(ctx, len(todo), func(j int) (string, error) { return text(todo[j]) }, oldChunks, bar,
+			func(j int, v []float32) error { return vf.Put(todo[j], v) })
+		if err != nil {
+			return fmt.Errorf("ingest: embed chunks: %w", err)
 		}
 	}
-	vecs, err := r.embedReusing(ctx, in, oldChunks, bar)
-	if err != nil {
-		return fmt.Errorf("ingest: embed chunks: %w", err)
-	}
-	for j, i := range idx {
-		ix.ChunkVectors[i] = vecs[j]
+	if err := vf.SealChunks(ix); err != nil {
+		return fmt.Errorf("ingest: %w", err)
 	}
 	return nil
 }
@@ -804,13 +806,21 @@ func (r *run) chooseEmbedder() (fit bool, err error) {
 	return true, nil
 }
 
-// embedReusing embeds texts in batches, taking vectors from old where the same text was embedded before.
-func (r *run) embedReusing(ctx context.Context, texts []string, old map[string][]float32, bar *bar) ([][]float32, error) {
-	out := make([][]float32, len(texts))
+// embedReusing embeds the n texts that text returns, in batches, taking vectors from old where the same text was
+// embedded before, and hands vector i to put (in order). It reads each text it embeds twice (to look it up, then
+// in its batch), so that it holds only a batch of them.
+func (r *run) embedReusing(ctx context.Context, n int, text func(i int) (string, error), old map[string][]float32,
+	bar *bar, put func(i int, v []float32) error) error {
 	var todo []int
-	for i, t := range texts {
+	for i := range n {
+		t, err := text(i)
+		if err != nil {
+			return err
+		}
 		if v, ok := old[t]; ok {
-			out[i] = v
+			if err := put(i, v); err != nil {
+				return err
+			}
 			bar.add(1)
 			continue
 		}
@@ -821,22 +831,27 @@ func (r *run) embedReusing(ctx context.Context, texts []string, old map[string][
 		hi := min(lo+batch, len(todo))
 		in := make([]string, hi-lo)
 		for j, i := range todo[lo:hi] {
-			in[j] = texts[i]
+			var err error
+			if in[j], err = text(i); err != nil {
+				return err
+			}
 		}
 		vecs, err := r.embedder.Embed(ctx, in)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(vecs) != len(in) {
-			return nil, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(in))
+			return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(in))
 		}
 		for j, i := range todo[lo:hi] {
-			out[i] = vecs[j]
+			if err := put(i, vecs[j]); err != nil {
+				return err
+			}
 		}
 		bar.add(len(in))
 	}
 	r.report.Embedded += len(todo)
-	return out, nil
+	return nil
 }
 
 // parallel runs f(0..n-1) on all cores.
