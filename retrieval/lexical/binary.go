@@ -96,15 +96,23 @@ func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 	if _, err := b.checkSize(); err != nil {
 		return 0, err
 	}
+	return writeForm(w, b.appendHeader(make([]byte, 0, headerSize)), func(w io.Writer) {
+		writeWords(w, b.idf)
+		writeWords(w, b.offs)
+		writeWords(w, b.termOffs)
+		writeWords(w, b.docs)
+		writeWords(w, b.impact)
+		io.WriteString(w, b.termText)
+	})
+}
+
+// writeForm writes a binary form to w: header, what body writes (to a writer that keeps the first error and
+// then writes nothing), and the CRC-32C of both.
+func writeForm(w io.Writer, header []byte, body func(w io.Writer)) (int64, error) {
 	crc := crc32.New(castagnoli)
 	cw := &countWriter{w: io.MultiWriter(w, crc)}
-	cw.Write(b.appendHeader(make([]byte, 0, headerSize)))
-	writeWords(cw, b.idf)
-	writeWords(cw, b.offs)
-	writeWords(cw, b.termOffs)
-	writeWords(cw, b.docs)
-	writeWords(cw, b.impact)
-	io.WriteString(cw, b.termText)
+	cw.Write(header)
+	body(cw)
 	if cw.err != nil {
 		return cw.n, cw.err
 	}

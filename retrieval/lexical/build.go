@@ -2,7 +2,6 @@ package lexical
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"io"
 	"math"
 	"slices"
@@ -165,41 +164,36 @@ func (p *Postings) WriteTo(w io.Writer) (int64, error) {
 	if err := checkSize(p.n, t, p.postings, p.textLen); err != nil {
 		return 0, err
 	}
-	crc := crc32.New(castagnoli)
-	cw := &countWriter{w: io.MultiWriter(w, crc)}
-	cw.Write(appendHeader(make([]byte, 0, headerSize), p.cfg, p.n, p.avgdl, t, p.postings, p.textLen))
-	ww := newWordWriter(cw)
-	for _, old := range p.order {
-		ww.put(math.Float32bits(float32(p.idfOf(p.df[old]))))
-	}
-	off := uint32(0)
-	ww.put(off)
-	for _, old := range p.order {
-		off += uint32(p.df[old])
+	header := appendHeader(make([]byte, 0, headerSize), p.cfg, p.n, p.avgdl, t, p.postings, p.textLen)
+	return writeForm(w, header, func(w io.Writer) {
+		ww := newWordWriter(w)
+		for _, old := range p.order {
+			ww.put(math.Float32bits(float32(p.idfOf(p.df[old]))))
+		}
+		off := uint32(0)
 		ww.put(off)
-	}
-	off = 0
-	ww.put(off)
-	for _, old := range p.order {
-		off += uint32(len(p.names[old]))
+		for _, old := range p.order {
+			off += uint32(p.df[old])
+			ww.put(off)
+		}
+		off = 0
 		ww.put(off)
-	}
-	for _, old := range p.order {
-		p.each(old, func(doc int32, _ float64) { ww.put(uint32(doc)) })
-	}
-	for _, old := range p.order {
-		idf := p.idfOf(p.df[old])
-		p.each(old, func(doc int32, tf float64) { ww.put(math.Float32bits(p.impactOf(idf, doc, tf))) })
-	}
-	ww.flush()
-	for _, old := range p.order {
-		io.WriteString(cw, p.names[old])
-	}
-	if cw.err != nil {
-		return cw.n, cw.err
-	}
-	n, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	return cw.n + int64(n), err
+		for _, old := range p.order {
+			off += uint32(len(p.names[old]))
+			ww.put(off)
+		}
+		for _, old := range p.order {
+			p.each(old, func(doc int32, _ float64) { ww.put(uint32(doc)) })
+		}
+		for _, old := range p.order {
+			idf := p.idfOf(p.df[old])
+			p.each(old, func(doc int32, tf float64) { ww.put(math.Float32bits(p.impactOf(idf, doc, tf))) })
+		}
+		ww.flush()
+		for _, old := range p.order {
+			io.WriteString(w, p.names[old])
+		}
+	})
 }
 
 // wordWriter writes little-endian 4-byte words through a bounded buffer.
