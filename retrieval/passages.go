@@ -28,6 +28,14 @@ import (
 // terms beat adding its rewrites' (expansions bring alternatives of one word, which then count several times);
 // adding the chunk's heading trail to every window lost passages (every chunk of a page then shares the page's
 // words). Chunk texts are read at query time, for the candidates alone: nothing is kept per chunk.
+//
+// A window stays within one section of the text: it may run from a section into its subsections (a "Response
+// times" section's words with its "Urgent requests" subsection's), never from a section into the next one at the
+// same level or above. Listing and aggregate pages (a blog's index with every post's title and first paragraph, a
+// newsletter archive) put unrelated items side by side, each under its own heading, and a window that ran from
+// the end of one item into the title of the next held question terms that no page states together: the
+// listing then outranked the post the facts belong to. On the dev sites this moved posts above a blog's index and
+// left every other rank as it was (Config.NoSectionPassages turns it off; eval ablations).
 const (
 	// passageWindow is the window, in words that are not stopwords, whose question terms count together: about
 	// a sentence or two.
@@ -68,6 +76,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 		return cands[:keep], nil, nil
 	}
 	q := newPassageQuery(queries[0])
+	q.acrossSections = r.cfg.NoSectionPassages
 	if q.n == 0 {
 		return cands[:keep], nil, nil
 	}
@@ -127,6 +136,9 @@ type passageQuery struct {
 	words map[string]int // word -> term, for words with such a first byte (stems each word once)
 	buf   []byte
 	hits  []termHit
+
+	// acrossSections lets windows run across markdown headings, into the next section (Config.NoSectionPassages).
+	acrossSections bool
 }
 
 // termHit is a question term found at a position of a text.
@@ -174,18 +186,38 @@ func (q *passageQuery) term(w []byte) int {
 }
 
 // coverage is the largest share of the question's terms that one window of text holds: passageWindow
-// consecutive words (stopwords not counted), or a table row together with its table's header row.
+// consecutive words (stopwords not counted) within one section and its subsections, or a table row together
+// with its table's header row.
 func (q *passageQuery) coverage(text string) float64 {
 	var (
 		hits   = q.hits[:0]
 		pos    int
 		best   int
-		header uint64 // the current table's header row
-		row    int    // lines into the current table: 0 outside one
-		prev   uint64 // the previous line's terms
+		header uint64    // the current table's header row
+		row    int       // lines into the current table: 0 outside one
+		prev   uint64    // the previous line's terms
+		open   []section // the sections open at this line, outermost first
+		fenced bool      // inside a fenced code block, where "#" starts comments, not headings
 	)
 	for line := range strings.Lines(index.StripLinks(text)) {
 		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+		}
+		if level := headingLevel(t); level > 0 && !fenced && !q.acrossSections {
+			// The sections this heading closes (the last one at its level or deeper, with their subsections)
+			// end here: their hits are counted, then dropped, so that no window joins them to what follows.
+			cut := len(hits)
+			for len(open) > 0 && open[len(open)-1].level >= level {
+				cut = open[len(open)-1].start
+				open = open[:len(open)-1]
+			}
+			if cut < len(hits) {
+				best = max(best, bestWindow(hits))
+				hits = hits[:cut]
+			}
+			open = append(open, section{level, len(hits)})
+		}
 		var m uint64
 		q.buf = textnorm.AppendWords(q.buf, t, func(w []byte) bool {
 			switch i := q.term(w); i {
@@ -211,9 +243,18 @@ func (q *passageQuery) coverage(text string) float64 {
 		prev = m
 	}
 	q.hits = hits
+	best = max(best, bestWindow(hits))
+	return float64(best) / float64(q.n)
+}
+
+// section is a section open at some point of a text: its heading's level and its first hit.
+type section struct{ level, start int }
+
+// bestWindow is the most distinct terms that hits, in text order, hold within passageWindow words.
+func bestWindow(hits []termHit) int {
 	var count [maxPassageTerms]int
 	var win uint64
-	lo := 0
+	best, lo := 0, 0
 	for _, h := range hits {
 		for hits[lo].pos <= h.pos-passageWindow {
 			if count[hits[lo].bit]--; count[hits[lo].bit] == 0 {
@@ -225,7 +266,16 @@ func (q *passageQuery) coverage(text string) float64 {
 		win |= 1 << h.bit
 		best = max(best, bits.OnesCount64(win))
 	}
-	return float64(best) / float64(q.n)
+	return best
+}
+
+// headingLevel is the level of a markdown ATX heading line ("## Fees": 2), 0 for any other line.
+func headingLevel(line string) int {
+	n := len(line) - len(strings.TrimLeft(line, "#"))
+	if n == 0 || n > 6 || n < len(line) && line[n] != ' ' && line[n] != '\t' {
+		return 0
+	}
+	return n
 }
 
 // isTableSeparator reports whether a markdown table line is the separator row under the header ("|---|:--:|").

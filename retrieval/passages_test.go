@@ -39,14 +39,53 @@ func TestPassageCoverage(t *testing.T) {
 		{"a table without a separator has no header", "| Term | Date |\n" + strings.Repeat("| "+filler(0, 6)+" | "+filler(6, 3)+" |\n", 5) +
 			"| Instruction begins | August 24 |\n", 0.5},
 		{"none", filler(0, 10), 0},
+		// A window stays within a section and its subsections.
+		{"a window does not run into the next section", "## Fall term\n\nAll about it.\n\n## Instruction\n\nIt begins.", 0.5},
+		{"a window runs into a subsection", "## Fall term\n\n### Instruction\n\nIt begins.", 1},
+		{"a heading closes the subsections of the section before", "## Fall\n\n### Term\n\n## Instruction\n\nIt begins.", 0.5},
+		{"a heading's own words count with its section", "## Fall term instruction\n\n### Dates\n\nbegins", 1},
+		{"a hash that starts no heading", "#fall term\n\n#instruction begins", 1},
+		{"a comment in a code block is no heading", "## Fall term\n\n```\n# instruction\n```\n\nbegins", 1},
 	}
 	for _, tt := range tests {
 		if got := q.coverage(tt.text); got != tt.want {
 			t.Errorf("%s: coverage = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+	q.acrossSections = true
+	if got := q.coverage("## Fall term\n\nAll about it.\n\n## Instruction\n\nIt begins."); got != 1 {
+		t.Errorf("across sections: coverage = %v, want 1", got)
+	}
 	if q := newPassageQuery("what is it?"); q.n != 0 {
 		t.Errorf("a question of stopwords has %d terms", q.n)
+	}
+}
+
+// TestListingPassages: a listing page puts posts side by side, each under its own heading, so that the end of
+// one post's excerpt and the title of the next hold the question's terms together, a passage no page holds. The
+// post that states the fact must outrank the listing, which led the fused ranking; with windows across sections
+// (NoSectionPassages) the listing keeps the lead.
+func TestListingPassages(t *testing.T) {
+	const question = "when is the gadget recall refund deadline?" // gadget, recall, refund, deadlin
+	ix := &index.Index{Chunks: []index.Chunk{
+		{ID: 0, PageID: 0, Text: "# News\n\n## Gadget recall\n\nOwners of the gadget may ask for a refund …\n\n" +
+			"## Deadline for talk proposals\n\nProposals for the autumn meeting are due soon …"},
+		{ID: 1, PageID: 1, Text: "# Gadget recall\n\nOwners of the gadget may ask for a refund until the deadline of " +
+			"March 3.\n\n## Shipping\n\nSend the gadget back in its box."},
+		{ID: 2, PageID: 2, Text: "# Talk proposals\n\nThe deadline for proposals is May 1."},
+	}}
+	fused := []scored{{0, 1.0}, {1, 0.9}, {2, 0.5}} // the listing first
+	cands := []scored{{0, 1.0}, {1, 0.9}, {2, 0.5}}
+	for _, across := range []bool{false, true} {
+		r := &Retriever{ix: ix, cfg: Config{NoSectionPassages: across}.withDefaults()}
+		_, cover, err := r.selectPassages([]string{question}, cands, r.newChunkTexts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.rankByPassages(fused, cover)[0].id
+		if want := map[bool]int{false: 1, true: 0}[across]; got != want {
+			t.Errorf("NoSectionPassages %v: first page %d, want %d (coverage %v)", across, got, want, cover)
+		}
 	}
 }
 

@@ -71,6 +71,10 @@ type Config struct {
 	// NoPassageRerank keeps the fused chunk order instead of reranking the candidate chunks by how many of the
 	// question's terms one window of each holds (see selectPassages; eval ablations).
 	NoPassageRerank bool
+	// NoSectionPassages lets the passage windows of passage reranking run across markdown headings, from one
+	// section into the next; by default a window stays within a section and its subsections, so that a listing
+	// page's neighbouring items do not add up to a passage no page holds (see selectPassages; eval ablations).
+	NoSectionPassages bool
 	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, the FHNW prototype's choice,
 	// which beats the usual 60 on the Berkeley questions (eval ablations). RRFRankBase is the rank of a list's first
 	// item: 0 (the FHNW prototype's) or 1 (the usual).
