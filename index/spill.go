@@ -19,10 +19,33 @@ type Spill struct {
 	off int64 // bytes added, flushed or not
 }
 
-// TextRef is a text in a Spill.
+// TextRef is a text in a Spill, or in the texts file of an index (PageTextRef, ChunkTextRef), which a Spill
+// reads and seals as it does its own: a re-ingest keeps its unchanged pages' texts where they are instead of
+// adding copies.
 type TextRef struct {
 	Off int64
 	Len int64
+	in  *diskTexts // the texts file the text is in; nil: the spill
+}
+
+// PageTextRef returns where page id's markdown is in the texts file ix reads from, and false when ix holds its
+// texts in memory. The reference is valid until ix is closed.
+func (ix *Index) PageTextRef(id int) (TextRef, bool) { return ix.textRef(id) }
+
+// ChunkTextRef is PageTextRef for chunk id's text.
+func (ix *Index) ChunkTextRef(id int) (TextRef, bool) {
+	if ix.texts == nil {
+		return TextRef{}, false
+	}
+	return ix.textRef(ix.texts.pages + id)
+}
+
+func (ix *Index) textRef(i int) (TextRef, bool) {
+	t := ix.texts
+	if t == nil {
+		return TextRef{}, false
+	}
+	return TextRef{Off: t.dataAt + int64(t.offs[i]), Len: int64(t.offs[i+1] - t.offs[i]), in: t}, true
 }
 
 // NewSpill creates the spill file at path.
@@ -48,6 +71,9 @@ func (s *Spill) Add(text string) (TextRef, error) {
 
 // Read returns the text at ref.
 func (s *Spill) Read(ref TextRef) (string, error) {
+	if ref.in != nil {
+		return ref.in.readAt(ref.Off, ref.Len)
+	}
 	if err := s.flushed(ref.Off + ref.Len); err != nil {
 		return "", err
 	}
@@ -84,6 +110,17 @@ func (s *Spill) Seal(path string, ix *Index, pages, chunks []TextRef) error {
 		return err
 	}
 	refs := append(append(make([]TextRef, 0, len(pages)+len(chunks)), pages...), chunks...)
+	if t := wholeFile(refs); t != nil {
+		// Every text where an earlier version has it, in its order (an unchanged re-ingest): its file is the
+		// texts file.
+		if err := t.copyTo(path); err != nil {
+			return fmt.Errorf("index: seal: %w", err)
+		}
+		if err := ix.readTextsFrom(path); err != nil {
+			return fmt.Errorf("index: seal: %w", err)
+		}
+		return nil
+	}
 	err := writeFileWith(path, func(w *bufio.Writer) error {
 		hdr := make([]byte, textsHeader, textsHeader+8*(len(refs)+1))
 		copy(hdr, textsMagic)
@@ -98,6 +135,12 @@ func (s *Spill) Seal(path string, ix *Index, pages, chunks []TextRef) error {
 		}
 		w.Write(hdr)
 		for _, r := range refs {
+			if r.in != nil {
+				if err := r.in.copyText(w, r.Off, r.Len); err != nil {
+					return err
+				}
+				continue
+			}
 			if _, err := io.Copy(w, io.NewSectionReader(s.f, r.Off, r.Len)); err != nil {
 				return err
 			}
@@ -111,4 +154,21 @@ func (s *Spill) Seal(path string, ix *Index, pages, chunks []TextRef) error {
 		return fmt.Errorf("index: seal: %w", err)
 	}
 	return nil
+}
+
+// wholeFile returns the texts file refs are, text for text and in order, or nil.
+func wholeFile(refs []TextRef) *diskTexts {
+	if len(refs) == 0 {
+		return nil
+	}
+	t := refs[0].in
+	if t == nil || len(refs) != len(t.offs)-1 {
+		return nil
+	}
+	for i, r := range refs {
+		if r.in != t || r.Off != t.dataAt+int64(t.offs[i]) || r.Len != int64(t.offs[i+1]-t.offs[i]) {
+			return nil
+		}
+	}
+	return t
 }

@@ -135,16 +135,32 @@ func readTextsHeader(f *os.File, pages, chunks int) (*diskTexts, error) {
 
 // text reads text i (pages first, then chunks).
 func (t *diskTexts) text(i int) (string, error) {
+	text, err := t.readAt(t.dataAt+int64(t.offs[i]), int64(t.offs[i+1]-t.offs[i]))
+	if err != nil {
+		return "", fmt.Errorf("read text %d: %w", i, err)
+	}
+	return text, nil
+}
+
+// readAt reads the n bytes of the file at off.
+func (t *diskTexts) readAt(off, n int64) (string, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.f == nil {
 		return "", ErrTextsClosed
 	}
-	text, err := readString(t.f, t.dataAt+int64(t.offs[i]), int64(t.offs[i+1]-t.offs[i]))
-	if err != nil {
-		return "", fmt.Errorf("read text %d: %w", i, err)
+	return readString(t.f, off, n)
+}
+
+// copyText copies the n bytes of the file at off to w.
+func (t *diskTexts) copyText(w io.Writer, off, n int64) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.f == nil {
+		return ErrTextsClosed
 	}
-	return text, nil
+	_, err := io.Copy(w, io.NewSectionReader(t.f, off, n))
+	return err
 }
 
 // readString reads the n bytes of f at off as a string of their own.

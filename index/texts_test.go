@@ -264,3 +264,80 @@ func TestSpill(t *testing.T) {
 		t.Errorf("written from sealed texts (-want +got):\n%s", diff)
 	}
 }
+
+// TestSpillTextRefs seals texts that stay in an earlier version's texts file (PageTextRef, ChunkTextRef): all of
+// them in that file's order make the new texts file that file itself, and mixed with texts added to the spill
+// they are copied from it.
+func TestSpillTextRefs(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(dir, crawled("one")); err != nil {
+		t.Fatal(err)
+	}
+	prev, err := LoadWith(dir, LoadOptions{TextsOnDisk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prev.Close()
+	refs := func() (pages, chunks []TextRef) {
+		for i := range prev.Pages {
+			ref, ok := prev.PageTextRef(i)
+			if !ok {
+				t.Fatal("PageTextRef of an index reading its texts from disk: false")
+			}
+			pages = append(pages, ref)
+		}
+		for i := range prev.Chunks {
+			ref, ok := prev.ChunkTextRef(i)
+			if !ok {
+				t.Fatal("ChunkTextRef of an index reading its texts from disk: false")
+			}
+			chunks = append(chunks, ref)
+		}
+		return pages, chunks
+	}
+	tmp := t.TempDir()
+	s, err := NewSpill(filepath.Join(tmp, "spill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	pages, chunks := refs()
+	if got, err := s.Read(chunks[1]); err != nil || got != "a1" {
+		t.Errorf("Read of an earlier version's text = %q, %v", got, err)
+	}
+	same := crawled("one")
+	if err := s.Seal(filepath.Join(tmp, "same.bin"), same, pages, chunks); err != nil {
+		t.Fatal(err)
+	}
+	a, err1 := os.Stat(filepath.Join(tmp, "same.bin"))
+	b, err2 := os.Stat(filepath.Join(prev.Dir(), textsFile))
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		t.Errorf("texts all as before: not the earlier texts file (%v, %v)", err1, err2)
+	}
+	if diff := cmp.Diff(texts(t, crawled("one")), texts(t, same)); diff != "" {
+		t.Errorf("texts all as before (-want +got):\n%s", diff)
+	}
+
+	// Page B changes: its markdown and chunk are added, the rest stay where they are.
+	changed := crawled("two")
+	changed.Pages[1].Markdown, changed.Chunks[2].Text = "# B, changed", "b0 changed"
+	want := texts(t, changed)
+	pages, chunks = refs()
+	if pages[1], err = s.Add("# B, changed"); err == nil {
+		chunks[2], err = s.Add("b0 changed")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seal(filepath.Join(tmp, "changed.bin"), changed, pages, chunks); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, texts(t, changed)); diff != "" {
+		t.Errorf("texts partly as before (-want +got):\n%s", diff)
+	}
+	prev.Close()
+	if _, err := s.Read(chunks[0]); !errors.Is(err, ErrTextsClosed) {
+		t.Errorf("Read of a closed index's text: %v, want ErrTextsClosed", err)
+	}
+}

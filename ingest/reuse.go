@@ -86,6 +86,25 @@ func (r *reuse) revisits() map[string]crawl.Revisit {
 // that a re-ingest holds only the texts it keeps).
 func (r *reuse) markdown(p *index.Page) (string, error) { return r.ix.PageMarkdown(p.ID) }
 
+// markdownRef returns where the previous page's markdown is on disk, and false when the previous index holds its
+// texts in memory.
+func (r *reuse) markdownRef(p *index.Page) (index.TextRef, bool) { return r.ix.PageTextRef(p.ID) }
+
+// chunkRefs returns the previous page's chunks without their texts, and where those are on disk; false when the
+// previous index holds its texts in memory.
+func (r *reuse) chunkRefs(p *index.Page) ([]chunk.Chunk, []index.TextRef, bool) {
+	cs := make([]chunk.Chunk, len(p.Chunks))
+	refs := make([]index.TextRef, len(p.Chunks))
+	for i, id := range p.Chunks {
+		ref, ok := r.ix.ChunkTextRef(id)
+		if !ok {
+			return nil, nil, false
+		}
+		cs[i], refs[i] = chunk.Chunk{Tokens: r.ix.Chunks[id].Tokens}, ref
+	}
+	return cs, refs, true
+}
+
 // chunks returns the previous page's chunks.
 func (r *reuse) chunks(p *index.Page) ([]chunk.Chunk, error) {
 	out := make([]chunk.Chunk, len(p.Chunks))

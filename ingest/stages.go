@@ -221,6 +221,11 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		d.rawHash = old.RawHash
 	}
 	if old != nil && old.RawHash == d.rawHash {
+		if ref, ok := r.prev.markdownRef(old); ok {
+			// The markdown stays where the previous version has it, read from there if at all.
+			d.title, d.md, d.spilled, d.hash, d.reused, d.faq = old.Title, ref, true, old.Hash, old, old.FAQ
+			return d
+		}
 		md, err := r.prev.markdown(old)
 		if err == nil {
 			d.title, d.markdown, d.hash, d.reused, d.faq = old.Title, md, old.Hash, old, old.FAQ
@@ -438,6 +443,10 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 	parallel(len(ix.Pages), func(i int) {
 		p := &ix.Pages[i]
 		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash {
+			if cs, rs, ok := r.prev.chunkRefs(old); ok { // the texts stay where the previous version has them
+				per[i], refs[i], olds[i] = cs, rs, old
+				return
+			}
 			cs, err := r.prev.chunks(old)
 			if err == nil {
 				if refs[i], err = r.spillChunks(cs); err != nil {
@@ -713,34 +722,44 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 	// The chunk vectors go to a vector file as they come, as with the local embedder: an upstream model's are
 	// larger still (1536 values a chunk). Chunks of unchanged pages take their previous vectors by position;
 	// the others are looked up by search text among the previous index's other chunks, then embedded.
+	var todo []int
+	for i := range ix.Chunks {
+		if !same || r.fromChunk[i] < 0 {
+			todo = append(todo, i)
+		}
+	}
+	bar.add(len(ix.Chunks) - len(todo))
+	if len(todo) == 0 {
+		// Every chunk as before (an unchanged site, say): the rows of the previous version's mapped file, which
+		// a write would copy and an unchanged version never touches.
+		ix.ChunkVectors = make([][]float32, len(ix.Chunks))
+		for i := range ix.Chunks {
+			ix.ChunkVectors[i] = r.prev.ix.ChunkVectors[r.fromChunk[i]]
+		}
+		return nil
+	}
 	dim := len(ix.SummaryVectors[0]) // ErrNoPages: an index has a page
 	vf, err := index.NewVectorFile(filepath.Join(r.spillDir, "chunks.f32"), len(ix.Chunks), dim)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	defer vf.Close()
-	var todo []int
-	for i := range ix.Chunks {
-		if same && r.fromChunk[i] >= 0 {
-			if err := vf.Put(i, r.prev.ix.ChunkVectors[r.fromChunk[i]]); err != nil {
-				return fmt.Errorf("ingest: %w", err)
+	var oldChunks map[string][]float32
+	if same {
+		oldChunks = r.prev.chunkVectors(r.fromChunk)
+		for i := range ix.Chunks {
+			if r.fromChunk[i] >= 0 {
+				if err := vf.Put(i, r.prev.ix.ChunkVectors[r.fromChunk[i]]); err != nil {
+					return fmt.Errorf("ingest: %w", err)
+				}
 			}
-			continue
 		}
-		todo = append(todo, i)
 	}
-	bar.add(len(ix.Chunks) - len(todo))
-	if len(todo) > 0 {
-		var oldChunks map[string][]float32
-		if same {
-			oldChunks = r.prev.chunkVectors(r.fromChunk)
-		}
-		text := index.ChunkSearchText(ix)
-		err := r.embedReusing(ctx, len(todo), func(j int) (string, error) { return text(todo[j]) }, oldChunks, bar,
-			func(j int, v []float32) error { return vf.Put(todo[j], v) })
-		if err != nil {
-			return fmt.Errorf("ingest: embed chunks: %w", err)
-		}
+	text := index.ChunkSearchText(ix)
+	err = r.embedReusing(ctx, len(todo), func(j int) (string, error) { return text(todo[j]) }, oldChunks, bar,
+		func(j int, v []float32) error { return vf.Put(todo[j], v) })
+	if err != nil {
+		return fmt.Errorf("ingest: embed chunks: %w", err)
 	}
 	if err := vf.SealChunks(ix); err != nil {
 		return fmt.Errorf("ingest: %w", err)
