@@ -174,14 +174,13 @@ func putDoc(cleaner *clean.Cleaner, p PutPage, logger *slog.Logger) (*doc, error
 	d := &doc{url: p.URL}
 	switch {
 	case p.HTML != "":
-		c, err := cleaner.HTML([]byte(p.HTML), p.URL)
+		c, entries, err := cleanHTML(cleaner, []byte(p.HTML), p.URL, p.URL, logger)
 		if err != nil {
 			return nil, fmt.Errorf("put page %s: %w", p.URL, err)
 		}
-		d.title, d.markdown, d.rawHash = c.Title, c.Markdown, sha([]byte(p.HTML))
+		d.title, d.markdown, d.rawHash, d.faq = c.Title, c.Markdown, sha([]byte(p.HTML)), entries
 		d.links = crawl.Links([]byte(p.HTML), p.URL)
 		d.discovered = d.links
-		d.faq = pageFAQ([]byte(p.HTML), p.URL, logger)
 	default:
 		d.markdown = strings.TrimSpace(p.Markdown) + "\n"
 		d.title = markdownTitle(d.markdown)

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/ragproxy/ragproxy/ingest/leiden"
 	"github.com/ragproxy/ragproxy/ingest/links"
 	"github.com/ragproxy/ragproxy/ingest/summary"
+	"golang.org/x/net/html"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -245,7 +247,7 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 	if p.ContentType == "application/pdf" {
 		c, err = clean.PDF(p.Body)
 	} else {
-		c, err = cleaner.HTML(p.Body, base)
+		c, d.faq, err = cleanHTML(cleaner, p.Body, base, p.URL, r.cfg.Logger)
 	}
 	if err != nil || strings.TrimSpace(c.Markdown) == "" {
 		r.cfg.Logger.Debug("page unreadable", "url", p.URL, "err", err)
@@ -254,9 +256,6 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 	d.title, d.markdown, d.hash = c.Title, c.Markdown, sha([]byte(c.Markdown))
 	if d.title == "" {
 		d.title = p.URL
-	}
-	if p.ContentType != "application/pdf" {
-		d.faq = pageFAQ(p.Body, p.URL, r.cfg.Logger)
 	}
 	return r.kept(d)
 }
@@ -270,9 +269,22 @@ func (r *run) kept(d *doc) *doc {
 	return d
 }
 
-// pageFAQ is the FAQ markup of a page's HTML, under the page's URL. A page the extractor cannot read has none.
-func pageFAQ(body []byte, url string, logger *slog.Logger) []index.FAQEntry {
-	entries, err := faq.Extract(body, url)
+// cleanHTML cleans an HTML page (relative links resolved against base) and extracts its FAQ markup (under the
+// page's URL), from one parse: the FAQ extraction reads the tree first, as cleaning changes it.
+func cleanHTML(cleaner *clean.Cleaner, body []byte, base, url string, logger *slog.Logger) (clean.Doc, []index.FAQEntry, error) {
+	root, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		return clean.Doc{}, nil, fmt.Errorf("clean html %s: %w", base, err)
+	}
+	entries := pageFAQ(root, body, url, logger)
+	c, err := cleaner.HTMLTree(root, body, base)
+	return c, entries, err
+}
+
+// pageFAQ is the FAQ markup of a page's HTML (root, parsed from body), under the page's URL. A page the extractor
+// cannot read has none.
+func pageFAQ(root *html.Node, body []byte, url string, logger *slog.Logger) []index.FAQEntry {
+	entries, err := faq.ExtractTree(root, body, url)
 	if err != nil {
 		logger.Debug("faq markup unreadable", "url", url, "err", err)
 		return nil

@@ -240,19 +240,31 @@ func HTML(body []byte, pageURL string, cfg Config) (Doc, error) {
 // HTML extracts the title and the main content of an HTML page as markdown.
 // Relative links are resolved against pageURL.
 func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
-	d, err := c.html(body, pageURL, true)
+	root, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
+	}
+	return c.HTMLTree(root, body, pageURL)
+}
+
+// HTMLTree is HTML for a caller that has parsed the page already (root is html.Parse's result for body, as the
+// FAQ extraction reads it first): it changes the tree, and parses body again in the rare case that it must
+// convert the page a second way.
+func (c *Cleaner) HTMLTree(root *html.Node, body []byte, pageURL string) (Doc, error) {
+	d, err := c.html(root, pageURL, true)
 	if errors.Is(err, errRecords) {
-		return c.html(body, pageURL, false)
+		if root, err = html.Parse(bytes.NewReader(body)); err != nil {
+			return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
+		}
+		return c.html(root, pageURL, false)
 	}
 	return d, err
 }
 
-// html is HTML, converting repeated records once (see records) when withRecords is set.
-func (c *Cleaner) html(body []byte, pageURL string, withRecords bool) (Doc, error) {
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
-	if err != nil {
-		return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
-	}
+// html is HTML of the parsed page root, converting repeated records once (see records) when withRecords is
+// set.
+func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, error) {
+	doc := goquery.NewDocumentFromNode(root)
 	title := c.pageTitle(doc)
 	tabs := tabNames(doc)
 

@@ -74,6 +74,17 @@ type Entry struct {
 // the errors are for a pageURL that does not parse and for a page the HTML parser refuses (golang.org/x/net/html
 // stops at elements nested more than 512 deep).
 func Extract(page []byte, pageURL string) ([]Entry, error) {
+	return extract(page, pageURL, func() (*html.Node, error) { return html.Parse(bytes.NewReader(page)) })
+}
+
+// ExtractTree is Extract for a caller that has parsed the page already (root is html.Parse's result for page,
+// which is still needed for a quick look at the source): it only reads the tree, so the same tree can go on to
+// be cleaned afterwards.
+func ExtractTree(root *html.Node, page []byte, pageURL string) ([]Entry, error) {
+	return extract(page, pageURL, func() (*html.Node, error) { return root, nil })
+}
+
+func extract(page []byte, pageURL string, parse func() (*html.Node, error)) ([]Entry, error) {
 	base, err := url.Parse(pageURL)
 	if err != nil {
 		return nil, fmt.Errorf("faq: page url: %w", err)
@@ -82,10 +93,11 @@ func Extract(page []byte, pageURL string) ([]Entry, error) {
 	if !mayHaveFAQ(page, base.Path) {
 		return nil, nil
 	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(page))
+	root, err := parse()
 	if err != nil {
 		return nil, fmt.Errorf("faq: parse html: %w", err)
 	}
+	doc := goquery.NewDocumentFromNode(root)
 	x := &extractor{base: base, stops: map[*html.Node]int{}, qaBlocks: map[*html.Node]bool{}, seen: map[string]int{}}
 	x.pageFAQ = isFAQTitle(doc.Find("title").First().Text()) || hasFAQToken(base.Path)
 	for _, root := range doc.Nodes {

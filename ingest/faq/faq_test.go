@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/html"
 )
 
 const page = "https://example.org/help/"
@@ -39,8 +40,33 @@ func runExtractTests(t *testing.T, tests []extractTest) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("entries (-want +got):\n%s", diff)
 			}
+			// From a tree parsed already: the same entries, and the tree as it was (a cleaner reads it next).
+			root, err := html.Parse(strings.NewReader(tt.html))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := render(t, root)
+			fromTree, err := ExtractTree(root, []byte(tt.html), u)
+			if err != nil {
+				t.Fatalf("ExtractTree: %v", err)
+			}
+			if diff := cmp.Diff(got, fromTree); diff != "" {
+				t.Errorf("ExtractTree differs from Extract (-Extract +ExtractTree):\n%s", diff)
+			}
+			if render(t, root) != before {
+				t.Error("ExtractTree changed the tree")
+			}
 		})
 	}
+}
+
+func render(t *testing.T, root *html.Node) string {
+	t.Helper()
+	var b strings.Builder
+	if err := html.Render(&b, root); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // checkEntries asserts what every entry satisfies.
