@@ -271,7 +271,7 @@ func writeFiles(dir string, ix *Index) error {
 			return err
 		}
 		if ix.chunkVecs.same(ix.ChunkVectors) { // a file in the layout already: store it as it is
-			return linkOrCopy(ix.chunkVecs.path, filepath.Join(dir, chunkVecFile))
+			return linkOrCopyPath(ix.chunkVecs.path, filepath.Join(dir, chunkVecFile))
 		}
 		return writeVectors(filepath.Join(dir, chunkVecFile), ix.ChunkVectors)
 	})

@@ -326,20 +326,14 @@ func (ix *Index) EachText(yield func(page bool, id int, text string) error) erro
 	})
 }
 
-// copyTo stores the texts file an index reads from at path: a hard link, or a copy across file systems.
+// copyTo stores the texts file an index reads from at path (see linkOrCopy).
 func (t *diskTexts) copyTo(path string) error {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.f == nil {
 		return ErrTextsClosed
 	}
-	if err := os.Link(t.path, path); err == nil {
-		return nil
-	}
-	return writeFileWith(path, func(w *bufio.Writer) error {
-		_, err := io.Copy(w, io.NewSectionReader(t.f, 0, t.dataAt+int64(t.offs[len(t.offs)-1])))
-		return err
-	})
+	return linkOrCopy(t.f, path)
 }
 
 // TextsOnDisk reports whether the index reads its texts from disk (LoadOptions.TextsOnDisk).

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"unsafe"
@@ -108,18 +109,24 @@ func (r *fileRows) same(rows [][]float32) bool {
 	return true
 }
 
-// linkOrCopy stores the file src at dst: a hard link, or a synced copy across file systems.
-func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
+// linkOrCopy stores the file f (opened by name) at dst: a hard link, or a synced copy of what f reads across
+// file systems, or once f's name is gone.
+func linkOrCopy(f *os.File, dst string) error {
+	if err := os.Link(f.Name(), dst); err == nil {
 		return nil
 	}
+	return writeFileWith(dst, func(w *bufio.Writer) error {
+		_, err := io.Copy(w, io.NewSectionReader(f, 0, math.MaxInt64))
+		return err
+	})
+}
+
+// linkOrCopyPath is linkOrCopy of the file at src.
+func linkOrCopyPath(src, dst string) error {
 	f, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return writeFileWith(dst, func(w *bufio.Writer) error {
-		_, err := w.ReadFrom(f)
-		return err
-	})
+	return linkOrCopy(f, dst)
 }
