@@ -501,12 +501,9 @@ func writeVectors(path string, rows [][]float32) error {
 	})
 }
 
-// writeVectorRows writes a vector file of n rows of dim values that each yields in order.
+// WriteVectorRows writes a vector file of n rows of dim values that each yields in order.
 func WriteVectorRows(w io.Writer, n, dim int, each func(yield func(row []float32) error) error) error {
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[0:], uint32(n))
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
-	if _, err := w.Write(hdr[:]); err != nil {
+	if _, err := w.Write(vectorHeader(n, dim)); err != nil {
 		return err
 	}
 	buf := make([]byte, 4*dim)
@@ -515,11 +512,8 @@ func WriteVectorRows(w io.Writer, n, dim int, each func(yield func(row []float32
 		if len(row) != dim {
 			return fmt.Errorf("row %d has %d values, want %d", rows, len(row), dim)
 		}
-		for j, x := range row {
-			binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
-		}
 		rows++
-		_, err := w.Write(buf)
+		_, err := w.Write(rowBytes(row, buf))
 		return err
 	})
 	if err == nil && rows != n {
@@ -596,6 +590,29 @@ func mapVectorValues(path string) (flat []float32, n, dim int, m *mapping, err e
 		flat = unsafe.Slice((*float32)(unsafe.Pointer(&m.data[8])), n*dim)
 	}
 	return flat, n, dim, m, nil
+}
+
+// vectorHeader is the header of a vector file of n rows of dim values.
+func vectorHeader(n, dim int) []byte {
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[0:], uint32(n))
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
+	return hdr[:]
+}
+
+// rowBytes returns row as a vector file stores it, little-endian: row's own bytes on a little-endian machine,
+// else encoded into buf (4 bytes a value).
+func rowBytes(row []float32, buf []byte) []byte {
+	if len(row) == 0 {
+		return nil
+	}
+	if littleEndian() {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&row[0])), 4*len(row))
+	}
+	for j, x := range row {
+		binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(x))
+	}
+	return buf[:4*len(row)]
 }
 
 func vectorShape(path string, b []byte) (n, dim int, err error) {

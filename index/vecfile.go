@@ -2,12 +2,10 @@ package index
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"unsafe"
 )
 
 // VectorFile is a vector file (the layout WriteVectorRows writes) filled row by row, in any order and from
@@ -29,10 +27,7 @@ func NewVectorFile(path string, n, dim int) (*VectorFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: vector file: %w", err)
 	}
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[0:], uint32(n))
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(dim))
-	if _, err = f.Write(hdr[:]); err == nil {
+	if _, err = f.Write(vectorHeader(n, dim)); err == nil {
 		err = f.Truncate(8 + 4*int64(n)*int64(dim))
 	}
 	if err != nil {
@@ -51,16 +46,11 @@ func (v *VectorFile) Put(i int, row []float32) error {
 	if v.dim == 0 {
 		return nil
 	}
-	var b []byte
-	if littleEndian() {
-		b = unsafe.Slice((*byte)(unsafe.Pointer(&row[0])), 4*len(row))
-	} else {
-		b = make([]byte, 4*len(row))
-		for j, x := range row {
-			binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(x))
-		}
+	var buf []byte
+	if !littleEndian() {
+		buf = make([]byte, 4*len(row))
 	}
-	if _, err := v.f.WriteAt(b, 8+4*int64(i)*int64(v.dim)); err != nil {
+	if _, err := v.f.WriteAt(rowBytes(row, buf), 8+4*int64(i)*int64(v.dim)); err != nil {
 		return fmt.Errorf("index: vector file: %w", err)
 	}
 	return nil
