@@ -45,6 +45,23 @@ func HeadingTrails(chunks []string) []string {
 	return out
 }
 
+// HeadingLevel returns the level of a markdown ATX heading line (up to three spaces, 1-6 "#", then a space, a
+// tab or the end of the line), or 0.
+func HeadingLevel(line string) int {
+	s := strings.TrimLeft(line, " ")
+	if len(line)-len(s) > 3 {
+		return 0
+	}
+	n := 0
+	for n < len(s) && s[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || (n < len(s) && s[n] != ' ' && s[n] != '\t') {
+		return 0
+	}
+	return n
+}
+
 // SearchTextVersion identifies how SearchText composes a chunk's text; vectors computed under another version
 // are not reused.
 const SearchTextVersion = 4

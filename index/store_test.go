@@ -220,3 +220,12 @@ func TestReadJSONArray(t *testing.T) {
 		})
 	}
 }
+
+func TestHeadingLevel(t *testing.T) {
+	for line, want := range map[string]int{"# A": 1, "### Fees": 3, "###### six": 6, "####### seven": 0, "#": 1,
+		"##\ttab": 2, "   ## indented": 2, "    ## code": 0, "#hashtag": 0, "text # no": 0, "": 0} {
+		if got := HeadingLevel(line); got != want {
+			t.Errorf("HeadingLevel(%q) = %d, want %d", line, got, want)
+		}
+	}
+}

@@ -204,7 +204,7 @@ func (q *passageQuery) coverage(text string) float64 {
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			fenced = !fenced
 		}
-		if level := headingLevel(t); level > 0 && !fenced && !q.acrossSections {
+		if level := index.HeadingLevel(t); level > 0 && !fenced && !q.acrossSections {
 			// The sections this heading closes (the last one at its level or deeper, with their subsections)
 			// end here: their hits are counted, then dropped, so that no window joins them to what follows.
 			cut := len(hits)
@@ -267,15 +267,6 @@ func bestWindow(hits []termHit) int {
 		best = max(best, bits.OnesCount64(win))
 	}
 	return best
-}
-
-// headingLevel is the level of a markdown ATX heading line ("## Fees": 2), 0 for any other line.
-func headingLevel(line string) int {
-	n := len(line) - len(strings.TrimLeft(line, "#"))
-	if n == 0 || n > 6 || n < len(line) && line[n] != ' ' && line[n] != '\t' {
-		return 0
-	}
-	return n
 }
 
 // isTableSeparator reports whether a markdown table line is the separator row under the header ("|---|:--:|").

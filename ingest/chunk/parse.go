@@ -1,6 +1,10 @@
 package chunk
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ragproxy/ragproxy/index"
+)
 
 // kind is the type of a markdown block, as the FHNW prototype's parse_markdown distinguishes them.
 type kind uint8
@@ -59,8 +63,8 @@ func parse(src string) []block {
 			fence = fenceMarker(line)
 			inFence = true
 			blocks = append(blocks, block{start: pos, end: end, kind: paragraph})
-		case headingLevel(line) > 0:
-			blocks = append(blocks, block{start: pos, end: end, kind: heading, level: headingLevel(line)})
+		case index.HeadingLevel(line) > 0:
+			blocks = append(blocks, block{start: pos, end: end, kind: heading, level: index.HeadingLevel(line)})
 		case isListItem(line):
 			blocks = append(blocks, block{start: pos, end: end, kind: listItem})
 		case last != nil && (last.kind == paragraph || last.kind == listItem):
@@ -71,23 +75,6 @@ func parse(src string) []block {
 		pos = end
 	}
 	return blocks
-}
-
-// headingLevel returns the level of an ATX heading line (up to three spaces, 1-6 "#", then a space, a tab or
-// the end of the line), or 0.
-func headingLevel(line string) int {
-	s := strings.TrimLeft(line, " ")
-	if len(line)-len(s) > 3 {
-		return 0
-	}
-	n := 0
-	for n < len(s) && s[n] == '#' {
-		n++
-	}
-	if n == 0 || n > 6 || (n < len(s) && s[n] != ' ' && s[n] != '\t') {
-		return 0
-	}
-	return n
 }
 
 // isListItem reports whether line starts a "*" or "-" bullet item, at any indentation: the FHNW prototype's Table 1
