@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"sync"
+
+	"github.com/ragproxy/ragproxy/internal/firsterr"
 )
 
 // FitEmbed is FitLocal(texts, cfg) followed by Embed(ctx, texts), bit for bit, at a fraction of the cost. Each
@@ -51,10 +53,10 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 	if err != nil {
 		return nil, fmt.Errorf("embed: local fit: %w", err)
 	}
-	var readErr firstErr
+	var readErr firsterr.Holder
 	read := func(i int) string {
 		t, err := text(i)
-		readErr.keep(err)
+		readErr.Keep(err)
 		return t
 	}
 	workers := workerCount(len(groups))
@@ -119,7 +121,7 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 		}
 	})
 	if err == nil {
-		err = readErr.get()
+		err = readErr.Err()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("embed: local fit: %w", err)
@@ -137,7 +139,7 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 			next[i], head[f] = head[f], int32(i)
 		}
 	}
-	var putErr firstErr
+	var putErr firsterr.Holder
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
@@ -155,7 +157,7 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 			}
 			v := make([]float32, c.Dimension)
 			for t, i := range j.texts {
-				if putErr.get() != nil {
+				if putErr.Err() != nil {
 					return
 				}
 				clear(v)
@@ -172,38 +174,15 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 				for k := head[i]; err == nil && k >= 0; k = next[k] {
 					err = put(int(k), v)
 				}
-				putErr.keep(err)
+				putErr.Keep(err)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := putErr.get(); err != nil {
+	if err := putErr.Err(); err != nil {
 		return nil, err
 	}
 	return l, nil
-}
-
-// firstErr keeps the first error of work spread over goroutines.
-type firstErr struct {
-	mu  sync.Mutex
-	err error
-}
-
-func (f *firstErr) keep(err error) {
-	if err == nil {
-		return
-	}
-	f.mu.Lock()
-	if f.err == nil {
-		f.err = err
-	}
-	f.mu.Unlock()
-}
-
-func (f *firstErr) get() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
 }
 
 // textGroup is the distinct texts that share everything after their first line.

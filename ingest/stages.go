@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -23,6 +22,7 @@ import (
 	"github.com/ragproxy/ragproxy/ingest/leiden"
 	"github.com/ragproxy/ragproxy/ingest/links"
 	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/internal/firsterr"
 	"golang.org/x/net/html"
 	"golang.org/x/sync/errgroup"
 )
@@ -448,8 +448,8 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 	per := make([][]chunk.Chunk, len(ix.Pages))
 	refs := make([][]index.TextRef, len(ix.Pages)) // the chunks' texts in the spill
 	olds := make([]*index.Page, len(ix.Pages))
-	var failed firstError
-	fail := failed.keep
+	var failed firsterr.Holder
+	fail := failed.Keep
 	// Read the chunks of unchanged pages (from disk: side by side), then split the others, with the tokenizer
 	// loaded only if there are any.
 	parallel(len(ix.Pages), func(i int) {
@@ -478,7 +478,7 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 		}
 		r.tok = tok
 	}
-	if err := failed.get(); err != nil {
+	if err := failed.Err(); err != nil {
 		return fmt.Errorf("ingest: chunk: %w", err)
 	}
 	parallel(len(ix.Pages), func(i int) {
@@ -496,7 +496,7 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 			fail(err)
 		}
 	})
-	if err := failed.get(); err != nil {
+	if err := failed.Err(); err != nil {
 		return fmt.Errorf("ingest: chunk: %w", err)
 	}
 	r.fromChunk, r.chunkRefs = r.fromChunk[:0], r.chunkRefs[:0]
@@ -542,14 +542,14 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	bar := r.progress.stage("summarised", len(ix.Pages))
 	defer bar.done()
 	// The pages' markdown is read from disk when asked for; the first read error stops the stage.
-	var unread firstError
+	var unread firsterr.Holder
 	doc := func(i int) summary.Doc {
 		md, err := ix.PageMarkdown(i)
-		unread.keep(err)
+		unread.Keep(err)
 		return summary.Doc{Title: ix.Pages[i].Title, Markdown: md}
 	}
 	failedRead := func() error {
-		if err := unread.get(); err != nil {
+		if err := unread.Err(); err != nil {
 			return fmt.Errorf("ingest: summaries: %w", err)
 		}
 		return nil
@@ -783,40 +783,21 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 // entries are empty.
 func searchTexts(ix *index.Index, need []bool) ([]string, error) {
 	out := make([]string, len(ix.Chunks))
-	var failed firstError
+	var failed firsterr.Holder
 	parallel(len(ix.Pages), func(i int) {
 		if need != nil && !need[i] {
 			return
 		}
 		texts, err := index.PageSearchTexts(ix, i)
 		if err != nil {
-			failed.keep(err)
+			failed.Keep(err)
 			return
 		}
 		for k, c := range ix.Pages[i].Chunks {
 			out[c] = texts[k]
 		}
 	})
-	return out, failed.get()
-}
-
-// firstError keeps the first error of work spread over goroutines.
-type firstError struct {
-	mu  sync.Mutex
-	err error
-}
-
-// keep records err unless an error came first or err is nil.
-func (f *firstError) keep(err error) {
-	f.mu.Lock()
-	f.err = cmp.Or(f.err, err)
-	f.mu.Unlock()
-}
-
-func (f *firstError) get() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
+	return out, failed.Err()
 }
 
 // chooseEmbedder sets r.embedder: the configured one, or the local embedder with the previous index's IDF table
