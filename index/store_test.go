@@ -43,16 +43,23 @@ func crawled(version string) *Index {
 	return ix
 }
 
+// writeAndLoad writes ix as a new version under dir and loads it back.
+func writeAndLoad(t *testing.T, dir string, ix *Index) *Index {
+	t.Helper()
+	if err := Write(dir, ix); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestWriteLoadRoundTrip(t *testing.T) {
 	for _, want := range []*Index{sample("one"), crawled("one")} {
 		dir := t.TempDir()
-		if err := Write(dir, want); err != nil {
-			t.Fatal(err)
-		}
-		got, err := Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := writeAndLoad(t, dir, want)
 		want.Manifest.Format = Format
 		if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Index{})); diff != "" {
 			t.Errorf("round trip (-want +got):\n%s", diff)

@@ -37,13 +37,7 @@ func TestTextsOnDisk(t *testing.T) {
 	want := crawled("one")
 	want.Chunks[1].Text = "" // an empty text reads back empty
 	want.Pages[1].Markdown = "ü\n\x00 bytes as they are"
-	if err := Write(dir, want); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := writeAndLoad(t, dir, want)
 	if ix.TextsOnDisk() {
 		t.Fatal("a loaded index reads its texts from disk before textsToDisk")
 	}
@@ -69,13 +63,7 @@ func TestTextsOnDisk(t *testing.T) {
 	// Written again, its texts file is stored as it is.
 	again := t.TempDir()
 	ix.Manifest.Version = "two"
-	if err := Write(again, ix); err != nil {
-		t.Fatal(err)
-	}
-	reread, err := Load(again)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reread := writeAndLoad(t, again, ix)
 	if diff := cmp.Diff(texts(t, want), texts(t, reread)); diff != "" {
 		t.Errorf("texts of the index written from disk (-want +got):\n%s", diff)
 	}
@@ -133,13 +121,7 @@ func TestLoadFormat0(t *testing.T) {
 		t.Errorf("textsToDisk of a format 0 index: %v, on disk %v", err, got.TextsOnDisk())
 	}
 	got.Manifest.Version = "new"
-	if err := Write(dir, got); err != nil {
-		t.Fatal(err)
-	}
-	again, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := writeAndLoad(t, dir, got)
 	if again.Manifest.Format != Format || !cmp.Equal(texts(t, want), texts(t, again)) {
 		t.Errorf("rewritten: format %d, texts %q", again.Manifest.Format, texts(t, again))
 	}

@@ -49,13 +49,7 @@ func TestVectorFile(t *testing.T) {
 		t.Fatalf("sealed rows (-want +got):\n%s", diff)
 	}
 	dir := t.TempDir()
-	if err := Write(dir, ix); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := writeAndLoad(t, dir, ix)
 	if diff := cmp.Diff(want, got.ChunkVectors); diff != "" {
 		t.Errorf("loaded rows (-want +got):\n%s", diff)
 	}
