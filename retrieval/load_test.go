@@ -32,19 +32,8 @@ func TestOpenGently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"when do fall classes start 2024", "who is chair of the CS dept", "library hours saturday"} {
-		a, err := fast.Retrieve(context.Background(), q, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := gentle.Retrieve(context.Background(), q, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(a.Pages, b.Pages); diff != "" || a.Context != b.Context {
-			t.Errorf("%q: Open and OpenGently differ (-Open +OpenGently):\n%s", q, diff)
-		}
-	}
+	sameRetrieval(t, fast, gentle, "OpenGently",
+		[]string{"when do fall classes start 2024", "who is chair of the CS dept", "library hours saturday"})
 }
 
 // TestSearchFile checks that a retriever reading the search structures ingest stored (search.bin) answers as
@@ -94,22 +83,8 @@ func TestSearchFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range exampleQuestions(t) {
-		want, err := built.Retrieve(context.Background(), q, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, r := range map[string]*retrieval.Retriever{"search file": stored, "stale search file": rebuilt} {
-			got, err := r.Retrieve(context.Background(), q, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want.Pages, got.Pages); diff != "" || want.Context != got.Context ||
-				!cmp.Equal(want.Chunks, got.Chunks, cmpopts.IgnoreUnexported(retrieval.ChunkHit{})) {
-				t.Errorf("%q: %s differs from building in memory (-built +%s):\n%s", q, name, name, diff)
-			}
-		}
-	}
+	sameRetrieval(t, built, stored, "the search file", exampleQuestions(t))
+	sameRetrieval(t, built, rebuilt, "a stale search file", exampleQuestions(t))
 
 	// A damaged file (a byte of the chunk index flipped) stops the load with an error naming it.
 	bad := slices.Clone(good)
@@ -209,17 +184,25 @@ func TestOpenFormat0(t *testing.T) {
 	if upgraded.Index().Manifest.Format != 0 || upgraded.Index().TextsOnDisk() {
 		t.Errorf("format %d, texts on disk %v: not read as format 0", upgraded.Index().Manifest.Format, upgraded.Index().TextsOnDisk())
 	}
-	for _, q := range exampleQuestions(t) {
-		want, err := current.Retrieve(context.Background(), q, nil)
+	sameRetrieval(t, current, upgraded, "format 0", exampleQuestions(t))
+}
+
+// sameRetrieval checks that got retrieves what want does for every question: the same pages, context and
+// chunks. what names got in the failures.
+func sameRetrieval(t *testing.T, want, got *retrieval.Retriever, what string, questions []string) {
+	t.Helper()
+	for _, q := range questions {
+		w, err := want.Retrieve(context.Background(), q, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := upgraded.Retrieve(context.Background(), q, nil)
+		g, err := got.Retrieve(context.Background(), q, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want.Pages, got.Pages); diff != "" || want.Context != got.Context {
-			t.Errorf("%q: format 0 differs from format %d (-current +format 0):\n%s", q, index.Format, diff)
+		if diff := cmp.Diff(w.Pages, g.Pages); diff != "" || w.Context != g.Context ||
+			!cmp.Equal(w.Chunks, g.Chunks, cmpopts.IgnoreUnexported(retrieval.ChunkHit{})) {
+			t.Errorf("%q: %s retrieves otherwise (-want +%s):\n%s", q, what, what, diff)
 		}
 	}
 }

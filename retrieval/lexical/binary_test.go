@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -334,14 +335,23 @@ func TestWriteTo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got bytes.Buffer
-		n, err := b.WriteTo(&got)
-		if err != nil || n != int64(len(want)) || b.BinarySize() != len(want) {
-			t.Fatalf("WriteTo = %d, %v; BinarySize %d; want %d bytes", n, err, b.BinarySize(), len(want))
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Error("WriteTo differs from AppendBinary")
-		}
+		checkWriteTo(t, b, want)
+	}
+}
+
+// checkWriteTo checks that w writes want, the BM25 binary form, and that its BinarySize announces its length.
+func checkWriteTo(t *testing.T, w interface {
+	io.WriterTo
+	BinarySize() int
+}, want []byte) {
+	t.Helper()
+	var got bytes.Buffer
+	n, err := w.WriteTo(&got)
+	if err != nil || n != int64(len(want)) || w.BinarySize() != len(want) {
+		t.Fatalf("WriteTo = %d, %v; BinarySize %d; want %d bytes", n, err, w.BinarySize(), len(want))
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("%T.WriteTo differs from the BM25's binary form", w)
 	}
 }
 
@@ -358,15 +368,7 @@ func TestPostingsWriteTo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p := IndexFunc(len(docs), doc, cfg)
-				var got bytes.Buffer
-				n, err := p.WriteTo(&got)
-				if err != nil || n != int64(len(want)) || p.BinarySize() != len(want) {
-					t.Fatalf("WriteTo = %d, %v; BinarySize %d; want %d bytes", n, err, p.BinarySize(), len(want))
-				}
-				if !bytes.Equal(got.Bytes(), want) {
-					t.Error("Postings.WriteTo differs from the BM25's binary form")
-				}
+				checkWriteTo(t, IndexFunc(len(docs), doc, cfg), want)
 			})
 		}
 	}
