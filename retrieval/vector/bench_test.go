@@ -111,14 +111,7 @@ func BenchmarkCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var qtexts []string
-	for _, q := range corpustest.Questions(b) {
-		qtexts = append(qtexts, q.Question)
-	}
-	queries, err := e.Embed(context.Background(), qtexts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	queries := embedQuestions(b, e)
 	flat, _ := NewFlat(rows)
 	b.Run(fmt.Sprintf("flat/n=%d", len(rows)), func(b *testing.B) { benchSearch(b, flat, queries, nil) })
 	start := corpustest.CPUTime()

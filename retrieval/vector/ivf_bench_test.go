@@ -240,11 +240,16 @@ func questionVectors(tb testing.TB, path string) [][]float32 {
 		tb.Logf("embedder state: %v", err)
 		return nil
 	}
+	return embedQuestions(tb, l)
+}
+
+// embedQuestions embeds the dev questions (corpustest.Questions) with e.
+func embedQuestions(tb testing.TB, e embed.Embedder) [][]float32 {
 	var texts []string
 	for _, q := range corpustest.Questions(tb) {
 		texts = append(texts, q.Question)
 	}
-	vecs, err := l.Embed(context.Background(), texts)
+	vecs, err := e.Embed(context.Background(), texts)
 	if err != nil {
 		tb.Fatal(err)
 	}
