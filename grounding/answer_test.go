@@ -68,6 +68,9 @@ func TestLinkFilter(t *testing.T) {
 		{"trailing punctuation stays", []string{"See https://evil.example/x."}, "See ."},
 		{"mailto in the context", []string{"[mail](mailto:registrar@site.edu)"}, "[mail](mailto:registrar@site.edu)"},
 		{"mailto not in the context", []string{"[mail](mailto:thief@evil.example)"}, "mail"},
+		// What a removal leaves can join the next delta into a link, which must go too.
+		{"a link end, then its target", []string{"x](javascript:1)", "(javascript:2)"}, "x]"},
+		{"link text ending in a scheme", []string{"[see http](/x)", "s://evil.example/p ok"}, "see  ok"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,8 +26,13 @@ func NewLinkFilter(policy *LinkPolicy) *LinkFilter {
 func (f *LinkFilter) Write(delta string) string {
 	s := f.held + delta
 	cut := safePrefix(s)
-	f.held = s[cut:]
-	return f.clean(s[:cut])
+	out := f.clean(s[:cut])
+	// Taking a link out can leave an end that joins what follows into a new link: the "]" kept of a link whose
+	// text went out earlier, before "(target)", or link text ending in "http" before "s://". That end is held
+	// with the rest; it is clean text already, so cleaning it again takes out only what it forms with new text.
+	keep := safePrefix(out)
+	f.held = out[keep:] + s[cut:]
+	return out[:keep]
 }
 
 // Flush returns what is still held back, cleaned, at the end of the answer.
