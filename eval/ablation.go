@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -23,7 +24,7 @@ func Ablations(base retrieval.Config) []Variant {
 		f(&c)
 		return c
 	}
-	return []Variant{
+	vs := []Variant{
 		{"chunks only", with(func(c *retrieval.Config) {
 			c.LinkPrior = -1
 			c.PageLists = []string{retrieval.ListChunkDense}
@@ -67,6 +68,13 @@ func Ablations(base retrieval.Config) []Variant {
 		{"default, no passage prior on pages", with(func(c *retrieval.Config) { c.PassagePrior = -1 })},
 		{"default, passage windows across sections", with(func(c *retrieval.Config) { c.NoSectionPassages = true })},
 	}
+	// Each page list left out of the default in turn: what every list adds on top of the others.
+	for _, name := range retrieval.DefaultPageLists {
+		vs = append(vs, Variant{"default without the " + name + " list", with(func(c *retrieval.Config) {
+			c.PageLists = slices.DeleteFunc(slices.Clone(retrieval.DefaultPageLists), func(l string) bool { return l == name })
+		})})
+	}
+	return vs
 }
 
 // Row is one ablation result.

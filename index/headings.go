@@ -29,20 +29,24 @@ func HeadingTrails(chunks []string) []string {
 			if inFence {
 				continue
 			}
-			level := 0
-			for level < len(t) && level < 7 && t[level] == '#' {
-				level++
-			}
-			if level == 0 || level > 6 || level < len(t) && t[level] != ' ' {
+			level := HeadingLevel(t)
+			if level == 0 {
 				continue
 			}
-			stack[level] = strings.Trim(strings.TrimSpace(t[level:]), "#* ")
+			stack[level] = headingText(t[level:])
 			for l := level + 1; l <= 6; l++ {
 				stack[l] = ""
 			}
 		}
 	}
 	return out
+}
+
+// headingText is a heading line's text after its "#"s, as a trail shows it: without a closing "#" sequence,
+// emphasis, or links. A link keeps its text: a heading that links elsewhere ("## [Self-serve](https://...)")
+// says "Self-serve", and the permalink anchor many site generators append ("[¶](#section)") leaves nothing.
+func headingText(s string) string {
+	return strings.Trim(strings.TrimSpace(StripLinks(s)), "#*¶ \t")
 }
 
 // HeadingLevel returns the level of a markdown ATX heading line (up to three spaces, 1-6 "#", then a space, a
@@ -64,7 +68,7 @@ func HeadingLevel(line string) int {
 
 // SearchTextVersion identifies how SearchText composes a chunk's text; vectors computed under another version
 // are not reused.
-const SearchTextVersion = 4
+const SearchTextVersion = 5
 
 // SearchText is the text a chunk is searched by, dense and lexical: its page title, its heading trail and its
 // text. Ingest embeds exactly this; retrieval indexes it for BM25.

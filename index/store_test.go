@@ -165,8 +165,12 @@ func TestHeadingTrails(t *testing.T) {
 		"### Incomplete\n\nAn I grade lapses.\n```\n# not a heading\n```",
 		"## Units\n\nFifteen per term.",
 		"More on units.",
+		// A heading that links elsewhere keeps its text, a permalink anchor goes, and a tab may follow the "#"s.
+		"##\t[Self-serve](https://selfserve.example/) tools[¶](https://site.example/p.html#tools)\n\nReset it there.",
+		"Or ask.",
 	}
-	want := []string{"", "Policies > Grades", "Policies > Grades > Incomplete", "Policies > Units"}
+	want := []string{"", "Policies > Grades", "Policies > Grades > Incomplete", "Policies > Units", "Policies > Units",
+		"Policies > Self-serve tools"}
 	if diff := cmp.Diff(want, HeadingTrails(chunks)); diff != "" {
 		t.Errorf("HeadingTrails (-want +got):\n%s", diff)
 	}
