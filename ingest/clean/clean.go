@@ -61,6 +61,19 @@ func DefaultContentSelectors() []string {
 // and <footer> inside an <article> are kept (they hold its title). It is
 // matched in one walk over the tree: a CSS selector group of the same rules
 // cost more than parsing the page.
+//
+// Documentation and blog generators put more chrome inside the element that
+// holds the page's content, and their class names are their own, so whole
+// tokens name it without catching content: Docusaurus's page table of
+// contents, version banner and doc footer (edit link, last update, tags;
+// inside its <article>, so the footer rule keeps it), pydata-sphinx-theme's
+// right-hand column ("On this page", "Show Source", "Edit on GitHub") and
+// Furo's "Edit this page" and "Back to top" links, MediaWiki's section edit
+// links, jump links, table of contents, category bar and "Retrieved from"
+// line, and the comment section and post footer of WordPress themes (Twenty
+// Fifteen onwards and the _s starter keep both inside <main>) with Jetpack's
+// share and related-posts blocks. role=complementary is the ARIA role of an
+// <aside>, which is removed already.
 type chrome struct {
 	tags, ids, classes, roles map[string]bool
 }
@@ -79,13 +92,25 @@ func defaultChrome() chrome {
 			"img", "picture", "video", "audio", "map", "link", "meta", "form", "input", "button", "select",
 			"textarea", "nav", "aside", "dialog"),
 		ids: set("breadcrumb", "breadcrumbs", "cl-menu", "sidebar", "menu", "navigation", "cookie-banner",
-			"cookie-consent", "cookie-notice", "print-dialog", "tabs", "totop", "skip-link", "skiplinks"),
+			"cookie-consent", "cookie-notice", "print-dialog", "tabs", "totop", "skip-link", "skiplinks",
+			// MediaWiki's in-page table of contents (older releases give it no navigation role).
+			"toc"),
 		classes: set("breadcrumb", "breadcrumbs", "skip-link", "skip-links", "skiplink", "skip-to-content",
 			"accessible-menu", "cl-menu", "sidebar", "menu", "navbar", "navigation", "cookie-banner",
 			"cookie-consent", "cookie-notice", "share", "social-share", "sharing", "print", "print-dialog",
 			"print-options", "tab-control", "promo-blocks", "archive-message", "btn-readmore", "btn-readless",
-			"visually-hidden-focusable", "screen-reader-shortcut"),
-		roles: set("navigation", "banner", "contentinfo", "search", "tablist"),
+			"visually-hidden-focusable", "screen-reader-shortcut",
+			// Docusaurus (theme-classic).
+			"theme-doc-toc-desktop", "theme-doc-toc-mobile", "theme-doc-footer", "theme-edit-this-page",
+			"theme-doc-version-banner", "theme-doc-version-badge",
+			// Sphinx themes: pydata's secondary sidebar (page contents, "Show Source", "Edit on GitHub") and its
+			// links on their own, Furo's page icons and back-to-top link.
+			"bd-sidebar-secondary", "sourcelink", "editthispage", "edit-this-page", "view-this-page", "back-to-top",
+			// MediaWiki.
+			"mw-editsection", "mw-jump-link", "printfooter", "catlinks",
+			// WordPress themes and Jetpack.
+			"comments-area", "comment-respond", "entry-footer", "sharedaddy", "jp-relatedposts"),
+		roles: set("navigation", "banner", "contentinfo", "search", "tablist", "complementary"),
 	}
 }
 

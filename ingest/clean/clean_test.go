@@ -55,6 +55,53 @@ func TestHTML(t *testing.T) {
 			want: Doc{Title: "Story title", Markdown: "# Story title\n\nBody text.\n"},
 		},
 		{
+			name: "Docusaurus page contents, version banner and doc footer removed",
+			html: `<main><div class="row"><div class="col"><div class="theme-doc-version-banner alert">This is documentation for an old release.</div>
+<article><nav class="theme-doc-breadcrumbs" aria-label="Breadcrumbs"><ul><li>Guides</li></ul></nav>
+<span class="theme-doc-version-badge badge">Version: 1.2</span>
+<div class="theme-doc-toc-mobile tocMobile_x"><button>On this page</button></div>
+<div class="theme-doc-markdown markdown"><header><h1>Webhooks</h1></header><p>Each event is signed with your secret.</p></div>
+<footer class="theme-doc-footer docusaurus-mt-lg"><div class="theme-doc-footer-edit-meta-row"><a href="https://git.example.org/edit/webhooks.md" class="theme-edit-this-page">Edit this page</a></div></footer></article>
+<nav class="pagination-nav"><a href="/prev">Previous</a></nav></div>
+<div class="col col--3"><div class="theme-doc-toc-desktop"><ul class="table-of-contents"><li><a href="#signing">Signing</a></li></ul></div></div></div></main>`,
+			want: Doc{Title: "Webhooks", Markdown: "# Webhooks\n\nEach event is signed with your secret.\n"},
+		},
+		{
+			name: "pydata-sphinx-theme's right-hand column and Furo's page links removed",
+			html: `<title>Backups</title><main id="main-content" class="bd-main" role="main"><div class="bd-content"><article class="bd-article">
+<h1>Backups</h1><p>Snapshots are taken nightly.</p></article>
+<div class="bd-sidebar-secondary bd-toc"><div class="page-toc tocsection onthispage">On this page</div>
+<div class="tocsection sourcelink"><a href="../_sources/backups.rst.txt">Show Source</a></div></div></div>
+<div class="tocsection editthispage"><a href="https://git.example.org/edit/backups.rst">Edit on GitHub</a></div>
+<div class="edit-this-page"><a class="muted-link" href="https://git.example.org/edit/backups.rst"><span class="visually-hidden">Edit this page</span></a></div>
+<a href="#" class="back-to-top muted-link"><span>Back to top</span></a></main>`,
+			want: Doc{Title: "Backups", Markdown: "# Backups\n\nSnapshots are taken nightly.\n"},
+		},
+		{
+			name: "MediaWiki edit links, jump links, contents, categories and print footer removed",
+			html: `<title>Harbour - Example Wiki</title><div id="content" class="mw-body"><a class="mw-jump-link" href="#searchInput">Jump to search</a>
+<div id="mw-content-text"><p>The harbour opened in 1871.</p>
+<div id="toc" class="toc"><h2 id="mw-toc-heading">Contents</h2><ul><li><a href="#History"><span class="toctext">History</span></a></li></ul></div>
+<h2><span class="mw-headline" id="History">History</span><span class="mw-editsection"><span class="mw-editsection-bracket">[</span><a href="/w/index.php?title=Harbour&amp;action=edit&amp;section=1" title="Edit section: History">edit</a><span class="mw-editsection-bracket">]</span></span></h2>
+<p>It was enlarged in 1902.</p></div>
+<div class="printfooter">Retrieved from "https://wiki.example.org/w/index.php?title=Harbour"</div>
+<div id="catlinks" class="catlinks"><a href="/wiki/Special:Categories">Categories</a>: Ports</div></div>`,
+			want: Doc{Title: "Harbour", Markdown: "The harbour opened in 1871.\n\n## History\n\nIt was enlarged in 1902.\n"},
+		},
+		{
+			name: "WordPress post footer, comments and Jetpack blocks removed, entry header kept",
+			html: `<title>Open day &#8211; Example Club</title><main id="main" class="site-main"><article class="post type-post">
+<header class="entry-header"><h1 class="entry-title">Open day</h1></header>
+<div class="entry-content"><p>The club opens its doors on 4 May.</p>
+<div class="sharedaddy sd-sharing-enabled"><h3 class="sd-title">Share this:</h3></div>
+<div id="jp-relatedposts" class="jp-relatedposts"><h3>Related</h3></div></div>
+<footer class="entry-footer"><span class="cat-links">Posted in News</span></footer></article>
+<div id="comments" class="comments-area"><h2 class="comments-title">2 thoughts on Open day</h2><ol class="comment-list"><li>See you there!</li></ol>
+<div id="respond" class="comment-respond"><h3>Leave a Reply</h3></div></div>
+<div class="widget-wrap" role="complementary"><h2>Recent posts</h2></div></main>`,
+			want: Doc{Title: "Open day", Markdown: "# Open day\n\nThe club opens its doors on 4 May.\n"},
+		},
+		{
 			name: "blank-line runs collapsed, no-break spaces made plain, no escaping",
 			html: "<main><p>ECON&#160;1</p><br><br><br><br><p>next bioe_chair@x.edu *starred*</p></main>",
 			want: Doc{Markdown: "ECON 1\n\nnext bioe_chair@x.edu *starred*\n"},
