@@ -55,6 +55,43 @@ func TestHTML(t *testing.T) {
 			want: Doc{Title: "Story title", Markdown: "# Story title\n\nBody text.\n"},
 		},
 		{
+			name: "heading permalinks removed, links out of headings kept (Python-Markdown, Pelican, MkDocs)",
+			html: `<main><h2 id="setup">Setting up<a class="headerlink" href="#setup" title="Permanent link">&para;</a></h2>
+<p>Run the installer, then see <a href="#usage">usage</a>.</p>
+<h2 id="portal"><a href="https://portal.example.org/">Self-service portal</a><a class="headerlink" href="#portal">&para;</a></h2>
+<p>Log in with your account.</p>
+<h3 id="elsewhere">Elsewhere <a href="https://other.example.org/guide#part">¶</a></h3><p>Not this page.</p></main>`,
+			want: Doc{Markdown: "## Setting up\n\nRun the installer, then see [usage](https://www.example.edu/en/study/page/#usage).\n\n" +
+				"## [Self-service portal](https://portal.example.org/)\n\nLog in with your account.\n\n" +
+				"### Elsewhere [¶](https://other.example.org/guide#part)\n\nNot this page.\n"},
+		},
+		{
+			name: "Sphinx permalinks on sections, signatures and captions; a # link in a paragraph kept",
+			html: `<div role="main"><section id="install"><h1>Install<a class="headerlink" href="#install" title="Link to this heading">#</a></h1>
+<p class="caption" role="heading"><span class="caption-text">Steps</span><a class="headerlink" href="#toc1">¶</a></p>
+<dl class="py function"><dt class="sig sig-object py" id="pkg.run"><span class="sig-name">run</span>(<em>job</em>)<a class="headerlink" href="#pkg.run" title="Link to this definition">¶</a></dt>
+<dd><p>Starts a job.</p></dd></dl>
+<figure id="fig1"><figcaption><p><span class="caption-text">The setup window.</span><a class="headerlink" href="#fig1" title="Link to this image">#</a></p></figcaption></figure>
+<div class="literal-block-wrapper" id="code1"><div class="code-block-caption"><span class="caption-text">settings.py</span><a class="headerlink" href="#code1" title="Link to this code">¶</a></div></div>
+<p>Ticket <a href="#t12">#</a> stays.</p></section></div>`,
+			want: Doc{Title: "Install", Markdown: "# Install\n\nSteps\n\nrun(*job*)\n\nStarts a job.\n\nThe setup window.\n\nsettings.py\n\nTicket [#](https://www.example.edu/en/study/page/#t12) stays.\n"},
+		},
+		{
+			name: "Docusaurus hash links (zero-width text, the page's own URL) removed, heading class anchor kept",
+			html: `<main><article><div class="theme-doc-markdown markdown"><header><h1>Payments</h1></header>
+<h2 class="anchor anchorWithStickyNavbar_x" id="refunds">Refunds<a href="#refunds" class="hash-link" aria-label="Direct link to Refunds" title="Direct link to Refunds">&#8203;</a></h2>
+<p>Refunds take five days.</p>
+<h3 class="anchor" id="limits">Limits<a class="hash-link" href="/en/study/page/#limits">&#8203;</a></h3><p>Up to 100.</p></div></article></main>`,
+			want: Doc{Title: "Payments", Markdown: "# Payments\n\n## Refunds\n\nRefunds take five days.\n\n### Limits\n\nUp to 100.\n"},
+		},
+		{
+			name: "a link wrapping the heading's own text loses the link (mdBook), a link beside a heading to it goes (Starlight)",
+			html: `<main><h2 id="usage"><a class="header" href="#usage">Usage</a></h2><p>Call it once.</p>
+<div class="heading-wrapper"><h2 id="faq">Questions</h2><a class="anchor-link" href="#faq"><span aria-hidden="true"></span><span class="sr-only">Section titled Questions</span></a></div>
+<p>Ask on the list.</p><h2 id="other"><a href="#usage">See usage</a></h2></main>`,
+			want: Doc{Markdown: "## Usage\n\nCall it once.\n\n## Questions\n\nAsk on the list.\n\n## [See usage](https://www.example.edu/en/study/page/#usage)\n"},
+		},
+		{
 			name: "Docusaurus page contents, version banner and doc footer removed",
 			html: `<main><div class="row"><div class="col"><div class="theme-doc-version-banner alert">This is documentation for an old release.</div>
 <article><nav class="theme-doc-breadcrumbs" aria-label="Breadcrumbs"><ul><li>Guides</li></ul></nav>
