@@ -55,6 +55,90 @@ func TestHTML(t *testing.T) {
 			want: Doc{Title: "Story title", Markdown: "# Story title\n\nBody text.\n"},
 		},
 		{
+			name: "heading permalinks removed, links out of headings kept (Python-Markdown, Pelican, MkDocs)",
+			html: `<main><h2 id="setup">Setting up<a class="headerlink" href="#setup" title="Permanent link">&para;</a></h2>
+<p>Run the installer, then see <a href="#usage">usage</a>.</p>
+<h2 id="portal"><a href="https://portal.example.org/">Self-service portal</a><a class="headerlink" href="#portal">&para;</a></h2>
+<p>Log in with your account.</p>
+<h3 id="elsewhere">Elsewhere <a href="https://other.example.org/guide#part">¶</a></h3><p>Not this page.</p></main>`,
+			want: Doc{Markdown: "## Setting up\n\nRun the installer, then see [usage](https://www.example.edu/en/study/page/#usage).\n\n" +
+				"## [Self-service portal](https://portal.example.org/)\n\nLog in with your account.\n\n" +
+				"### Elsewhere [¶](https://other.example.org/guide#part)\n\nNot this page.\n"},
+		},
+		{
+			name: "Sphinx permalinks on sections, signatures and captions; a # link in a paragraph kept",
+			html: `<div role="main"><section id="install"><h1>Install<a class="headerlink" href="#install" title="Link to this heading">#</a></h1>
+<p class="caption" role="heading"><span class="caption-text">Steps</span><a class="headerlink" href="#toc1">¶</a></p>
+<dl class="py function"><dt class="sig sig-object py" id="pkg.run"><span class="sig-name">run</span>(<em>job</em>)<a class="headerlink" href="#pkg.run" title="Link to this definition">¶</a></dt>
+<dd><p>Starts a job.</p></dd></dl>
+<figure id="fig1"><figcaption><p><span class="caption-text">The setup window.</span><a class="headerlink" href="#fig1" title="Link to this image">#</a></p></figcaption></figure>
+<div class="literal-block-wrapper" id="code1"><div class="code-block-caption"><span class="caption-text">settings.py</span><a class="headerlink" href="#code1" title="Link to this code">¶</a></div></div>
+<p>Ticket <a href="#t12">#</a> stays.</p></section></div>`,
+			want: Doc{Title: "Install", Markdown: "# Install\n\nSteps\n\nrun(*job*)\n\nStarts a job.\n\nThe setup window.\n\nsettings.py\n\nTicket [#](https://www.example.edu/en/study/page/#t12) stays.\n"},
+		},
+		{
+			name: "Docusaurus hash links (zero-width text, the page's own URL) removed, heading class anchor kept",
+			html: `<main><article><div class="theme-doc-markdown markdown"><header><h1>Payments</h1></header>
+<h2 class="anchor anchorWithStickyNavbar_x" id="refunds">Refunds<a href="#refunds" class="hash-link" aria-label="Direct link to Refunds" title="Direct link to Refunds">&#8203;</a></h2>
+<p>Refunds take five days.</p>
+<h3 class="anchor" id="limits">Limits<a class="hash-link" href="/en/study/page/#limits">&#8203;</a></h3><p>Up to 100.</p></div></article></main>`,
+			want: Doc{Title: "Payments", Markdown: "# Payments\n\n## Refunds\n\nRefunds take five days.\n\n### Limits\n\nUp to 100.\n"},
+		},
+		{
+			name: "a link wrapping the heading's own text loses the link (mdBook), a link beside a heading to it goes (Starlight)",
+			html: `<main><h2 id="usage"><a class="header" href="#usage">Usage</a></h2><p>Call it once.</p>
+<div class="heading-wrapper"><h2 id="faq">Questions</h2><a class="anchor-link" href="#faq"><span aria-hidden="true"></span><span class="sr-only">Section titled Questions</span></a></div>
+<p>Ask on the list.</p><h2 id="other"><a href="#usage">See usage</a></h2></main>`,
+			want: Doc{Markdown: "## Usage\n\nCall it once.\n\n## Questions\n\nAsk on the list.\n\n## [See usage](https://www.example.edu/en/study/page/#usage)\n"},
+		},
+		{
+			name: "Docusaurus page contents, version banner and doc footer removed",
+			html: `<main><div class="row"><div class="col"><div class="theme-doc-version-banner alert">This is documentation for an old release.</div>
+<article><nav class="theme-doc-breadcrumbs" aria-label="Breadcrumbs"><ul><li>Guides</li></ul></nav>
+<span class="theme-doc-version-badge badge">Version: 1.2</span>
+<div class="theme-doc-toc-mobile tocMobile_x"><button>On this page</button></div>
+<div class="theme-doc-markdown markdown"><header><h1>Webhooks</h1></header><p>Each event is signed with your secret.</p></div>
+<footer class="theme-doc-footer docusaurus-mt-lg"><div class="theme-doc-footer-edit-meta-row"><a href="https://git.example.org/edit/webhooks.md" class="theme-edit-this-page">Edit this page</a></div></footer></article>
+<nav class="pagination-nav"><a href="/prev">Previous</a></nav></div>
+<div class="col col--3"><div class="theme-doc-toc-desktop"><ul class="table-of-contents"><li><a href="#signing">Signing</a></li></ul></div></div></div></main>`,
+			want: Doc{Title: "Webhooks", Markdown: "# Webhooks\n\nEach event is signed with your secret.\n"},
+		},
+		{
+			name: "pydata-sphinx-theme's right-hand column and Furo's page links removed",
+			html: `<title>Backups</title><main id="main-content" class="bd-main" role="main"><div class="bd-content"><article class="bd-article">
+<h1>Backups</h1><p>Snapshots are taken nightly.</p></article>
+<div class="bd-sidebar-secondary bd-toc"><div class="page-toc tocsection onthispage">On this page</div>
+<div class="tocsection sourcelink"><a href="../_sources/backups.rst.txt">Show Source</a></div></div></div>
+<div class="tocsection editthispage"><a href="https://git.example.org/edit/backups.rst">Edit on GitHub</a></div>
+<div class="edit-this-page"><a class="muted-link" href="https://git.example.org/edit/backups.rst"><span class="visually-hidden">Edit this page</span></a></div>
+<a href="#" class="back-to-top muted-link"><span>Back to top</span></a></main>`,
+			want: Doc{Title: "Backups", Markdown: "# Backups\n\nSnapshots are taken nightly.\n"},
+		},
+		{
+			name: "MediaWiki edit links, jump links, contents, categories and print footer removed",
+			html: `<title>Harbour - Example Wiki</title><div id="content" class="mw-body"><a class="mw-jump-link" href="#searchInput">Jump to search</a>
+<div id="mw-content-text"><p>The harbour opened in 1871.</p>
+<div id="toc" class="toc"><h2 id="mw-toc-heading">Contents</h2><ul><li><a href="#History"><span class="toctext">History</span></a></li></ul></div>
+<h2><span class="mw-headline" id="History">History</span><span class="mw-editsection"><span class="mw-editsection-bracket">[</span><a href="/w/index.php?title=Harbour&amp;action=edit&amp;section=1" title="Edit section: History">edit</a><span class="mw-editsection-bracket">]</span></span></h2>
+<p>It was enlarged in 1902.</p></div>
+<div class="printfooter">Retrieved from "https://wiki.example.org/w/index.php?title=Harbour"</div>
+<div id="catlinks" class="catlinks"><a href="/wiki/Special:Categories">Categories</a>: Ports</div></div>`,
+			want: Doc{Title: "Harbour", Markdown: "The harbour opened in 1871.\n\n## History\n\nIt was enlarged in 1902.\n"},
+		},
+		{
+			name: "WordPress post footer, comments and Jetpack blocks removed, entry header kept",
+			html: `<title>Open day &#8211; Example Club</title><main id="main" class="site-main"><article class="post type-post">
+<header class="entry-header"><h1 class="entry-title">Open day</h1></header>
+<div class="entry-content"><p>The club opens its doors on 4 May.</p>
+<div class="sharedaddy sd-sharing-enabled"><h3 class="sd-title">Share this:</h3></div>
+<div id="jp-relatedposts" class="jp-relatedposts"><h3>Related</h3></div></div>
+<footer class="entry-footer"><span class="cat-links">Posted in News</span></footer></article>
+<div id="comments" class="comments-area"><h2 class="comments-title">2 thoughts on Open day</h2><ol class="comment-list"><li>See you there!</li></ol>
+<div id="respond" class="comment-respond"><h3>Leave a Reply</h3></div></div>
+<div class="widget-wrap" role="complementary"><h2>Recent posts</h2></div></main>`,
+			want: Doc{Title: "Open day", Markdown: "# Open day\n\nThe club opens its doors on 4 May.\n"},
+		},
+		{
 			name: "blank-line runs collapsed, no-break spaces made plain, no escaping",
 			html: "<main><p>ECON&#160;1</p><br><br><br><br><p>next bioe_chair@x.edu *starred*</p></main>",
 			want: Doc{Markdown: "ECON 1\n\nnext bioe_chair@x.edu *starred*\n"},
