@@ -71,6 +71,7 @@ func TestLinkFilter(t *testing.T) {
 		// What a removal leaves can join the next delta into a link, which must go too.
 		{"a link end, then its target", []string{"x](javascript:1)", "(javascript:2)"}, "x]"},
 		{"link text ending in a scheme", []string{"[see http](/x)", "s://evil.example/p ok"}, "see  ok"},
+		{"a link end whose target holds another", []string{"](](]()", "))"}, "]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,10 +61,19 @@ func safePrefix(s string) int {
 			break
 		}
 	}
-	// The "](" of a link whose text went out before, its target not finished, or a final "]" that "(" may follow.
-	if i := strings.LastIndex(s, "]("); i >= 0 && i < hold && len(s)-i <= maxHold && !targetClosed(s[i+1:]) {
-		hold = i
-	} else if strings.HasSuffix(s, "]") && len(s)-1 < hold {
+	// The first "](" of a link whose text went out before, its target not finished ("](](x)" is one target to
+	// come, not a finished one after a stray "]("), or a final "]" that "(" may follow.
+	for i := max(0, len(s)-maxHold); i < hold; i++ {
+		j := strings.Index(s[i:hold], "](")
+		if j < 0 {
+			break
+		}
+		if i += j; !targetClosed(s[i+1:]) {
+			hold = i
+			break
+		}
+	}
+	if strings.HasSuffix(s, "]") && len(s)-1 < hold {
 		hold = len(s) - 1
 	}
 	// An open "<" that may become an autolink.
