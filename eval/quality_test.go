@@ -22,8 +22,10 @@ var (
 	// The Berkeley guide (RAGPROXY_TEST_CORPUS, RAGPROXY_TEST_EVAL): 24 questions.
 	berkeleyFloor = floor{fact: 0.95, hit8: 0.97, mrr: 0.92}
 	// The ASF Infrastructure help centre (RAGPROXY_TEST_CORPUS_ASF, RAGPROXY_TEST_EVAL_ASF): 30 questions, with
-	// blog posts and newsletters that repeat the policy pages' facts.
-	asfFloor = floor{fact: 0.96, hit8: 0.97, mrr: 0.76}
+	// blog posts and newsletters that repeat the policy pages' facts. One question ("how long is the link good
+	// for", answered by a "reset key" sentence) reached its page only through the "Permanent link" anchors of
+	// the page's headings; the cleaner removes them, so Hit@8 and fact-in-context are 29 of 30.
+	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.78}
 )
 
 // asfBaseURL is the address the ASF Infrastructure mirror was saved from: DIR/a.html is asfBaseURL + "a.html".

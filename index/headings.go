@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -19,21 +20,8 @@ func HeadingTrails(chunks []string) []string {
 			}
 		}
 		out[i] = strings.Join(parts, " > ")
-		inFence := false
-		for _, line := range strings.Split(text, "\n") {
-			t := strings.TrimSpace(line)
-			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-				inFence = !inFence
-				continue
-			}
-			if inFence {
-				continue
-			}
-			level := HeadingLevel(t)
-			if level == 0 {
-				continue
-			}
-			stack[level] = headingText(t[level:])
+		for level, text := range Headings(text) {
+			stack[level] = text
 			for l := level + 1; l <= 6; l++ {
 				stack[l] = ""
 			}
@@ -42,11 +30,28 @@ func HeadingTrails(chunks []string) []string {
 	return out
 }
 
-// headingText is a heading line's text after its "#"s, as a trail shows it: without a closing "#" sequence,
-// emphasis, or links. A link keeps its text: a heading that links elsewhere ("## [Self-serve](https://...)")
-// says "Self-serve", and the permalink anchor many site generators append ("[¶](#section)") leaves nothing.
-func headingText(s string) string {
-	return strings.Trim(strings.TrimSpace(StripLinks(s)), "#*¶ \t")
+// Headings yields the level and text of each ATX heading of markdown text, outside fenced code. The text is as
+// a reader sees it: without the closing "#" sequence, emphasis, or links. A link keeps its text: a heading that
+// links elsewhere ("## [Self-serve](https://...)") says "Self-serve", and the permalink anchor many site
+// generators append ("[¶](#section)") leaves nothing.
+func Headings(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		inFence := false
+		for line := range strings.Lines(text) {
+			t := strings.TrimSpace(line)
+			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				inFence = !inFence
+				continue
+			}
+			level := HeadingLevel(t)
+			if inFence || level == 0 {
+				continue
+			}
+			if !yield(level, strings.Trim(strings.TrimSpace(StripLinks(t[level:])), "#*¶ \t")) {
+				return
+			}
+		}
+	}
 }
 
 // HeadingLevel returns the level of a markdown ATX heading line (up to three spaces, 1-6 "#", then a space, a

@@ -369,7 +369,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 }
 
 // pageFields is what the title list searches: the title, the words of the URL path and the headings of
-// markdown, the page's.
+// markdown, the page's (their text: a heading's links add their words, not their targets').
 func pageFields(p index.Page, markdown string) string {
 	var b strings.Builder
 	b.WriteString(p.Title)
@@ -380,11 +380,9 @@ func pageFields(p index.Page, markdown string) string {
 			b.WriteString("\n")
 		}
 	}
-	for _, line := range strings.Split(markdown, "\n") {
-		if strings.HasPrefix(line, "#") {
-			b.WriteString(strings.TrimLeft(line, "# "))
-			b.WriteString("\n")
-		}
+	for _, heading := range index.Headings(markdown) {
+		b.WriteString(heading)
+		b.WriteString("\n")
 	}
 	return b.String()
 }
