@@ -278,19 +278,17 @@ func isHeading(n *html.Node) bool {
 }
 
 func prevElement(n *html.Node) *html.Node {
-	for p := n.PrevSibling; p != nil; p = p.PrevSibling {
-		if p.Type == html.ElementNode {
-			return p
-		}
-		if p.Type == html.TextNode && strings.TrimSpace(p.Data) != "" {
-			return nil
-		}
-	}
-	return nil
+	return adjacentElement(n, func(p *html.Node) *html.Node { return p.PrevSibling })
 }
 
 func nextElement(n *html.Node) *html.Node {
-	for p := n.NextSibling; p != nil; p = p.NextSibling {
+	return adjacentElement(n, func(p *html.Node) *html.Node { return p.NextSibling })
+}
+
+// adjacentElement is the first element from n in the direction step takes, past whitespace and comments; nil
+// when text comes first.
+func adjacentElement(n *html.Node, step func(*html.Node) *html.Node) *html.Node {
+	for p := step(n); p != nil; p = step(p) {
 		if p.Type == html.ElementNode {
 			return p
 		}

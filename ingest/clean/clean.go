@@ -292,21 +292,9 @@ func (c *Cleaner) pageTitle(doc *goquery.Document) string {
 // headingText is the text of the heading h without its permalinks (see stripper.anchor): the title is read
 // before the content is stripped.
 func headingText(h *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == html.ElementNode && c.DataAtom == atom.A && strings.Contains(attr(c, "href"), "#") && permalinkText(c) {
-				continue
-			}
-			walk(c)
-		}
-	}
-	walk(h)
-	return b.String()
+	return textWithout(h, func(c *html.Node) bool {
+		return c.Type == html.ElementNode && c.DataAtom == atom.A && strings.Contains(attr(c, "href"), "#") && permalinkText(c)
+	})
 }
 
 // tabNames maps the id of each tab panel to the label of the tab that shows
@@ -400,7 +388,12 @@ func firstHeading(n *html.Node) *html.Node {
 	return nil
 }
 
-func nodeText(n *html.Node) string {
+// nodeText is the text under n.
+func nodeText(n *html.Node) string { return textWithout(n, nil) }
+
+// textWithout is the text under n, leaving out the elements (and what they hold) for which skip, when not nil,
+// reports true.
+func textWithout(n *html.Node, skip func(*html.Node) bool) string {
 	var b strings.Builder
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
@@ -408,7 +401,9 @@ func nodeText(n *html.Node) string {
 			b.WriteString(n.Data)
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
+			if skip == nil || !skip(c) {
+				walk(c)
+			}
 		}
 	}
 	walk(n)
