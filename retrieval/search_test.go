@@ -145,3 +145,15 @@ func TestSelectPassagesCoverage(t *testing.T) {
 		t.Errorf("coverage per page = %v, want page 1's best passage above page 0's", cover)
 	}
 }
+
+// The title list searches what a reader sees of a page's headings: link text without targets, no permalink
+// signs, and no "#" comment lines of fenced code.
+func TestPageFields(t *testing.T) {
+	p := index.Page{Title: "Accounts", URL: "https://site.example/help/account-mgmt.html"}
+	md := "# Accounts\n\n## [Self-serve](https://selfserve.example/tools) reset[¶](https://site.example/help/account-mgmt.html#reset)\n\n" +
+		"```sh\n# reset the cache\n```\n#hashtag\n"
+	want := "Accounts\n help account mgmt.html\nAccounts\nSelf-serve reset\n"
+	if got := pageFields(p, md); got != want {
+		t.Errorf("pageFields = %q, want %q", got, want)
+	}
+}
