@@ -83,7 +83,7 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 	for _, a := range n.Attr {
 		switch a.Key {
 		case "id":
-			if c.ids[strings.ToLower(a.Val)] {
+			if c.ids[strings.ToLower(a.Val)] && !namedByHeading(n) {
 				return true
 			}
 		case "class":
@@ -109,6 +109,18 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 		}
 	}
 	return false
+}
+
+// namedByHeading reports whether n may carry an id that its heading's text gave it: Sphinx (docutils) puts a
+// section's id, made from its title, on the <section> or div.section that holds it, and Python-Markdown (so
+// MkDocs and Pelican), Hugo, Jekyll and Docusaurus put one on the heading. A section titled "Navigation" or
+// "Tabs" is content; the id rules are for the chrome elements of page templates.
+func namedByHeading(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Section, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return n.DataAtom == atom.Div && hasClass(n, "section")
 }
 
 // class reports whether cl is a chrome class, ignoring case.

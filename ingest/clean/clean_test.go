@@ -66,6 +66,12 @@ func TestHTML(t *testing.T) {
 				"### Elsewhere [¶](https://other.example.org/guide#part)\n\nNot this page.\n"},
 		},
 		{
+			name: "sections whose heading gave them a chrome id kept (Sphinx, MkDocs), the template's chrome not",
+			html: `<main><div id="sidebar"><p>Site links</p></div><section id="navigation"><h2 id="menu">Menu</h2><p>Use the top bar.</p></section>
+<div class="section" id="tabs"><h2>Tabs</h2><p>Open several.</p></div><div id="tabs"><p>Tab strip</p></div></main>`,
+			want: Doc{Markdown: "## Menu\n\nUse the top bar.\n\n## Tabs\n\nOpen several.\n"},
+		},
+		{
 			name: "Sphinx permalinks on sections, signatures and captions; a # link in a paragraph kept",
 			html: `<div role="main"><section id="install"><h1>Install<a class="headerlink" href="#install" title="Link to this heading">#</a></h1>
 <p class="caption" role="heading"><span class="caption-text">Steps</span><a class="headerlink" href="#toc1">¶</a></p>
