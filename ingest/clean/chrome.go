@@ -87,16 +87,8 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 				return true
 			}
 		case "class":
-			// Class lists are split by hand: strings.Fields allocated for every element of every page.
-			for v := a.Val; v != ""; {
-				i := strings.IndexFunc(v, unicode.IsSpace)
-				if i < 0 {
-					i = len(v)
-				}
-				if i > 0 && c.class(v[:i]) {
-					return true
-				}
-				v = strings.TrimLeftFunc(v[i:], unicode.IsSpace)
+			if anyClass(a.Val, c.class) {
+				return true
 			}
 		case "role":
 			if c.roles[strings.ToLower(a.Val)] {
@@ -116,11 +108,7 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 // MkDocs and Pelican), Hugo, Jekyll and Docusaurus put one on the heading. A section titled "Navigation" or
 // "Tabs" is content; the id rules are for the chrome elements of page templates.
 func namedByHeading(n *html.Node) bool {
-	switch n.DataAtom {
-	case atom.Section, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-		return true
-	}
-	return n.DataAtom == atom.Div && hasClass(n, "section")
+	return isHeading(n) || n.DataAtom == atom.Section || n.DataAtom == atom.Div && hasClass(n, "section")
 }
 
 // class reports whether cl is a chrome class, ignoring case.
@@ -258,22 +246,28 @@ func permalinkText(a *html.Node) bool {
 // term (Sphinx's API signatures), a caption, or an element with role=heading (Sphinx's toctree captions).
 func headingLike(n *html.Node) bool {
 	switch n.DataAtom {
-	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Dt, atom.Caption, atom.Figcaption:
+	case atom.Dt, atom.Caption, atom.Figcaption:
 		return true
 	case atom.P, atom.Div, atom.Span:
 		return attr(n, "role") == "heading"
 	}
-	return false
+	return isHeading(n)
 }
 
 // hasClass reports whether cl is one of n's classes.
 func hasClass(n *html.Node, cl string) bool {
-	for v := attr(n, "class"); v != ""; {
+	return anyClass(attr(n, "class"), func(c string) bool { return c == cl })
+}
+
+// anyClass reports whether f is true of one of the classes of the class list v. The list is split by hand:
+// strings.Fields allocated for every element of every page.
+func anyClass(v string, f func(class string) bool) bool {
+	for v != "" {
 		i := strings.IndexFunc(v, unicode.IsSpace)
 		if i < 0 {
 			i = len(v)
 		}
-		if v[:i] == cl {
+		if i > 0 && f(v[:i]) {
 			return true
 		}
 		v = strings.TrimLeftFunc(v[i:], unicode.IsSpace)
@@ -281,6 +275,7 @@ func hasClass(n *html.Node, cl string) bool {
 	return false
 }
 
+// isHeading reports whether n is h1-h6.
 func isHeading(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:

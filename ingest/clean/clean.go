@@ -377,8 +377,7 @@ func firstHeading(n *html.Node) *html.Node {
 		if c.Type != html.ElementNode {
 			continue
 		}
-		switch c.DataAtom {
-		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		if isHeading(c) {
 			return c
 		}
 		if h := firstHeading(c); h != nil {
