@@ -142,25 +142,31 @@ func (t *diskTexts) text(i int) (string, error) {
 	return text, nil
 }
 
-// readAt reads the n bytes of the file at off.
-func (t *diskTexts) readAt(off, n int64) (string, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.f == nil {
-		return "", ErrTextsClosed
-	}
-	return readString(t.f, off, n)
-}
-
-// copyText copies the n bytes of the file at off to w.
-func (t *diskTexts) copyText(w io.Writer, off, n int64) error {
+// withFile calls use with the open texts file, which close cannot close meanwhile; ErrTextsClosed once closed.
+func (t *diskTexts) withFile(use func(f *os.File) error) error {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.f == nil {
 		return ErrTextsClosed
 	}
-	_, err := io.Copy(w, io.NewSectionReader(t.f, off, n))
-	return err
+	return use(t.f)
+}
+
+// readAt reads the n bytes of the file at off.
+func (t *diskTexts) readAt(off, n int64) (s string, err error) {
+	err = t.withFile(func(f *os.File) error {
+		s, err = readString(f, off, n)
+		return err
+	})
+	return s, err
+}
+
+// copyText copies the n bytes of the file at off to w.
+func (t *diskTexts) copyText(w io.Writer, off, n int64) error {
+	return t.withFile(func(f *os.File) error {
+		_, err := io.Copy(w, io.NewSectionReader(f, off, n))
+		return err
+	})
 }
 
 // readString reads the n bytes of f at off as a string of their own.
@@ -177,22 +183,19 @@ func readString(f *os.File, off, n int64) (string, error) {
 
 // each calls yield with every text in order, reading the file once from start to end.
 func (t *diskTexts) each(yield func(i int, s string) error) error {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.f == nil {
-		return ErrTextsClosed
-	}
-	r := bufio.NewReaderSize(io.NewSectionReader(t.f, t.dataAt, int64(t.offs[len(t.offs)-1])), 1<<20)
-	for i := range len(t.offs) - 1 {
-		b := make([]byte, t.offs[i+1]-t.offs[i])
-		if _, err := io.ReadFull(r, b); err != nil {
-			return fmt.Errorf("read text %d: %w", i, err)
+	return t.withFile(func(f *os.File) error {
+		r := bufio.NewReaderSize(io.NewSectionReader(f, t.dataAt, int64(t.offs[len(t.offs)-1])), 1<<20)
+		for i := range len(t.offs) - 1 {
+			b := make([]byte, t.offs[i+1]-t.offs[i])
+			if _, err := io.ReadFull(r, b); err != nil {
+				return fmt.Errorf("read text %d: %w", i, err)
+			}
+			if err := yield(i, unsafe.String(unsafe.SliceData(b), len(b))); err != nil {
+				return err
+			}
 		}
-		if err := yield(i, unsafe.String(unsafe.SliceData(b), len(b))); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (t *diskTexts) close() error {
@@ -328,12 +331,7 @@ func (ix *Index) EachText(yield func(page bool, id int, text string) error) erro
 
 // copyTo stores the texts file an index reads from at path (see linkOrCopy).
 func (t *diskTexts) copyTo(path string) error {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.f == nil {
-		return ErrTextsClosed
-	}
-	return linkOrCopy(t.f, path)
+	return t.withFile(func(f *os.File) error { return linkOrCopy(f, path) })
 }
 
 // TextsOnDisk reports whether the index reads its texts from disk (LoadOptions.TextsOnDisk).
