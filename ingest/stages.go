@@ -819,8 +819,8 @@ func (r *run) chooseEmbedder() (fit bool, err error) {
 }
 
 // embedReusing embeds the n texts that text returns, in batches, taking vectors from old where the same text was
-// embedded before, and hands vector i to put (in order). It reads each text it embeds twice (to look it up, then
-// in its batch), so that it holds only a batch of them.
+// embedded before, and hands vector i to put: the reused ones as they are found, then the others batch by batch.
+// It reads each text it embeds twice (to look it up, then in its batch), so that it holds only a batch of them.
 func (r *run) embedReusing(ctx context.Context, n int, text func(i int) (string, error), old map[string][]float32,
 	bar *bar, put func(i int, v []float32) error) error {
 	var todo []int
