@@ -36,15 +36,11 @@ func HeadingTrails(chunks []string) []string {
 // generators append ("[¶](#section)") leaves nothing.
 func Headings(text string) iter.Seq2[int, string] {
 	return func(yield func(int, string) bool) {
-		inFence := false
+		fenced := false
 		for line := range strings.Lines(text) {
 			t := strings.TrimSpace(line)
-			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-				inFence = !inFence
-				continue
-			}
-			level := HeadingLevel(t)
-			if inFence || level == 0 {
+			level := HeadingOutsideFence(t, &fenced)
+			if level == 0 {
 				continue
 			}
 			if !yield(level, strings.Trim(strings.TrimSpace(StripLinks(t[level:])), "#*¶ \t")) {
@@ -52,6 +48,20 @@ func Headings(text string) iter.Seq2[int, string] {
 			}
 		}
 	}
+}
+
+// HeadingOutsideFence is HeadingLevel for a caller reading a text line by line (line trimmed of spaces), with
+// *fenced tracking fenced code: a "```" or "~~~" line opens or closes it, and inside it a "#" starts a comment,
+// not a heading (0).
+func HeadingOutsideFence(line string, fenced *bool) int {
+	if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+		*fenced = !*fenced
+		return 0
+	}
+	if *fenced {
+		return 0
+	}
+	return HeadingLevel(line)
 }
 
 // HeadingLevel returns the level of a markdown ATX heading line (up to three spaces, 1-6 "#", then a space, a

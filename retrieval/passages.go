@@ -201,10 +201,7 @@ func (q *passageQuery) coverage(text string) float64 {
 	)
 	for line := range strings.Lines(index.StripLinks(text)) {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			fenced = !fenced
-		}
-		if level := index.HeadingLevel(t); level > 0 && !fenced && !q.acrossSections {
+		if level := index.HeadingOutsideFence(t, &fenced); level > 0 && !q.acrossSections {
 			// The sections this heading closes (the last one at its level or deeper, with their subsections)
 			// end here: their hits are counted, then dropped, so that no window joins them to what follows.
 			cut := len(hits)
