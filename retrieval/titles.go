@@ -30,7 +30,9 @@ func newTitleIndex(pages []index.Page) *titleIndex {
 		main := strings.TrimSpace(parenRE.ReplaceAllString(p.Title, " "))
 		forms := []string{main}
 		for _, m := range parenRE.FindAllStringSubmatch(p.Title, -1) {
-			forms = append(forms, m[1])
+			if code := titleCode(m[1]); code != "" {
+				forms = append(forms, code)
+			}
 		}
 		for _, f := range forms {
 			terms := distinct(t.an.Terms(f))
@@ -40,6 +42,23 @@ func newTitleIndex(pages []index.Page) *titleIndex {
 		}
 	}
 	return t
+}
+
+// titleCode is the code a title gives in parentheses: its words written in capitals ("ECON", "VIS STD", "L & S",
+// "MASSCOM" of "MASSCOM - defunct"), or "" when it has none. Other parenthesised words are not a name of the
+// page: with "(General)", "(Department of)" or "(2022 Infra Survey)" as names, every question saying "general"
+// or "department", or asking about that survey, named the page outright.
+func titleCode(s string) string {
+	var code []string
+	for _, w := range strings.Fields(s) {
+		if strings.ToUpper(w) == w && strings.ToLower(w) != w || w == "&" {
+			code = append(code, w)
+		}
+	}
+	if len(code) == 1 && code[0] == "&" {
+		return ""
+	}
+	return strings.Join(code, " ")
 }
 
 func distinct(ts []string) []string {
