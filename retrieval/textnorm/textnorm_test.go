@@ -83,14 +83,20 @@ func TestStem(t *testing.T) {
 }
 
 func TestTerms(t *testing.T) {
-	var got []string
-	Terms("How many upper division units are required for the Bioengineering majors?", func(w string) bool {
-		got = append(got, w)
-		return true
-	})
-	want := []string{"mani", "upper", "divis", "unit", "requir", "bioengin", "major"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	for q, want := range map[string][]string{
+		"How many upper division units are required for the Bioengineering majors?": {"mani", "upper", "divis", "unit", "requir", "bioengin", "major"},
+		// the conversation around a question is not searched
+		"got a bounce saying 550 domain blocked, what does that mean": {"bounc", "550", "domain", "block"},
+		"hey can u please tell me if i really want the fall deadline": {"fall", "deadlin"},
+	} {
+		var got []string
+		Terms(q, func(w string) bool {
+			got = append(got, w)
+			return true
+		})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Terms(%q) (-want +got):\n%s", q, diff)
+		}
 	}
 }
 
