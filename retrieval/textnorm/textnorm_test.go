@@ -28,6 +28,8 @@ func TestWords(t *testing.T) {
 		{"ampersand", "College of L&S, AT&T & co", []string{"college", "of", "l&s", "at&t", "co"}},
 		{"possessive", "the student's advisor's office", []string{"the", "student", "advisor", "office"}},
 		{"contraction", "don’t won't", []string{"dont", "wont"}},
+		{"contracted verbs", "we'd I'D you're they’ll I'm i've", []string{"we", "i", "you", "they", "i", "i"}},
+		{"apostrophes in names", "O'Neill rock'n'roll Hawai'i ma'am y'all", []string{"oneill", "rocknroll", "hawaii", "maam", "yall"}},
 		{"hyphen words", "part-time non-resident", []string{"part", "time", "non", "resident"}},
 		{"academic year", "Guide 2016-17, fall 8/24", []string{"guide", "2016-17", "fall", "8/24"}},
 		{"codes", "CS61A and MATH 1B", []string{"cs61a", "and", "math", "1b"}},

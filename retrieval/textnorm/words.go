@@ -1,6 +1,7 @@
 package textnorm
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -12,7 +13,8 @@ import (
 //     separators are removed ("$13,510" and "13510" are both "13510") and decimal trailing zeros are folded
 //     ("3.70" is "3.7", "4.0" is "4");
 //   - letters joined by '&' stay one word ("l&s", "at&t");
-//   - a possessive "'s" is dropped and other apostrophes inside a word are removed ("don't" is "dont");
+//   - a possessive "'s" and a contracted verb ("'d", "'ll", "'m", "'re", "'ve") are dropped ("we'd" is "we") and
+//     other apostrophes inside a word are removed ("don't" is "dont");
 //   - anything else (punctuation, '$', '%', hyphens between letters) separates words.
 //
 // Stopwords are not removed and words are not stemmed; see Terms for that. Words allocates one string per word;
@@ -69,11 +71,11 @@ func AppendWords(buf []byte, s string, yield func(w []byte) bool) []byte {
 				joined = unicode.IsLetter(prev) && unicode.IsLetter(next)
 			case '\'', '\u2019':
 				if unicode.IsLetter(prev) && unicode.IsLetter(next) {
-					after := i + n + nn
-					if (next == 's' || next == 'S') && (after >= len(s) || !isWordRune(peek(s, after))) {
-						// Possessive: the word ends before the apostrophe and the "s" is skipped.
+					if c := clitic(s[i+n:]); c > 0 {
+						// A possessive or a contracted verb: the word ends before the apostrophe and the
+						// ending is skipped.
 						end = i
-						i = after
+						i += n + c
 						break
 					}
 					joined = true
@@ -150,6 +152,24 @@ func decode(s string, i int) (rune, int) {
 		return rune(c), 1
 	}
 	return utf8.DecodeRuneInString(s[i:])
+}
+
+// clitic is the length of the ending that s, the text after an apostrophe, starts with when it ends a word
+// there: a possessive "s" or a contracted verb ("d", "ll", "m", "re", "ve" of "we'd", "they'll", "i'm",
+// "you're", "i've"), in either case; else 0. Without them, "we'd" was the word "wed" and "i'd" the word "id".
+func clitic(s string) int {
+	n := 0
+	for n < len(s) && n < 3 && ('a' <= s[n]|0x20 && s[n]|0x20 <= 'z') {
+		n++
+	}
+	if n < len(s) && isWordRune(peek(s, n)) {
+		return 0
+	}
+	switch strings.ToLower(s[:n]) {
+	case "s", "d", "ll", "m", "re", "ve":
+		return n
+	}
+	return 0
 }
 
 func peek(s string, i int) rune {

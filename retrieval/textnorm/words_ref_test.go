@@ -45,11 +45,11 @@ func appendWordsReference(buf []byte, s string, yield func(w []byte) bool) []byt
 				joined = unicode.IsLetter(prev) && unicode.IsLetter(next)
 			case '\'', '\u2019':
 				if unicode.IsLetter(prev) && unicode.IsLetter(next) {
-					after := i + n + nn
-					if (next == 's' || next == 'S') && (after >= len(s) || !isWordRune(peek(s, after))) {
-						// Possessive: the word ends before the apostrophe and the "s" is skipped.
+					if c := clitic(s[i+n:]); c > 0 {
+						// A possessive or a contracted verb: the word ends before the apostrophe and the
+						// ending is skipped.
 						end = i
-						i = after
+						i += n + c
 						break
 					}
 					joined = true
