@@ -87,9 +87,8 @@ func TestStem(t *testing.T) {
 func TestTerms(t *testing.T) {
 	for q, want := range map[string][]string{
 		"How many upper division units are required for the Bioengineering majors?": {"mani", "upper", "divis", "unit", "requir", "bioengin", "major"},
-		// the conversation around a question is not searched
-		"got a bounce saying 550 domain blocked, what does that mean": {"bounc", "550", "domain", "block"},
-		"hey can u please tell me if i really want the fall deadline": {"fall", "deadlin"},
+		// contracted verbs leave their pronoun, a stopword, not the words "wed" and "id"
+		"we'd like to know if i'd need an id": {"like", "know", "need", "id"},
 	} {
 		var got []string
 		Terms(q, func(w string) bool {
