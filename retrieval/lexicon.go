@@ -214,26 +214,8 @@ func hasDigit(w string) bool {
 func (lx *lexicon) expand(q string, db *wordnet.DB) string {
 	var extra []string
 	textnorm.Words(q, func(w string) bool {
-		if textnorm.IsStopword(w) {
-			return true
-		}
-		if hasDigit(w) {
-			extra = append(extra, splitCode(w)...) // "cs61b" -> "cs 61b", as a catalogue writes it
-			return true
-		}
-		if exp, ok := lx.acronyms[w]; ok {
-			extra = append(extra, exp)
-			return true
-		}
-		if c := lx.complete(w); c != "" && lx.heading[w] == 0 && lx.df[w]*10 < lx.df[c] {
-			extra = append(extra, c) // an abbreviation the site's headings never use: "div" for "division"
-			return true
-		}
-		if lx.df[w] > 2 {
-			return true // a word the site uses
-		}
-		if lx.df[w] == 0 {
-			extra = append(extra, lx.correct(w)...)
+		if !textnorm.IsStopword(w) {
+			extra = append(extra, lx.forms(w)...)
 		}
 		return true
 	})
@@ -247,6 +229,26 @@ func (lx *lexicon) expand(q string, db *wordnet.DB) string {
 		kt += " " + kt // the question's own words weigh twice a synonym in BM25, which counts repeated terms
 	}
 	return kt + " " + strings.Join(extra, " ")
+}
+
+// forms returns the site's spellings of w, a word of a question that is not a stopword: a code split as the
+// catalogue writes it ("cs61b" -> "cs", "61b"), an acronym spelled out, an abbreviation its headings never use
+// completed ("div" -> "division"), or, for a word the site never uses, its corrections ("pasword" ->
+// "password"). They are the same word written another way, not other words for it (those are synonyms).
+func (lx *lexicon) forms(w string) []string {
+	if hasDigit(w) {
+		return splitCode(w)
+	}
+	if exp, ok := lx.acronyms[w]; ok {
+		return []string{exp}
+	}
+	if c := lx.complete(w); c != "" && lx.heading[w] == 0 && lx.df[w]*10 < lx.df[c] {
+		return []string{c}
+	}
+	if lx.df[w] == 0 {
+		return lx.correct(w)
+	}
+	return nil
 }
 
 // stemDF is how often the site uses w in any inflection, as search matches it ("commences" for "commence"):

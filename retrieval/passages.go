@@ -75,7 +75,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 	if len(queries) == 0 || keep == 0 {
 		return cands[:keep], nil, nil
 	}
-	q := newPassageQuery(queries[0])
+	q := newPassageQuery(queries[0], r.lex.forms)
 	q.acrossSections = r.cfg.NoSectionPassages
 	if q.n == 0 {
 		return cands[:keep], nil, nil
@@ -144,16 +144,40 @@ type passageQuery struct {
 // termHit is a question term found at a position of a text.
 type termHit struct{ pos, bit int }
 
-func newPassageQuery(question string) *passageQuery {
+// newPassageQuery numbers the distinct terms of question. forms, when not nil, gives a question word's other
+// spellings on the site (lexicon.forms): their terms count as that word's, so a passage stating "password" holds
+// the question's "pasword", and "Cognitive Science" its "cog sci". A form's term that the question has itself
+// keeps its own number.
+func newPassageQuery(question string, forms func(word string) []string) *passageQuery {
 	q := &passageQuery{terms: map[string]int{}, words: map[string]int{}}
-	textnorm.Terms(question, func(t string) bool {
+	var alias [][2]string // a form's term, the term of its word
+	textnorm.Words(question, func(w string) bool {
+		if textnorm.IsStopword(w) {
+			return true
+		}
+		t := textnorm.Stem(w)
 		if _, ok := q.terms[t]; !ok && q.n < maxPassageTerms {
 			q.terms[t] = q.n
 			q.first[t[0]] = true
 			q.n++
 		}
+		if forms != nil {
+			for _, f := range forms(w) {
+				textnorm.Terms(f, func(ft string) bool {
+					alias = append(alias, [2]string{ft, t})
+					return true
+				})
+			}
+		}
 		return true
 	})
+	for _, a := range alias {
+		bit, ok := q.terms[a[1]]
+		if _, own := q.terms[a[0]]; ok && !own {
+			q.terms[a[0]] = bit
+			q.first[a[0][0]] = true
+		}
+	}
 	return q
 }
 

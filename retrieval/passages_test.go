@@ -23,7 +23,7 @@ func filler(i, n int) string {
 }
 
 func TestPassageCoverage(t *testing.T) {
-	q := newPassageQuery("When does instruction begin in the fall term?") // instruct, begin, fall, term
+	q := newPassageQuery("When does instruction begin in the fall term?", nil) // instruct, begin, fall, term
 	tests := []struct {
 		name string
 		text string
@@ -56,8 +56,32 @@ func TestPassageCoverage(t *testing.T) {
 	if got := q.coverage("## Fall term\n\nAll about it.\n\n## Instruction\n\nIt begins."); got != 1 {
 		t.Errorf("across sections: coverage = %v, want 1", got)
 	}
-	if q := newPassageQuery("what is it?"); q.n != 0 {
+	if q := newPassageQuery("what is it?", nil); q.n != 0 {
 		t.Errorf("a question of stopwords has %d terms", q.n)
+	}
+}
+
+// A question word's other spellings on the site count as that word in passages.
+func TestPassageCoverageForms(t *testing.T) {
+	forms := func(w string) []string {
+		return map[string][]string{"pasword": {"password", "passwords"}, "reset": {"key"}, "cs61b": {"cs", "61b"}}[w]
+	}
+	q := newPassageQuery("pasword reset key for cs61b", forms) // pasword, reset, key, cs61b
+	if q.n != 4 {
+		t.Fatalf("%d terms, want 4: forms must not add terms", q.n)
+	}
+	for text, want := range map[string]float64{
+		"Your password reset key.": 0.75,
+		"Passwords are reset.":     0.5,
+		"The key opens CS 61B.":    0.5,  // "key" is the question's own term, not reset's
+		"Reset, reset, reset.":     0.25, // one term however often
+	} {
+		if got := q.coverage(text); got != want {
+			t.Errorf("coverage(%q) = %v, want %v", text, got, want)
+		}
+	}
+	if got := newPassageQuery("pasword reset", nil).coverage("Your password reset key."); got != 0.5 {
+		t.Errorf("without forms: coverage = %v, want 0.5", got)
 	}
 }
 
