@@ -258,20 +258,34 @@ func (lx *lexicon) stemDF(w string) int {
 }
 
 // complete expands an abbreviation that begins a title or heading word ("cog" -> "cognitive", "econ" ->
-// "economics", and plurals such as "prereqs" -> "prerequisites"), choosing the most frequent such word.
+// "economics"), choosing the most frequent such word. A plural abbreviation ("prereqs", "profs") completes to a
+// plural heading word only ("professors", not the commoner "professional"; nothing, rather than "depth", for
+// "depts").
 func (lx *lexicon) complete(w string) string {
+	plural := false
 	if len(w) > 3 && strings.HasSuffix(w, "s") && lx.df[w] == 0 {
-		w = w[:len(w)-1]
+		w, plural = w[:len(w)-1], true
 	}
 	if len(w) < 3 || len(w) > 6 {
 		return ""
 	}
 	best, bestN := "", 0
+	bestPlural, bestPluralN := "", 0
 	for i := sort.SearchStrings(lx.headings, w); i < len(lx.headings) && strings.HasPrefix(lx.headings[i], w); i++ {
 		hw := lx.headings[i]
-		if n := lx.heading[hw]; len(hw) > len(w) && n > bestN {
-			best, bestN = hw, n // in sorted order, so ties keep the first
+		if len(hw) <= len(w) {
+			continue
 		}
+		n := lx.heading[hw] // in sorted order, so ties keep the first
+		if n > bestN {
+			best, bestN = hw, n
+		}
+		if plural && strings.HasSuffix(hw, "s") && n > bestPluralN {
+			bestPlural, bestPluralN = hw, n
+		}
+	}
+	if plural {
+		best, bestN = bestPlural, bestPluralN
 	}
 	if bestN < 2 {
 		return ""

@@ -105,3 +105,23 @@ func TestLexiconBinary(t *testing.T) {
 		t.Error("readLexicon accepted a trailing byte")
 	}
 }
+
+func TestLexiconComplete(t *testing.T) {
+	lx := newEmptyLexicon()
+	for w, n := range map[string]int{"professional": 9, "professors": 3, "professor": 2, "economics": 5, "depth": 4, "prerequisite": 3} {
+		lx.heading[w], lx.df[w] = n, n
+	}
+	lx.derive()
+	for w, want := range map[string]string{
+		"econ":  "economics",
+		"prof":  "professional", // the most frequent heading word it begins
+		"profs": "professors",   // a plural abbreviation takes a plural
+		"depts": "",             // and nothing when no plural begins with it
+		"reqs":  "",
+		"pr":    "", // too short to complete
+	} {
+		if got := lx.complete(w); got != want {
+			t.Errorf("complete(%q) = %q, want %q", w, got, want)
+		}
+	}
+}
