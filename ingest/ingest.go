@@ -320,7 +320,9 @@ func (r *run) settings() json.RawMessage {
 		Summary summary.ExtractiveConfig
 		// FAQ is the FAQ extraction's version: a page cleaned by an earlier one is cleaned again.
 		FAQ int
-	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary, faqVersion})
+		// Cleaner is the cleaner's version (clean.Version), for the same reason.
+		Cleaner int
+	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary, faqVersion, clean.Version})
 	return b
 }
 

@@ -23,6 +23,11 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
+// Version is the version of the cleaner's output. Ingest keeps a page's markdown while its body and settings are
+// unchanged, so a change to what the cleaner makes of the same page must raise Version: every page is then
+// cleaned again by the next ingest.
+const Version = 2
+
 // Doc is a cleaned page.
 type Doc struct {
 	// Title is the page's <title> (or first h1) without the site's suffix.
@@ -450,8 +455,13 @@ func escapePipes(n *html.Node) {
 }
 
 func collapseSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.Fields(invisible.Replace(s)), " ")
 }
+
+// invisible drops the characters that only say where a line may break or two letters join: soft hyphens
+// (CourseLeaf writes "examin&shy;ations"), zero-width spaces, word joiners and byte-order marks. Left in, they
+// cut a word in two for search and hide the word from a reader's search of the context.
+var invisible = strings.NewReplacer("\u00ad", "", "\u200b", "", "\u2060", "", "\ufeff", "")
 
 func firstMarkdownHeading(md string) string {
 	for _, line := range strings.Split(md, "\n") {
@@ -462,7 +472,7 @@ func firstMarkdownHeading(md string) string {
 	return ""
 }
 
-// tidy turns no-break spaces into spaces, trims trailing spaces and limits blank-line runs to one, keeping the
+// tidy turns no-break spaces into spaces, drops invisible characters, trims trailing spaces and limits blank-line runs to one, keeping the
 // block structure the chunker splits on.
 func tidy(md string) string {
 	var b strings.Builder
@@ -471,7 +481,7 @@ func tidy(md string) string {
 	for _, l := range strings.Split(strings.TrimSpace(md), "\n") {
 		// No-break spaces (CourseLeaf writes "ECON&#160;1") become spaces, so
 		// course codes tokenise and match like typed text.
-		l = strings.TrimRight(strings.ReplaceAll(l, "\u00a0", " "), " \t")
+		l = strings.TrimRight(strings.ReplaceAll(invisible.Replace(l), "\u00a0", " "), " \t")
 		if strings.HasPrefix(l, "|") {
 			l = strings.ReplaceAll(l, "<br />", " ")
 		}

@@ -149,6 +149,11 @@ func TestHTML(t *testing.T) {
 			html: "<main><p>ECON&#160;1</p><br><br><br><br><p>next bioe_chair@x.edu *starred*</p></main>",
 			want: Doc{Markdown: "ECON 1\n\nnext bioe_chair@x.edu *starred*\n"},
 		},
+		{
+			name: "soft hyphens, zero-width spaces, word joiners and byte-order marks dropped, in the title too",
+			html: "<title>Exam&shy;inations</title><main><p>\ufeffretain final examin&shy;ations for 13&#8203;months, www.&#x200B;example&#8288;.org</p></main>",
+			want: Doc{Title: "Examinations", Markdown: "retain final examinations for 13months, www.example.org\n"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
