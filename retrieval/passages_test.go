@@ -101,7 +101,7 @@ func TestListingPassages(t *testing.T) {
 	fused := []scored{{0, 1.0}, {1, 0.9}, {2, 0.5}} // the listing first
 	cands := []scored{{0, 1.0}, {1, 0.9}, {2, 0.5}}
 	for _, across := range []bool{false, true} {
-		r := &Retriever{ix: ix, cfg: Config{NoSectionPassages: across}.withDefaults()}
+		r := &Retriever{ix: ix, lex: newEmptyLexicon(), cfg: Config{NoSectionPassages: across}.withDefaults()}
 		_, cover, err := r.selectPassages([]string{question}, cands, r.newChunkTexts())
 		if err != nil {
 			t.Fatal(err)

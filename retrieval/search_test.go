@@ -136,7 +136,7 @@ func TestSelectPassagesCoverage(t *testing.T) {
 		{ID: 1, PageID: 1, Text: "each team may request two registry seats"},
 		{ID: 2, PageID: 1, Text: "nothing relevant here"},
 	}}
-	r := &Retriever{ix: ix, cfg: Config{}.withDefaults()}
+	r := &Retriever{ix: ix, lex: newEmptyLexicon(), cfg: Config{}.withDefaults()}
 	_, cover, err := r.selectPassages([]string{"how many registry seats per team"}, []scored{{0, 1}, {1, 0.9}, {2, 0.8}}, r.newChunkTexts())
 	if err != nil {
 		t.Fatal(err)
