@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ragproxy/ragproxy/index"
 	"net/url"
 	"os"
 	"sort"
@@ -155,12 +156,14 @@ func pathOf(u string) string {
 	return u
 }
 
-// ContainsFact reports whether fact occurs in text, ignoring case, whitespace and markdown emphasis.
+// ContainsFact reports whether fact occurs in text, ignoring case, whitespace, markdown emphasis and link targets:
+// a fact whose words are partly a link's text ("No [`KEYS`](https://...) file was found") is in the text as a
+// reader (and the model) reads it.
 func ContainsFact(text, fact string) bool {
 	return strings.Contains(normalizeFact(text), normalizeFact(fact))
 }
 
 func normalizeFact(s string) string {
-	s = strings.NewReplacer("*", "", "_", "", "`", "").Replace(strings.ToLower(s))
+	s = strings.NewReplacer("*", "", "_", "", "`", "").Replace(strings.ToLower(index.StripLinks(s)))
 	return strings.Join(strings.Fields(s), " ")
 }

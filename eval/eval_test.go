@@ -15,6 +15,8 @@ func TestContainsFact(t *testing.T) {
 		{"the **maximum  of two\ncourses** applies", "maximum of two courses", true},
 		{"Chair: _Shachar Kariv_", "shachar kariv", true},
 		{"three courses", "two courses", false},
+		{"| `CHK03` | No [`KEYS`](https://example.org/signing.html#keys) file was found |", "No KEYS file was found", true},
+		{"see [the policy](https://example.org/no-keys-file-was-found)", "no-keys-file-was-found", false},
 	}
 	for _, tt := range tests {
 		if got := ContainsFact(tt.text, tt.fact); got != tt.want {
