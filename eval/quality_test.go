@@ -29,8 +29,8 @@ var (
 
 	// Held-out questions (testdata/heldout, 30 per site, see its README): written after the settings were
 	// chosen, to check that a change helps questions it was not made for. Check them; never tune to them.
-	berkeleyHeldOutFloor = floor{fact: 0.89, hit8: 0.92, mrr: 0.85}
-	asfHeldOutFloor      = floor{fact: 0.93, hit8: 0.96, mrr: 0.77}
+	berkeleyHeldOutFloor = floor{fact: 0.93, hit8: 0.92, mrr: 0.85}
+	asfHeldOutFloor      = floor{fact: 0.96, hit8: 0.96, mrr: 0.77}
 )
 
 // heldOut loads a held-out question set of testdata/heldout.
