@@ -9,13 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ragproxy/ragproxy/index"
 	"net/url"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 

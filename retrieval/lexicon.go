@@ -234,7 +234,8 @@ func (lx *lexicon) expand(q string, db *wordnet.DB) string {
 // forms returns the site's spellings of w, a word of a question that is not a stopword: a code split as the
 // catalogue writes it ("cs61b" -> "cs", "61b"), an acronym spelled out, the word's other spelling ("advisor" ->
 // "adviser", "center" -> "centre": spellings), an abbreviation its headings never use completed ("div" ->
-// "division"), or, for a word the site never uses, its corrections ("pasword" -> "password"). They are the same word written another way, not other words for it (those are synonyms).
+// "division"), or, for a word the site never uses, its corrections ("pasword" -> "password"). They are the same
+// word written another way, not other words for it (those are synonyms).
 func (lx *lexicon) forms(w string) []string {
 	if hasDigit(w) {
 		return splitCode(w)

@@ -1,6 +1,9 @@
 package retrieval
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // spellingPairs are word endings that English spells two ways, British and American, or as two accepted forms of
 // one word: "adviser" and "advisor", "enrolment" and "enrollment", "centre" and "center", "programme" and
@@ -37,7 +40,7 @@ func (lx *lexicon) spellings(w string) []string {
 	var out []string
 	try := func(from, to string) {
 		if stem, ok := strings.CutSuffix(w, from); ok && len(stem) >= 2 {
-			if v := stem + to; lx.df[v] > 0 && !contains(out, v) {
+			if v := stem + to; lx.df[v] > 0 && !slices.Contains(out, v) {
 				out = append(out, v)
 			}
 		}
@@ -47,13 +50,4 @@ func (lx *lexicon) spellings(w string) []string {
 		try(p[1], p[0])
 	}
 	return out
-}
-
-func contains(ws []string, w string) bool {
-	for _, x := range ws {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
