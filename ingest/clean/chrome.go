@@ -64,6 +64,9 @@ func defaultChrome() chrome {
 			// Sphinx themes: pydata's secondary sidebar (page contents, "Show Source", "Edit on GitHub") and its
 			// links on their own, Furo's page icons and back-to-top link.
 			"bd-sidebar-secondary", "sourcelink", "editthispage", "edit-this-page", "view-this-page", "back-to-top",
+			// DocBook's HTML: the XSL stylesheets' navigation header and footer, Publican's "Prev / Home / Next"
+			// lists.
+			"navheader", "navfooter", "docnav",
 			// MediaWiki.
 			"mw-editsection", "mw-jump-link", "printfooter", "catlinks",
 			// WordPress themes and Jetpack.
@@ -83,11 +86,11 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 	for _, a := range n.Attr {
 		switch a.Key {
 		case "id":
-			if c.ids[strings.ToLower(a.Val)] && !namedByHeading(n) {
+			if id := strings.ToLower(a.Val); c.ids[id] && !namedByHeading(n) && !(id == "sidebar" && prose(n)) {
 				return true
 			}
 		case "class":
-			if anyClass(a.Val, c.class) {
+			if anyClass(a.Val, func(cl string) bool { return c.class(cl) && !(strings.EqualFold(cl, "sidebar") && prose(n)) }) {
 				return true
 			}
 		case "role":
@@ -110,6 +113,37 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 func namedByHeading(n *html.Node) bool {
 	return isHeading(n) || n.DataAtom == atom.Section || n.DataAtom == atom.Div && hasClass(n, "section")
 }
+
+// prose reports whether n reads as text rather than as a list of links: at least proseWords words, fewer than
+// half of them in links. A "sidebar" is site chrome in most page templates (a column of menus and links), but
+// DocBook's HTML (its XSL stylesheets, Publican) writes the book's own sidebars, the boxed asides of technical
+// books ("SECURITY Restricting cron", "TIP", "BACK TO BASICS"), as div.sidebar inside the text, and they hold
+// facts the text does not repeat.
+func prose(n *html.Node) bool {
+	words := len(strings.Fields(nodeText(n)))
+	if words < proseWords {
+		return false
+	}
+	linked := 0
+	var walk func(*html.Node)
+	walk = func(m *html.Node) {
+		for ch := m.FirstChild; ch != nil; ch = ch.NextSibling {
+			if ch.Type != html.ElementNode {
+				continue
+			}
+			if ch.DataAtom == atom.A {
+				linked += len(strings.Fields(nodeText(ch)))
+				continue
+			}
+			walk(ch)
+		}
+	}
+	walk(n)
+	return 2*linked < words
+}
+
+// proseWords is the fewest words a sidebar that reads as text holds: about two sentences.
+const proseWords = 20
 
 // class reports whether cl is a chrome class, ignoring case.
 func (c *chrome) class(cl string) bool {
