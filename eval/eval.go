@@ -156,14 +156,15 @@ func pathOf(u string) string {
 	return u
 }
 
-// ContainsFact reports whether fact occurs in text, ignoring case, whitespace, markdown emphasis and link targets:
-// a fact whose words are partly a link's text ("No [`KEYS`](https://...) file was found") is in the text as a
-// reader (and the model) reads it.
+// ContainsFact reports whether fact occurs in text, ignoring case, whitespace, markdown emphasis, link targets and
+// table cell borders: a fact whose words are partly a link's text ("No [`KEYS`](https://...) file was found") or
+// lie in neighbouring cells of a table row ("| `ERROR` | 40 |" for "ERROR 40") is in the text as a reader (and
+// the model) reads it.
 func ContainsFact(text, fact string) bool {
 	return strings.Contains(normalizeFact(text), normalizeFact(fact))
 }
 
 func normalizeFact(s string) string {
-	s = strings.NewReplacer("*", "", "_", "", "`", "").Replace(strings.ToLower(index.StripLinks(s)))
+	s = strings.NewReplacer("*", "", "_", "", "`", "", "|", " ").Replace(strings.ToLower(index.StripLinks(s)))
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -17,6 +17,9 @@ func TestContainsFact(t *testing.T) {
 		{"three courses", "two courses", false},
 		{"| `CHK03` | No [`KEYS`](https://example.org/signing.html#keys) file was found |", "No KEYS file was found", true},
 		{"see [the policy](https://example.org/no-keys-file-was-found)", "no-keys-file-was-found", false},
+		{"| Level | Numeric value |\n|---|---|\n| `ERROR` | 40 |", "ERROR 40", true},
+		{"| `'^'` | Forces the field to be centered |", "'^' Forces the field to be centered", true},
+		{"| ERROR | 30 |\n| WARNING | 40 |", "ERROR 40", false},
 	}
 	for _, tt := range tests {
 		if got := ContainsFact(tt.text, tt.fact); got != tt.want {
