@@ -25,12 +25,12 @@ var (
 	// blog posts and newsletters that repeat the policy pages' facts. One question ("how long is the link good
 	// for", answered by a "reset key" sentence) reached its page only through the "Permanent link" anchors of
 	// the page's headings; the cleaner removes them, so Hit@8 and fact-in-context are 29 of 30.
-	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.80}
+	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.82}
 
 	// Held-out questions (testdata/heldout, 30 per site, see its README): written after the settings were
 	// chosen, to check that a change helps questions it was not made for. Check them; never tune to them.
 	berkeleyHeldOutFloor = floor{fact: 0.93, hit8: 0.92, mrr: 0.85}
-	asfHeldOutFloor      = floor{fact: 0.96, hit8: 0.96, mrr: 0.77}
+	asfHeldOutFloor      = floor{fact: 0.96, hit8: 0.96, mrr: 0.80}
 
 	// Two sites from other generators, each with its own dev and held-out questions (testdata/dev,
 	// testdata/heldout), installed from Debian's packages.
@@ -39,12 +39,12 @@ var (
 	// them long reference pages. Its held-out questions ask mostly in other words than the pages' (a "ring
 	// buffer" for a deque with a maximum length, "named after the snake" for the Monty Python sentence), which
 	// the local embedder does not bridge.
-	pythonDevFloor     = floor{fact: 0.85, hit8: 0.97, mrr: 0.82}
-	pythonHeldOutFloor = floor{fact: 0.60, hit8: 0.75, mrr: 0.60}
+	pythonDevFloor     = floor{fact: 0.88, hit8: 0.97, mrr: 0.85}
+	pythonHeldOutFloor = floor{fact: 0.60, hit8: 0.75, mrr: 0.62}
 	// The Debian Administrator's Handbook (RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK; debian-handbook, its en-US
 	// HTML): Publican (DocBook), 127 pages, with facts in the book's boxed sidebars.
-	handbookDevFloor     = floor{fact: 0.90, hit8: 0.90, mrr: 0.83}
-	handbookHeldOutFloor = floor{fact: 0.93, hit8: 0.93, mrr: 0.81}
+	handbookDevFloor     = floor{fact: 0.90, hit8: 0.90, mrr: 0.86}
+	handbookHeldOutFloor = floor{fact: 0.93, hit8: 0.93, mrr: 0.86}
 )
 
 // heldOut loads a held-out question set of testdata/heldout.

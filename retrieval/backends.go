@@ -22,6 +22,9 @@ type VectorHit struct {
 	PageID int
 	Ord    int
 	URL    string
+	// Score is the search's score of the hit, higher is better: for the BM25 half of a query, its BM25 score
+	// (retrieval compares a list's first scores, see Config.LeadRatio).
+	Score float64
 }
 
 // VectorStore runs the summary and chunk searches outside the process (retrieval/qdrant's Searcher runs them in
@@ -102,8 +105,8 @@ func (r *Retriever) remoteIDs(summaries bool, hits []VectorHit, n int) ([]int, e
 }
 
 // remotePageLists runs every storeList query of the page stage, for every query, as one summary batch and one
-// chunk batch, and records each list in memo under its key.
-func (r *Retriever) remotePageLists(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, memo map[listKey][]int) error {
+// chunk batch, and records each list in memo under its key, and each BM25 list's leading page in leads.
+func (r *Retriever) remotePageLists(ctx context.Context, queries []string, vecs [][]float32, same sameQueryLists, memo map[listKey][]int, leads map[listKey]int) error {
 	type want struct {
 		key       listKey
 		summaries bool
@@ -128,11 +131,18 @@ func (r *Retriever) remotePageLists(ctx context.Context, queries []string, vecs 
 	}
 	record := func(ws []want, res [][]VectorHit) error {
 		for i, w := range ws {
-			ids, err := r.remoteIDs(w.summaries, res[i], r.cfg.PagesPerList)
+			hits := res[i]
+			ids, err := r.remoteIDs(w.summaries, hits, r.cfg.PagesPerList)
 			if err != nil {
 				return err
 			}
 			memo[w.key] = ids
+			if w.key.list == ListPageBM25 || w.key.list == ListChunkBM25 {
+				if p := r.leadingPage(len(hits), func(i int) int { return hits[i].PageID },
+					func(i int) float64 { return hits[i].Score }); p >= 0 {
+					leads[w.key] = p
+				}
+			}
 		}
 		return nil
 	}

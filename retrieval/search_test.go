@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ragproxy/ragproxy/index"
 )
 
@@ -33,6 +34,51 @@ func TestTopPagesLinkPrior(t *testing.T) {
 		if diff := cmp.Diff(tt.want, ids(r.topPages(fused()))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
+	}
+}
+
+func TestLeadingPage(t *testing.T) {
+	type hit struct {
+		page  int
+		score float64
+	}
+	tests := []struct {
+		name  string
+		ratio float64
+		hits  []hit
+		want  int
+	}{
+		{"first page far ahead", 1.4, []hit{{3, 10}, {5, 7}, {1, 6}}, 3},
+		{"exactly the ratio", 1.4, []hit{{3, 14}, {5, 10}}, 3},
+		{"close behind", 1.4, []hit{{3, 10}, {5, 8}}, -1},
+		// In a list of chunks the next page is the first hit of another page.
+		{"chunks of the first page before the next page", 1.4, []hit{{3, 10}, {3, 9.5}, {5, 6}}, 3},
+		{"next page close behind after the first page's chunks", 1.4, []hit{{3, 10}, {3, 9.5}, {5, 9}}, -1},
+		{"one page only", 1.4, []hit{{3, 10}, {3, 2}}, -1},
+		{"one hit", 1.4, []hit{{3, 10}}, -1},
+		{"no hits", 1.4, nil, -1},
+		{"off", -1, []hit{{3, 10}, {5, 1}}, -1},
+	}
+	for _, tt := range tests {
+		r := &Retriever{cfg: Config{LeadRatio: tt.ratio}.withDefaults()}
+		got := r.leadingPage(len(tt.hits), func(i int) int { return tt.hits[i].page }, func(i int) float64 { return tt.hits[i].score })
+		if got != tt.want {
+			t.Errorf("%s: leadingPage = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestAddLeads(t *testing.T) {
+	// Three lists fused (K = 3, ranks from 0): a lead of weight 1 adds 1/3, one of weight 0.5 adds 1/6.
+	r := &Retriever{cfg: Config{}.withDefaults()}
+	fused := []scored{{0, 0.6}, {1, 0.5}, {2, 0.4}}
+	got := r.addLeads(fused, []scored{{2, 1}, {1, 0.5}}, 3)
+	want := []scored{{2, 0.4 + 1.0/3}, {1, 0.5 + 0.5/3}, {0, 0.6}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(scored{}), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("addLeads (-want +got):\n%s", diff)
+	}
+	if got := r.addLeads([]scored{{0, 1}}, nil, 3); len(got) != 1 || got[0].score != 1 {
+		t.Errorf("no votes: %v, want the fused scores as they were", got)
 	}
 }
 

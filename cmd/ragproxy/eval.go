@@ -218,6 +218,7 @@ func (f *retrievalFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.cfg.RRFK, "rrf-k", d.RRFK, "reciprocal rank fusion K (0: the number of fused lists)")
 	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", d.RRFRankBase, "rank of a list's first item in fusion (0 or 1)")
 	fs.Float64Var(&f.cfg.PassagePrior, "passage-prior", d.PassagePrior, "kept pages reordered by score times (0.05 + best passage coverage)^this (negative: none)")
+	fs.Float64Var(&f.cfg.LeadRatio, "lead-ratio", d.LeadRatio, "a BM25 page list's first page votes twice when its score is at least this times the next page's (negative: never)")
 	fs.Float64Var(&f.cfg.LinkPrior, "link-prior", d.LinkPrior, "fused page scores times 1 + this × ln(1 + inbound links) (negative: none)")
 	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", d.ContextTokens, "context budget in tokens")
 	fs.BoolVar(&f.cfg.NoWordNet, "no-wordnet", d.NoWordNet, "leave WordNet's synonyms of the question's words out of query expansion")

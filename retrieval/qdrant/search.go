@@ -12,7 +12,8 @@ type PageHit struct {
 	PageID    int
 	URL       string
 	Community int
-	// Score is the fused reciprocal-rank score; higher is better.
+	// Score is the fused reciprocal-rank score of a hybrid search, the search's own score when it had one query
+	// vector; higher is better.
 	Score float32
 }
 
@@ -21,7 +22,7 @@ type ChunkHit struct {
 	PageID int
 	Ord    int
 	URL    string
-	// Score is the fused reciprocal-rank score; higher is better.
+	// Score is as PageHit's.
 	Score float32
 }
 
@@ -106,7 +107,9 @@ func chunkHits(points []*qdrant.ScoredPoint) []ChunkHit {
 }
 
 // hybridQuery builds the query: one prefetch per non-empty query vector, each carrying the filter, fused with
-// RRF. The filter is repeated at the top level too, which Qdrant applies to the fused result.
+// RRF. The filter is repeated at the top level too, which Qdrant applies to the fused result. A query with one
+// vector searches it directly, so that its hits carry their own scores (cosine similarity, or the BM25 terms'
+// dot product) rather than reciprocal ranks: retrieval reads the BM25 scores (see retrieval.Config.LeadRatio).
 func (s *Store) hybridQuery(coll string, dense []float32, sparseIdx []uint32, sparseVal []float32, filter *qdrant.Filter, k int) (*qdrant.QueryPoints, error) {
 	if len(sparseIdx) != len(sparseVal) {
 		return nil, fmt.Errorf("qdrant: search %s: %d sparse indices, %d values", coll, len(sparseIdx), len(sparseVal))
@@ -128,6 +131,17 @@ func (s *Store) hybridQuery(coll string, dense []float32, sparseIdx []uint32, sp
 	}
 	if len(prefetch) == 0 {
 		return nil, nil
+	}
+	if len(prefetch) == 1 {
+		pf := prefetch[0]
+		return &qdrant.QueryPoints{
+			CollectionName: coll,
+			Query:          pf.Query,
+			Using:          pf.Using,
+			Filter:         filter,
+			Limit:          limit,
+			WithPayload:    qdrant.NewWithPayloadInclude(keyPageID, keyURL, keyCommunity, keyOrd),
+		}, nil
 	}
 	fusion := qdrant.NewQueryFusion(qdrant.Fusion_RRF)
 	if s.rrfK > 0 {

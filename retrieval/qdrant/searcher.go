@@ -51,7 +51,7 @@ func (s *Searcher) SearchSummaries(ctx context.Context, qs []retrieval.VectorQue
 	out := make([][]retrieval.VectorHit, len(res))
 	for i, points := range res {
 		for _, h := range pageHits(points) {
-			out[i] = append(out[i], retrieval.VectorHit{PageID: h.PageID, URL: h.URL})
+			out[i] = append(out[i], retrieval.VectorHit{PageID: h.PageID, URL: h.URL, Score: float64(h.Score)})
 		}
 	}
 	return out, nil
@@ -82,7 +82,7 @@ func (s *Searcher) SearchChunks(ctx context.Context, qs []retrieval.VectorQuery,
 	}
 	for i, points := range res {
 		for _, h := range chunkHits(points) {
-			out[i] = append(out[i], retrieval.VectorHit{PageID: h.PageID, Ord: h.Ord, URL: h.URL})
+			out[i] = append(out[i], retrieval.VectorHit{PageID: h.PageID, Ord: h.Ord, URL: h.URL, Score: float64(h.Score)})
 		}
 	}
 	return out, nil

@@ -322,12 +322,14 @@ func TestHybridQueryShape(t *testing.T) {
 		rrfK      uint32
 		dense     []float32
 		sparse    []uint32
-		wantUsing []string
+		wantUsing []string // the prefetches' vectors, fused with RRF
 		wantRRFK  bool
+		direct    string // the one vector searched directly, without fusion
 	}{
-		{"both", 0, []float32{1}, []uint32{1}, []string{"dense", "bm25"}, false},
-		{"dense", 0, []float32{1}, nil, []string{"dense"}, false},
-		{"sparse with k", 60, nil, []uint32{1}, []string{"bm25"}, true},
+		{"both", 0, []float32{1}, []uint32{1}, []string{"dense", "bm25"}, false, ""},
+		{"both with k", 60, []float32{1}, []uint32{1}, []string{"dense", "bm25"}, true, ""},
+		{"dense", 0, []float32{1}, nil, nil, false, "dense"},
+		{"sparse", 60, nil, []uint32{1}, nil, false, "bm25"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,6 +347,15 @@ func TestHybridQueryShape(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantUsing, using); diff != "" {
 				t.Errorf("prefetch vectors (-want +got):\n%s", diff)
+			}
+			if q.GetLimit() != 4 {
+				t.Errorf("limit = %d, want 4", q.GetLimit())
+			}
+			if tc.direct != "" {
+				if _, ok := q.GetQuery().GetVariant().(*qdrant.Query_Nearest); !ok || q.GetUsing() != tc.direct {
+					t.Errorf("query %T using %q, want a nearest search of %q", q.GetQuery().GetVariant(), q.GetUsing(), tc.direct)
+				}
+				return
 			}
 			_, isRRF := q.GetQuery().GetVariant().(*qdrant.Query_Rrf)
 			if isRRF != tc.wantRRFK {
