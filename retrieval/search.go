@@ -53,9 +53,11 @@ func (r *Retriever) rankPages(ctx context.Context, queries []string, vecs [][]fl
 		}
 	}
 	memo := map[listKey][]int{}
-	leads := map[listKey]int{} // a BM25 list's first page when it leads the list (see leadingPage)
-	var votes []scored         // each lead once per time its list is fused, with the list's weight
-	if remote {                // every store list, of every query, is in memo after this
+	// A BM25 list's first page when it leads the list (see leadingPage), and each lead once per time its list is
+	// fused, with the list's weight.
+	leads := map[listKey]int{}
+	var votes []scored
+	if remote { // every store list, of every query, is in memo after this
 		if err := r.remotePageLists(ctx, queries, vecs, same, memo, leads); err != nil {
 			return nil, err
 		}

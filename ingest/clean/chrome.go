@@ -52,7 +52,10 @@ func defaultChrome() chrome {
 		ids: set("breadcrumb", "breadcrumbs", "cl-menu", "sidebar", "menu", "navigation", "cookie-banner",
 			"cookie-consent", "cookie-notice", "print-dialog", "tabs", "totop", "skip-link", "skiplinks",
 			// MediaWiki's in-page table of contents (older releases give it no navigation role).
-			"toc"),
+			"toc",
+			// The page banner of templates that give it an id rather than the banner role (Publican's "Download
+			// the ebook" strip).
+			"banner"),
 		classes: set("breadcrumb", "breadcrumbs", "skip-link", "skip-links", "skiplink", "skip-to-content",
 			"accessible-menu", "cl-menu", "sidebar", "menu", "navbar", "navigation", "cookie-banner",
 			"cookie-consent", "cookie-notice", "share", "social-share", "sharing", "print", "print-dialog",

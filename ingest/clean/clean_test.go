@@ -72,8 +72,8 @@ func TestHTML(t *testing.T) {
 			want: Doc{Markdown: "## Menu\n\nUse the top bar.\n\n## Tabs\n\nOpen several.\n"},
 		},
 		{
-			name: "DocBook's sidebars kept as text, link sidebars and its navigation lists dropped (Publican, DocBook XSL)",
-			html: `<body><ul class="docnav top"><li class="previous"><a href="a.html"><strong>Prev</strong></a></li><li class="home">The Handbook</li></ul>
+			name: "DocBook's sidebars kept as text, link sidebars, navigation lists and banner dropped (Publican, DocBook XSL)",
+			html: `<body><div id="banner"><a href="http://example.org/get/"><span class="text">Download the ebook</span></a></div><ul class="docnav top"><li class="previous"><a href="a.html"><strong>Prev</strong></a></li><li class="home">The Handbook</li></ul>
 <div class="navheader"><table><tr><td><a href="a.html">Prev</a></td></tr></table></div>
 <div class="section"><h2 class="title">9.7. Scheduling Tasks</h2><div class="para">Each user has their own crontab.</div>
 <div class="sidebar"><div class="titlepage"><p class="title"><strong>SECURITY Restricting cron</strong></p></div>
