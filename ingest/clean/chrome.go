@@ -53,9 +53,9 @@ func defaultChrome() chrome {
 			"cookie-consent", "cookie-notice", "print-dialog", "tabs", "totop", "skip-link", "skiplinks",
 			// MediaWiki's in-page table of contents (older releases give it no navigation role).
 			"toc",
-			// The page banner of templates that give it an id rather than the banner role (Publican's "Download
-			// the ebook" strip).
-			"banner"),
+			// The page banner, header and footer of templates that give them an id rather than their element or
+			// role (Publican's "Download the ebook" strip, the Apache HTTP Server manual's copyright footer).
+			"banner", "header", "footer", "page-header", "page-footer", "site-header", "site-footer"),
 		classes: set("breadcrumb", "breadcrumbs", "skip-link", "skip-links", "skiplink", "skip-to-content",
 			"accessible-menu", "cl-menu", "sidebar", "menu", "navbar", "navigation", "cookie-banner",
 			"cookie-consent", "cookie-notice", "share", "social-share", "sharing", "print", "print-dialog",

@@ -26,7 +26,7 @@ import (
 // Version is the version of the cleaner's output. Ingest keeps a page's markdown while its body and settings are
 // unchanged, so a change to what the cleaner makes of the same page must raise Version: every page is then
 // cleaned again by the next ingest.
-const Version = 4
+const Version = 5
 
 // Doc is a cleaned page.
 type Doc struct {

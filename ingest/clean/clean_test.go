@@ -72,14 +72,14 @@ func TestHTML(t *testing.T) {
 			want: Doc{Markdown: "## Menu\n\nUse the top bar.\n\n## Tabs\n\nOpen several.\n"},
 		},
 		{
-			name: "DocBook's sidebars kept as text, link sidebars, navigation lists and banner dropped (Publican, DocBook XSL)",
+			name: "DocBook's sidebars kept as text; link sidebars, navigation lists, banner and footer by id dropped",
 			html: `<body><div id="banner"><a href="http://example.org/get/"><span class="text">Download the ebook</span></a></div><ul class="docnav top"><li class="previous"><a href="a.html"><strong>Prev</strong></a></li><li class="home">The Handbook</li></ul>
 <div class="navheader"><table><tr><td><a href="a.html">Prev</a></td></tr></table></div>
 <div class="section"><h2 class="title">9.7. Scheduling Tasks</h2><div class="para">Each user has their own crontab.</div>
 <div class="sidebar"><div class="titlepage"><p class="title"><strong>SECURITY Restricting cron</strong></p></div>
 <div class="para">You can restrict access to crontab by creating an explicit authorization file in /etc/cron.allow, in which you indicate the only users authorized to schedule commands.</div></div>
 <div class="sidebar"><ul><li><a href="b.html">Scheduling tasks with cron and at, the full reference</a></li><li><a href="c.html">The anacron daemon for laptops and desktops</a></li><li><a href="d.html">Systemd timers and how they compare</a></li></ul><p>See also these.</p></div>
-</div><div class="navfooter"><a href="b.html">Next</a></div></body>`,
+</div><div class="navfooter"><a href="b.html">Next</a></div><div id="footer"><p>Copyright 2026 The Foundation. Licensed under the License.</p></div></body>`,
 			want: Doc{Markdown: "## 9.7. Scheduling Tasks\n\nEach user has their own crontab.\n\n**SECURITY Restricting cron**\n\n" +
 				"You can restrict access to crontab by creating an explicit authorization file in /etc/cron.allow, in which you indicate the only users authorized to schedule commands.\n"},
 		},
