@@ -118,9 +118,10 @@ func (r *Retriever) addLeads(fused, votes []scored, n int) []scored {
 // leadingPage returns the first page of a ranked BM25 list when its score is at least LeadRatio times the best
 // score of any other page in the list, else -1; hits n, page(i) and score(i) give the list's i-th hit, pages
 // repeating in a list of chunks. Reciprocal rank fusion weighs every list's first place alike, whether the list
-// found one page far ahead of the rest or several close together, and a first page that far ahead is the right
-// page most of the time: on the four dev sites' questions, a page or chunk BM25 list's first page was the
-// expected one for about half of all queries, and for 85-95% of those where it led the next page by 1.4 times.
+// found one page far ahead of the rest or several close together, and a first page that far ahead is nearly
+// always the right page: over the four dev sites' questions and their rewrites, the first page of a page or chunk
+// BM25 list was an expected page in 346 of 588 lists (59%), and in 105 of the 108 lists where it led the next
+// page by 1.4 times (97%).
 // Such a page gets a second first place in its list (rankPages), which lifts it over a hub that the other
 // lists rank well on the question's commoner words, and does not move it past a page most lists agree on.
 func (r *Retriever) leadingPage(n int, page func(i int) int, score func(i int) float64) int {
