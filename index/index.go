@@ -116,6 +116,9 @@ type Manifest struct {
 	Source string `json:"source"`
 	// Settings records the ingest settings that shaped the content (thresholds, selectors, sections).
 	Settings json.RawMessage `json:"settings,omitempty"`
+	// Boilerplate identifies the site template blocks left out of the chunks (ingest/boilerplate's Set.Key); ""
+	// when none were.
+	Boilerplate string `json:"boilerplate,omitempty"`
 }
 
 // CrawlRecord is what the crawl that built a version learnt beyond the pages' content, so that a re-crawl whose

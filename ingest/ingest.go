@@ -26,6 +26,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest/boilerplate"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
 	"github.com/ragproxy/ragproxy/ingest/clean"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
@@ -54,6 +55,8 @@ type Config struct {
 	Chunk   chunk.Config
 	Graph   leiden.CommunityConfig
 	Summary summary.ExtractiveConfig
+	// Boilerplate sets which blocks at the pages' edges are the site's template, left out of the chunks.
+	Boilerplate boilerplate.Config
 
 	// Summarizer writes LLM summaries; nil means extractive summaries.
 	Summarizer *summary.LLM
@@ -241,6 +244,8 @@ type run struct {
 	progress  *progress
 	embedder  embed.Embedder
 	embState  []byte
+	// boilerplate is the key of the site template left out of the chunks (see template), for the manifest.
+	boilerplate string
 	// fromChunk[i] is the previous index's chunk that new chunk i repeats with the same search text, or -1.
 	fromChunk []int
 	// crawled says the pages came from a crawl (not a mirror), so the index keeps a crawl record.
@@ -313,16 +318,17 @@ const faqVersion = 1
 // settings are the ingest parameters that shape the index content; they enter the version.
 func (r *run) settings() json.RawMessage {
 	b, _ := json.Marshal(struct {
-		Clean   clean.Config
-		Links   links.Config
-		Chunk   chunk.Config
-		Graph   leiden.CommunityConfig
-		Summary summary.ExtractiveConfig
+		Clean       clean.Config
+		Links       links.Config
+		Chunk       chunk.Config
+		Boilerplate boilerplate.Config
+		Graph       leiden.CommunityConfig
+		Summary     summary.ExtractiveConfig
 		// FAQ is the FAQ extraction's version: a page cleaned by an earlier one is cleaned again.
 		FAQ int
 		// Cleaner is the cleaner's version (clean.Version), for the same reason.
 		Cleaner int
-	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Graph, r.cfg.Summary, faqVersion, clean.Version})
+	}{r.cfg.Clean, r.cfg.Links, r.cfg.Chunk, r.cfg.Boilerplate, r.cfg.Graph, r.cfg.Summary, faqVersion, clean.Version})
 	return b
 }
 
@@ -344,6 +350,7 @@ func (r *run) finishManifest(ix *index.Index) error {
 	m.RagproxyVersion = r.cfg.Version
 	m.Source = r.cfg.Source
 	m.Settings = r.settings()
+	m.Boilerplate = r.boilerplate
 	links := 0
 	for _, p := range ix.Pages {
 		m.Hashes[p.URL] = p.Hash

@@ -260,3 +260,60 @@ func TestConfiguredEmbedder(t *testing.T) {
 		t.Errorf("re-ingest embedded %d texts, want %d (the changed page's summary and chunks)", calls, want)
 	}
 }
+
+// templatePage is a page of a site whose template marks nothing as chrome: no main element, a plain div for
+// the footer (when footer is set).
+func templatePage(i int, footer bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<html><head><title>Topic %d</title></head><body><div class=\"row\"><h1>Topic %d</h1>", i, i)
+	fmt.Fprintf(&b, "<p>Topic %d is about subject number %d: its rules, its forms and its deadlines, which the "+
+		"office publishes every term.</p></div>", i, i)
+	if footer {
+		b.WriteString(`<div class="row"><p>Copyright 2026, The Example Foundation. Example® and the Example logo ` +
+			`are trademarks of The Example Foundation.</p></div>`)
+	}
+	b.WriteString("</body></html>")
+	return b.String()
+}
+
+func TestSiteTemplateLeftOutOfChunks(t *testing.T) {
+	files := map[string]string{}
+	for i := range 12 {
+		files[fmt.Sprintf("topic%d.html", i)] = templatePage(i, true)
+	}
+	src := writeSite(t, t.TempDir(), files)
+	dir := filepath.Join(t.TempDir(), "ix")
+	inChunks := func(ix *index.Index) (n int) {
+		for _, c := range ix.Chunks {
+			if strings.Contains(c.Text, "trademarks") {
+				n++
+			}
+		}
+		return n
+	}
+
+	first := ingestSite(t, src, dir, nil)
+	ix := load(t, dir)
+	if n := inChunks(ix); n != 0 || ix.Manifest.Boilerplate == "" {
+		t.Errorf("the footer every page closes with is in %d chunks (template key %q), want none", n, ix.Manifest.Boilerplate)
+	}
+	if md, _ := ix.PageMarkdown(0); !strings.Contains(md, "trademarks") {
+		t.Error("the page's markdown lost the footer; only its chunks should")
+	}
+	if second := ingestSite(t, src, dir, nil); second.Reused != second.Pages || second.Version != first.Version {
+		t.Errorf("unchanged re-ingest: %+v, first version %s", second, first.Version)
+	}
+
+	// Seven pages drop the footer: on five of twelve it is no longer the template, and the five unchanged
+	// pages are split again so that their chunks hold it.
+	for i := range 7 {
+		files[fmt.Sprintf("topic%d.html", i)] = templatePage(i, false)
+	}
+	writeSite(t, src, files)
+	third := ingestSite(t, src, dir, nil)
+	ix = load(t, dir)
+	if n := inChunks(ix); n != 5 || ix.Manifest.Boilerplate != "" || third.Reused != 0 {
+		t.Errorf("footer on 5 of 12 pages: in %d chunks (template key %q, %d pages reused), want 5 (\"\", 0)", n,
+			ix.Manifest.Boilerplate, third.Reused)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/embed"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest/boilerplate"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
 	"github.com/ragproxy/ragproxy/ingest/clean"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
@@ -450,11 +451,18 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 	olds := make([]*index.Page, len(ix.Pages))
 	var failed firsterr.Holder
 	fail := failed.Keep
+	// The site's template blocks (boilerplate) are left out of every page's chunks; an unchanged page keeps its
+	// previous chunks only if the previous version left out the same blocks.
+	template, err := r.template(ix)
+	if err != nil {
+		return err
+	}
+	sameTemplate := r.prev != nil && r.prev.ix.Manifest.Boilerplate == template.Key()
 	// Read the chunks of unchanged pages (from disk: side by side), then split the others, with the tokenizer
 	// loaded only if there are any.
 	parallel(len(ix.Pages), func(i int) {
 		p := &ix.Pages[i]
-		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash {
+		if old := r.prev.page(p.URL); old != nil && old.Hash == p.Hash && sameTemplate {
 			if cs, rs, ok := r.prev.chunkRefs(old); ok { // the texts stay where the previous version has them
 				per[i], refs[i], olds[i] = cs, rs, old
 				return
@@ -491,7 +499,7 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 			fail(err)
 			return
 		}
-		per[i] = chunk.Split(r.tok, md, r.cfg.Chunk)
+		per[i] = chunk.Split(r.tok, template.Strip(md), r.cfg.Chunk)
 		if refs[i], err = r.spillChunks(per[i]); err != nil {
 			fail(err)
 		}
@@ -520,6 +528,30 @@ func (r *run) chunk(ctx context.Context, ix *index.Index, docs []*doc) error {
 		}
 	}
 	return nil
+}
+
+// template finds the site's boilerplate among the pages' markdown (package boilerplate), reading the pages side
+// by side and keeping only their edge blocks' identities, and records its key for the manifest.
+func (r *run) template(ix *index.Index) (*boilerplate.Set, error) {
+	edges := make([][]uint64, len(ix.Pages))
+	var failed firsterr.Holder
+	parallel(len(ix.Pages), func(i int) {
+		md, err := r.spill.Read(r.pageRefs[i])
+		if err != nil {
+			failed.Keep(err)
+			return
+		}
+		edges[i] = boilerplate.Edges(md, r.cfg.Boilerplate)
+	})
+	if err := failed.Err(); err != nil {
+		return nil, fmt.Errorf("ingest: template: %w", err)
+	}
+	set := boilerplate.Build(edges, r.cfg.Boilerplate)
+	if set.Len() > 0 {
+		r.cfg.Logger.Info("site template left out of the chunks", "blocks", set.Len())
+	}
+	r.boilerplate = set.Key()
+	return set, nil
 }
 
 // spillChunks moves the chunks' texts to the spill as they are made (they are parts of their page's markdown,
