@@ -25,14 +25,14 @@ var (
 	// blog posts and newsletters that repeat the policy pages' facts. One question ("how long is the link good
 	// for", answered by a "reset key" sentence) reached its page only through the "Permanent link" anchors of
 	// the page's headings; the cleaner removes them, so Hit@8 and fact-in-context are 29 of 30.
-	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.82}
+	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.85}
 
 	// Held-out questions (testdata/heldout, 30 per site, see its README): written after the settings were
 	// chosen, to check that a change helps questions it was not made for. Check them; never tune to them.
 	berkeleyHeldOutFloor = floor{fact: 0.93, hit8: 0.92, mrr: 0.85}
 	asfHeldOutFloor      = floor{fact: 0.96, hit8: 0.96, mrr: 0.80}
 
-	// Two sites from other generators, each with its own dev and held-out questions (testdata/dev,
+	// Three sites from other generators, each with its own dev and held-out questions (testdata/dev,
 	// testdata/heldout), installed from Debian's packages.
 	//
 	// The Python 3.11 documentation (RAGPROXY_TEST_CORPUS_PYDOCS; python3.11-doc): Sphinx, 530 pages, many of
@@ -45,6 +45,10 @@ var (
 	// HTML): Publican (DocBook), 127 pages, with facts in the book's boxed sidebars.
 	handbookDevFloor     = floor{fact: 0.90, hit8: 0.90, mrr: 0.86}
 	handbookHeldOutFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.88}
+	// The PostgreSQL 15 documentation (RAGPROXY_TEST_CORPUS_POSTGRESQL; postgresql-doc-15): the DocBook XSL
+	// stylesheets, 1,169 pages, with many short reference pages and long tables of settings and types.
+	postgresDevFloor     = floor{fact: 0.88, hit8: 0.95, mrr: 0.75}
+	postgresHeldOutFloor = floor{fact: 0.90, hit8: 0.97, mrr: 0.81}
 )
 
 // heldOut loads a held-out question set of testdata/heldout.
@@ -97,11 +101,11 @@ func TestASFDevQuality(t *testing.T) {
 		questionSet{"held-out", heldOut(t, "asf-heldout.jsonl"), asfHeldOutFloor})
 }
 
-// Where the two Debian-packaged sites are published: DIR/library/os.html is pythonDocsBaseURL +
-// "library/os.html".
+// Where the Debian-packaged sites are published: DIR/library/os.html is pythonDocsBaseURL + "library/os.html".
 const (
 	pythonDocsBaseURL = "https://docs.python.org/3.11/"
 	handbookBaseURL   = "https://debian-handbook.info/browse/en-US/stable/"
+	postgresBaseURL   = "https://www.postgresql.org/docs/15/"
 )
 
 func TestPythonDocsQuality(t *testing.T) {
@@ -114,6 +118,12 @@ func TestDebianHandbookQuality(t *testing.T) {
 	checkPackagedSite(t, "RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK", "/usr/share/doc/debian-handbook/html/en-US",
 		handbookBaseURL, questionSet{"dev", dev(t, "debian-handbook-dev.jsonl"), handbookDevFloor},
 		questionSet{"held-out", heldOut(t, "debian-handbook-heldout.jsonl"), handbookHeldOutFloor})
+}
+
+func TestPostgreSQLDocsQuality(t *testing.T) {
+	checkPackagedSite(t, "RAGPROXY_TEST_CORPUS_POSTGRESQL", "/usr/share/doc/postgresql-doc-15/html", postgresBaseURL,
+		questionSet{"dev", dev(t, "postgresql-dev.jsonl"), postgresDevFloor},
+		questionSet{"held-out", heldOut(t, "postgresql-heldout.jsonl"), postgresHeldOutFloor})
 }
 
 // checkPackagedSite checks the question sets of a site a Debian package installs, found at the directory env
