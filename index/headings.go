@@ -54,7 +54,7 @@ func Headings(text string) iter.Seq2[int, string] {
 // *fenced tracking fenced code: a "```" or "~~~" line opens or closes it, and inside it a "#" starts a comment,
 // not a heading (0).
 func HeadingOutsideFence(line string, fenced *bool) int {
-	if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+	if FenceLine(line) {
 		*fenced = !*fenced
 		return 0
 	}
@@ -62,6 +62,12 @@ func HeadingOutsideFence(line string, fenced *bool) int {
 		return 0
 	}
 	return HeadingLevel(line)
+}
+
+// FenceLine reports whether a line (trimmed of spaces) opens or closes a fenced code block: it starts with "```"
+// or "~~~".
+func FenceLine(line string) bool {
+	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
 }
 
 // HeadingLevel returns the level of a markdown ATX heading line (up to three spaces, 1-6 "#", then a space, a

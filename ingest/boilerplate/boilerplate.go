@@ -157,7 +157,7 @@ func blocks(md string) []span {
 	off := 0
 	for line := range strings.Lines(md) {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		if index.FenceLine(t) {
 			fenced = !fenced
 		}
 		switch {
