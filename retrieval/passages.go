@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // Passage selection. Chunk search ranks whole chunks, and on long pages and pages with large tables the chunk
@@ -51,9 +52,29 @@ const (
 type chunkTexts struct {
 	ix   *index.Index
 	read map[int]string
+	// context holds the texts as the context writes them, with compact links (see compact).
+	context map[int]string
 }
 
-func (r *Retriever) newChunkTexts() *chunkTexts { return &chunkTexts{ix: r.ix, read: map[int]string{}} }
+func (r *Retriever) newChunkTexts() *chunkTexts {
+	return &chunkTexts{ix: r.ix, read: map[int]string{}, context: map[int]string{}}
+}
+
+// compact makes chunk id's context text, its text with compact links (index.CompactLinks; page is its page's
+// URL), and returns its size in o200k tokens: the chunk's own count when no link changed, counted again
+// otherwise.
+func (t *chunkTexts) compact(id int, page string, tok *tokenizer.Tokenizer) (int, error) {
+	s, err := t.get(id)
+	if err != nil {
+		return 0, err
+	}
+	c := index.CompactLinks(s, page)
+	t.context[id] = c
+	if len(c) == len(s) {
+		return t.ix.Chunks[id].Tokens, nil
+	}
+	return tok.Count(c), nil
+}
 
 func (t *chunkTexts) get(id int) (string, error) {
 	if s, ok := t.read[id]; ok {

@@ -116,27 +116,64 @@ func TestListingPassages(t *testing.T) {
 // TestPassageRerankLongPage: on a long page, short chunks that repeat the question's words apart outrank, in the
 // fused chunk order, the long chunk whose one sentence answers; within a tight budget only passage selection
 // puts the answer in the context.
-func TestPassageRerankLongPage(t *testing.T) {
-	const question = "how many advanced widget credits do students complete?"
-	const fact = "Students complete 42 credits of advanced widget coursework."
-	ix := &index.Index{}
+// testSite builds a small index page by page, its vectors from the local embedder fitted to it.
+type testSite struct {
+	ix    *index.Index
+	tok   *tokenizer.Tokenizer
+	texts []string
+}
+
+func newTestSite(t *testing.T) *testSite {
+	t.Helper()
 	tok, err := tokenizer.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var texts []string
-	addPage := func(title string, chunks []string) {
-		p := index.Page{ID: len(ix.Pages), URL: fmt.Sprintf("https://s.example/p%d/", len(ix.Pages)), Title: title,
-			Summary: title}
-		for i, text := range chunks {
-			id := len(ix.Chunks)
-			ix.Chunks = append(ix.Chunks, index.Chunk{ID: id, PageID: p.ID, Ord: i, Text: text, Tokens: tok.Count(text)})
-			p.Chunks = append(p.Chunks, id)
-			p.Markdown += text + "\n\n"
-			texts = append(texts, index.SearchText(title, "", text))
-		}
-		ix.Pages = append(ix.Pages, p)
+	return &testSite{ix: &index.Index{}, tok: tok}
+}
+
+func (s *testSite) addPage(title string, chunks []string) {
+	ix := s.ix
+	p := index.Page{ID: len(ix.Pages), URL: fmt.Sprintf("https://s.example/p%d/", len(ix.Pages)), Title: title,
+		Summary: title}
+	for i, text := range chunks {
+		id := len(ix.Chunks)
+		ix.Chunks = append(ix.Chunks, index.Chunk{ID: id, PageID: p.ID, Ord: i, Text: text, Tokens: s.tok.Count(text)})
+		p.Chunks = append(p.Chunks, id)
+		p.Markdown += text + "\n\n"
+		s.texts = append(s.texts, index.SearchText(title, "", text))
 	}
+	ix.Pages = append(ix.Pages, p)
+}
+
+// retriever embeds the site's chunks and titles and returns its retriever.
+func (s *testSite) retriever(t *testing.T, cfg Config) *Retriever {
+	t.Helper()
+	ix := s.ix
+	emb, vecs, err := embed.FitEmbed(context.Background(), s.texts, embed.LocalConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.ChunkVectors = vecs
+	var titles []string
+	for _, p := range ix.Pages {
+		titles = append(titles, p.Title)
+	}
+	if ix.SummaryVectors, err = emb.Embed(context.Background(), titles); err != nil {
+		t.Fatal(err)
+	}
+	ix.Manifest = index.Manifest{Embedder: emb.Name(), Dimension: emb.Dimension(), Pages: len(ix.Pages), Chunks: len(ix.Chunks)}
+	r, err := New(ix, emb, s.tok, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestPassageRerankLongPage(t *testing.T) {
+	const question = "how many advanced widget credits do students complete?"
+	const fact = "Students complete 42 credits of advanced widget coursework."
+	site := newTestSite(t)
 	// Each short chunk names the question's words, each about 22 words from the next.
 	var chunks []string
 	for i := range 6 {
@@ -150,24 +187,12 @@ func TestPassageRerankLongPage(t *testing.T) {
 	}
 	long[15] = fact
 	chunks = append(chunks, "## Requirements\n\n"+strings.Join(long, " "))
-	addPage("Widget Program", chunks)
-	addPage("Campus Map", []string{"## Map\n\n" + filler(0, 40), "## Parking\n\n" + filler(5, 40)})
+	site.addPage("Widget Program", chunks)
+	site.addPage("Campus Map", []string{"## Map\n\n" + filler(0, 40), "## Parking\n\n" + filler(5, 40)})
 
-	emb, vecs, err := embed.FitEmbed(context.Background(), texts, embed.LocalConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix.ChunkVectors = vecs
-	if ix.SummaryVectors, err = emb.Embed(context.Background(), []string{"Widget Program", "Campus Map"}); err != nil {
-		t.Fatal(err)
-	}
-	ix.Manifest = index.Manifest{Embedder: emb.Name(), Dimension: emb.Dimension(), Pages: len(ix.Pages), Chunks: len(ix.Chunks)}
 	// The budget holds the long chunk or the short ones, not both.
-	budget := ix.Chunks[6].Tokens + 100
-	base, err := New(ix, emb, tok, Config{ContextTokens: budget, NoWordNet: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	budget := site.ix.Chunks[6].Tokens + 100
+	base := site.retriever(t, Config{ContextTokens: budget, NoWordNet: true})
 	a, _ := Heuristic{}.Analyze(context.Background(), []Message{{Role: "user", Content: question}})
 	for _, off := range []bool{true, false} {
 		r := base.WithConfig(Config{ContextTokens: budget, NoWordNet: true, NoPassageRerank: off})
@@ -178,5 +203,47 @@ func TestPassageRerankLongPage(t *testing.T) {
 		if got, want := strings.Contains(res.Context, fact), !off; got != want {
 			t.Errorf("NoPassageRerank %v: fact in the context = %v, want %v (chunks %d)", off, got, want, len(res.Chunks))
 		}
+	}
+}
+
+// TestContextCompactLinks checks that the context writes a chunk's links to its own page and its code
+// cross-references as their text (index.CompactLinks), counts the chunk at that size, and so fits passages
+// that their links' targets would have kept out.
+func TestContextCompactLinks(t *testing.T) {
+	const question = "which widget functions convert lantern values?"
+	site := newTestSite(t)
+	refs := func(page int) string {
+		var b strings.Builder
+		for i := range 12 {
+			fmt.Fprintf(&b, " [`widget.convert_%d()`](https://s.example/p%d/#widget.convert_%d \"widget.convert_%d\")", i, page, i, i)
+		}
+		return b.String()
+	}
+	site.addPage("Widget functions", []string{
+		"## Converting\n\nWidget functions convert lantern values:" + refs(0) + ". See [the guide](https://guide.example/widgets).",
+		"## More converting\n\nOther widget functions convert lantern values too:" + refs(1) + ".",
+	})
+	site.addPage("Campus Map", []string{"## Map\n\n" + filler(0, 40)})
+	ix := site.ix
+	// The budget holds both chunks as the context writes them, not as the index holds them.
+	budget := ix.Chunks[0].Tokens + ix.Chunks[1].Tokens - 100
+	r := site.retriever(t, Config{ContextTokens: budget, NoWordNet: true})
+	a, _ := Heuristic{}.Analyze(context.Background(), []Message{{Role: "user", Content: question}})
+	res, err := r.Retrieve(context.Background(), question, a.Rewrites)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`widget.convert_3()`", "Other widget functions", "[the guide](https://guide.example/widgets)"} {
+		if !strings.Contains(res.Context, want) {
+			t.Errorf("context lacks %q:\n%s", want, res.Context)
+		}
+	}
+	// The own page's anchors go; the other page's cross-references are code on the site: they go too.
+	if strings.Contains(res.Context, "#widget.convert") {
+		t.Errorf("context keeps cross-reference targets:\n%s", res.Context)
+	}
+	exact := site.tok.Count(res.Context)
+	if d := res.ContextTokens - exact; d < -8 || d > 8 || exact > budget {
+		t.Errorf("context_tokens %d, counted whole %d (budget %d)", res.ContextTokens, exact, budget)
 	}
 }

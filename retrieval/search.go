@@ -370,7 +370,11 @@ func (r *Retriever) assemble(pages []scored, chunks []scored, read *chunkTexts) 
 	chosen := chunks[:0:0]
 	for _, c := range chunks {
 		p := r.ix.Chunks[c.id].PageID
-		cost := r.ix.Chunks[c.id].Tokens + 1
+		tokens, err := read.compact(c.id, r.ix.Pages[p].URL, r.tok)
+		if err != nil {
+			return nil, nil, "", 0, err
+		}
+		cost := tokens + 1
 		h, seen := headerTokens[p]
 		if !seen {
 			h = r.tok.Count(header(p))
@@ -389,11 +393,8 @@ func (r *Retriever) assemble(pages []scored, chunks []scored, read *chunkTexts) 
 	for _, c := range chosen {
 		p := r.ix.Chunks[c.id].PageID
 		byPage[p] = append(byPage[p], c)
-		if _, err := read.get(c.id); err != nil {
-			return nil, nil, "", 0, err
-		}
 	}
-	texts := read.read
+	texts := read.context
 	var (
 		b         strings.Builder
 		pageHits  []PageHit

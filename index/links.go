@@ -1,0 +1,208 @@
+package index
+
+import (
+	"iter"
+	"strings"
+)
+
+// StripLinks turns markdown links into their text and drops bare URLs (a scanner: this runs over every chunk of
+// an index).
+func StripLinks(s string) string {
+	if !strings.Contains(s, "http") && !strings.Contains(s, "](") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '[':
+			i++
+		case c == ']':
+			i++
+			if i < len(s) && s[i] == '(' {
+				if end := linkTargetEnd(s, i); end > 0 {
+					i = end
+				}
+			}
+		case (c == 'h' || c == '<') && isURLStart(s, i):
+			if c == '<' {
+				i++
+			}
+			for i < len(s) && !strings.ContainsRune(" \t\n\r<>()", rune(s[i])) {
+				i++
+			}
+			if i < len(s) && s[i] == '>' {
+				i++
+			}
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// linkTargetEnd returns the index after the ")" closing a link target that starts with "(" at i (one level of
+// nested parentheses and an optional quoted title allowed), or 0 when there is none.
+func linkTargetEnd(s string, i int) int {
+	depth := 0
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return j + 1
+			}
+			depth--
+		case '\n':
+			return 0
+		case '"':
+			if k := strings.IndexByte(s[j+1:], '"'); k >= 0 {
+				j += k + 1
+			}
+		}
+	}
+	return 0
+}
+
+func isURLStart(s string, i int) bool {
+	if s[i] == '<' {
+		i++
+	}
+	return strings.HasPrefix(s[i:], "http://") || strings.HasPrefix(s[i:], "https://")
+}
+
+// CompactLinks shortens the markdown links of a chunk of page (its absolute URL) for a model's context, where
+// link targets are tokens that state no fact: generated documentation links most names of its text to their
+// definitions (40% of the Python documentation's chunk tokens are link targets). A link keeps its text and
+// loses its target when the target is page itself (an anchor on the page, whose URL the context states once) or
+// when its text is code and the target is on page's site (an API name's cross-reference). Every other link
+// keeps its target, so the pages and forms a passage sends readers to can still be cited; titles ("url
+// "title"") go. Images stay as they are.
+func CompactLinks(s, page string) string {
+	if !strings.Contains(s, "](") {
+		return s
+	}
+	site := siteOf(page)
+	page = WithoutFragment(page)
+	var b strings.Builder
+	done := 0 // what is written of s
+	for l := range Links(s) {
+		b.WriteString(s[done:l.Start])
+		t := WithoutFragment(l.Target)
+		if t == page || site != "" && strings.HasPrefix(t, site) && isCode(l.Text) {
+			b.WriteString(l.Text)
+		} else {
+			writeLink(&b, l.Text, l.Target)
+		}
+		done = l.End
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// Link is a markdown link to an absolute http(s) URL in a text: s[Start:End] is "[Text](Target)", Target
+// without the title that may follow it.
+type Link struct {
+	Text, Target string
+	Start, End   int
+}
+
+// Links yields the markdown links of s that lead to absolute http(s) URLs, in order; images are not links.
+func Links(s string) iter.Seq[Link] {
+	return func(yield func(Link) bool) {
+		open := -1 // the last "[" not yet closed on this line
+		for i := 0; i < len(s); i++ {
+			switch s[i] {
+			case '\n':
+				open = -1
+			case '[':
+				open = i
+			case ']':
+				o := open
+				open = -1
+				if o < 0 || i+1 >= len(s) || s[i+1] != '(' {
+					continue
+				}
+				end := linkTargetEnd(s, i+1)
+				if end == 0 {
+					continue
+				}
+				target := linkTarget(s[i+2 : end-1])
+				if o > 0 && s[o-1] == '!' || target == "" {
+					continue // an image, or a target this does not read: as it is
+				}
+				if !yield(Link{Text: s[o+1 : i], Target: target, Start: o, End: end}) {
+					return
+				}
+				i = end - 1
+			}
+		}
+	}
+}
+
+// linkTarget is the URL of a link's parenthesised part (without its parentheses): without the title that may
+// follow it, and without the angle brackets that may enclose it. It is "" when the part holds something else.
+func linkTarget(part string) string {
+	part = strings.TrimSpace(part)
+	var u, rest string
+	if strings.HasPrefix(part, "<") {
+		end := strings.IndexByte(part, '>')
+		if end < 0 {
+			return ""
+		}
+		u, rest = part[1:end], part[end+1:]
+	} else {
+		u, rest = part, ""
+		if i := strings.IndexAny(part, " \t"); i >= 0 {
+			u, rest = part[:i], part[i:]
+		}
+	}
+	if rest = strings.TrimSpace(rest); rest != "" && rest[0] != '"' && rest[0] != '\'' {
+		return ""
+	}
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return ""
+	}
+	return u
+}
+
+// writeLink writes the markdown link [text](target), the target in angle brackets when it holds spaces or
+// parentheses.
+func writeLink(b *strings.Builder, text, target string) {
+	b.WriteString("[" + text + "](")
+	if strings.ContainsAny(target, " ()") {
+		b.WriteString("<" + target + ">)")
+		return
+	}
+	b.WriteString(target + ")")
+}
+
+// siteOf is the scheme and host of an absolute URL with the "/" after them ("https://example.org/"), or "".
+func siteOf(u string) string {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return ""
+	}
+	if j := strings.IndexByte(u[i+3:], '/'); j >= 0 {
+		return u[:i+3+j+1]
+	}
+	return u + "/"
+}
+
+func WithoutFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// isCode reports whether link text is one code span ("`print()`").
+func isCode(text string) bool {
+	return len(text) > 2 && text[0] == '`' && text[len(text)-1] == '`' && !strings.Contains(text[1:len(text)-1], "`")
+}
