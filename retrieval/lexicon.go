@@ -11,7 +11,8 @@ import (
 )
 
 // lexicon is what the site's own text says about its words: how common each is, which words its titles and
-// headings use, and the acronyms it defines ("Master of Financial Engineering (MFE)"). Query expansion uses it to
+// headings use, the acronyms it defines ("Master of Financial Engineering (MFE)") and the pages defining the code
+// names it links (see definingPages). Query expansion uses it to
 // do without a model what the analysis model does with one: correct misspellings, complete abbreviations and
 // spell out acronyms, in the site's vocabulary.
 type lexicon struct {
@@ -19,6 +20,7 @@ type lexicon struct {
 	heading  map[string]int    // word -> occurrences in titles and headings
 	headings []string          // the keys of heading, sorted, for prefix search
 	acronyms map[string]string // lowercase acronym -> its expansion
+	defined  map[string][]int  // code name (nameKey) -> the pages defining it, most linked first
 	byLen    map[int][]string  // vocabulary words by length, for spelling correction
 	stems    map[string]int    // Porter stem -> chunks containing a word with it (summed over its words)
 }
@@ -51,7 +53,7 @@ func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <
 
 func newEmptyLexicon() *lexicon {
 	return &lexicon{df: map[string]int{}, heading: map[string]int{}, acronyms: map[string]string{}, byLen: map[int][]string{},
-		stems: map[string]int{}}
+		stems: map[string]int{}, defined: map[string][]int{}}
 }
 
 func newLexicon(ix *index.Index) (*lexicon, error) {
@@ -63,6 +65,7 @@ func newLexicon(ix *index.Index) (*lexicon, error) {
 	var words []string
 	var buf []byte
 	defs := map[string][]string{} // lowercase acronym -> every expansion the site gives, in page order
+	names := newLinkDefinitions(ix)
 	addHeading := func(s string) {
 		textnorm.Words(s, func(w string) bool {
 			if _, ok := lx.heading[w]; !ok {
@@ -81,6 +84,7 @@ func newLexicon(ix *index.Index) (*lexicon, error) {
 					addHeading(line)
 				}
 			}
+			names.add(text)
 			acronyms(text, func(open, start, end int) {
 				acr := text[start:end]
 				if exp := expandAcronym(text[max(0, open-120):open], acr); exp != "" {
@@ -115,6 +119,7 @@ func newLexicon(ix *index.Index) (*lexicon, error) {
 	for acr, exps := range defs {
 		lx.acronyms[acr] = mostCommon(exps)
 	}
+	lx.defined = names.pages()
 	lx.derive()
 	return lx, nil
 }

@@ -75,8 +75,10 @@ func TestAcronymScanner(t *testing.T) {
 func TestLexiconBinary(t *testing.T) {
 	ix := &index.Index{
 		Pages: []index.Page{
-			{Title: "Sustainability", Markdown: "# Minors\n\nThe minor in Corporate Sustainability (CS) is new."},
-			{Title: "Computing", Markdown: "# Computer Science (CS)\n\nThe Computer Science (CS) major. Ünïcode wörds."},
+			{Title: "Sustainability", URL: "https://example.org/", Markdown: "# Minors\n\nThe minor in Corporate " +
+				"Sustainability (CS) is new. Its [`max_units`](https://example.org/computing#max_units) are set."},
+			{Title: "Computing", URL: "https://example.org/computing", Markdown: "# Computer Science (CS)\n\n" +
+				"The Computer Science (CS) major. Ünïcode wörds."},
 		},
 		Chunks: []index.Chunk{
 			{PageID: 0, Text: "The minor in Corporate Sustainability (CS) is new."},
@@ -88,20 +90,26 @@ func TestLexiconBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want.defined["max_units"] == nil {
+		t.Fatalf("the code name linked to its definition is not in the lexicon: %v", want.defined)
+	}
 	b := want.appendBinary(nil)
-	got, err := readLexicon(b)
+	got, err := readLexicon(b, len(ix.Pages))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := readLexicon(b, 1); err == nil {
+		t.Error("readLexicon accepted a definition on a page the index does not have")
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(lexicon{})); diff != "" {
 		t.Errorf("lexicon read back (-built +read):\n%s", diff)
 	}
 	for n := range len(b) {
-		if _, err := readLexicon(b[:n]); err == nil {
+		if _, err := readLexicon(b[:n], len(ix.Pages)); err == nil {
 			t.Errorf("readLexicon accepted %d of %d bytes", n, len(b))
 		}
 	}
-	if _, err := readLexicon(append(slices.Clone(b), 0)); err == nil {
+	if _, err := readLexicon(append(slices.Clone(b), 0), len(ix.Pages)); err == nil {
 		t.Error("readLexicon accepted a trailing byte")
 	}
 }

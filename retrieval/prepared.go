@@ -35,7 +35,7 @@ const SearchFile = "search.bin"
 // ignored and the structures are built again.
 const (
 	searchMagic    = "RPSEARCH"
-	searchFormat   = 3
+	searchFormat   = 4
 	searchSections = 6
 )
 
@@ -338,7 +338,7 @@ func readParts(data []byte, version string, pages, chunks int) (*searchParts, er
 			return nil, fmt.Errorf("BM25 index %d holds %d documents, want %d", i, (*bm).Len(), docs[i])
 		}
 	}
-	if sp.lex, err = readLexicon(sections[3]); err != nil {
+	if sp.lex, err = readLexicon(sections[3], pages); err != nil {
 		return nil, fmt.Errorf("lexicon: %w", err)
 	}
 	sp.annData = sections[5]
@@ -354,8 +354,8 @@ func readParts(data []byte, version string, pages, chunks int) (*searchParts, er
 }
 
 // appendBinary encodes what the lexicon counted (the rest is derived again on reading): its words' chunk
-// counts, heading counts and acronyms, each a count (uvarint) of entries, an entry a string (uvarint length and
-// bytes) and a uvarint or a second string.
+// counts, heading counts, acronyms and code names' definitions, each a count (uvarint) of entries, an entry a
+// string (uvarint length and bytes) and a uvarint, a second string, or a count of pages and the pages (uvarints).
 func (lx *lexicon) appendBinary(b []byte) []byte {
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
@@ -376,10 +376,19 @@ func (lx *lexicon) appendBinary(b []byte) []byte {
 		str(a)
 		str(lx.acronyms[a])
 	}
+	b = binary.AppendUvarint(b, uint64(len(lx.defined)))
+	for _, name := range slices.Sorted(maps.Keys(lx.defined)) {
+		str(name)
+		b = binary.AppendUvarint(b, uint64(len(lx.defined[name])))
+		for _, p := range lx.defined[name] {
+			b = binary.AppendUvarint(b, uint64(p))
+		}
+	}
 	return b
 }
 
-func readLexicon(b []byte) (*lexicon, error) {
+// readLexicon decodes appendBinary's form for an index of the given pages.
+func readLexicon(b []byte, pages int) (*lexicon, error) {
 	var err error
 	uvarint := func() int {
 		if err != nil {
@@ -430,11 +439,30 @@ func readLexicon(b []byte) (*lexicon, error) {
 		a := str()
 		lx.acronyms[a] = str()
 	}
+	if n = uvarint(); err == nil && n > len(b) {
+		err = io.ErrUnexpectedEOF
+	}
+	for i := 0; err == nil && i < n; i++ {
+		name := str()
+		k := uvarint()
+		if err == nil && (k == 0 || k > maxDefinitions) {
+			err = fmt.Errorf("%d definitions of %q", k, name)
+		}
+		defs := make([]int, 0, k)
+		for j := 0; err == nil && j < k; j++ {
+			if p := uvarint(); p < pages {
+				defs = append(defs, p)
+			} else if err == nil {
+				err = fmt.Errorf("definition of %q on page %d of %d", name, p, pages)
+			}
+		}
+		lx.defined[name] = defs
+	}
 	if err != nil {
 		return nil, err
 	}
 	if len(b) != 0 {
-		return nil, fmt.Errorf("%d bytes after the acronyms", len(b))
+		return nil, fmt.Errorf("%d bytes after the definitions", len(b))
 	}
 	lx.derive()
 	return lx, nil

@@ -37,11 +37,13 @@ const (
 	ListTitleBM25 = "title-bm25"
 	// ListTitleMatch ranks pages whose whole title (or its parenthesised code) the query names.
 	ListTitleMatch = "title-match"
+	// ListDefinition ranks the pages that define the code names the query writes (see definingPages).
+	ListDefinition = "definition"
 )
 
 // Config holds retrieval's constants; the zero value of each field selects the FHNW prototype's value.
 type Config struct {
-	// PageLists are the ranked lists fused to rank pages; default all four lists.
+	// PageLists are the ranked lists fused to rank pages; default DefaultPageLists, all of them.
 	PageLists []string
 	// ListWeights scales each page list's reciprocal-rank contribution; a list not named weighs 1. Default
 	// DefaultListWeights.
@@ -111,7 +113,8 @@ type Config struct {
 }
 
 // DefaultPageLists are the page lists used when Config.PageLists is empty.
-var DefaultPageLists = []string{ListSummaryDense, ListPageBM25, ListChunkBM25, ListChunkDense, ListTitleBM25, ListTitleMatch}
+var DefaultPageLists = []string{ListSummaryDense, ListPageBM25, ListChunkBM25, ListChunkDense, ListTitleBM25, ListTitleMatch,
+	ListDefinition}
 
 // DefaultListWeights weigh the chunk BM25 and title BM25 lists, the strongest alone, twice the others (eval on
 // the Berkeley questions, local embedder, extractive summaries; the ablations compare equal weights).

@@ -155,6 +155,8 @@ func (r *Retriever) pageList(name, q string, vec []float32, n int) (ids []int, l
 		for _, h := range r.titles.Search(q, n, r.pageFilter()) {
 			ids = append(ids, h.Doc)
 		}
+	case ListDefinition:
+		ids = r.lex.definingPages(q, n, r.pageFilter())
 	case ListPageBM25:
 		hits := r.pageBM25.Search(q, n, r.pageFilter())
 		for _, h := range hits {
