@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -213,14 +214,44 @@ func hasDigit(w string) bool {
 	return strings.IndexFunc(w, unicode.IsDigit) >= 0
 }
 
+// degreeBase is the base of an adjective's comparative or superlative that WordNet's morphy finds ("highest" ->
+// "high", "biggest" -> "big", "older" -> "old"), which Porter's stemmer leaves as they are: "" for other words,
+// and for a word that is a lemma of its own ("latest", "number", "offer"), whose suffix is not an inflection.
+func degreeBase(w string, db *wordnet.DB) string {
+	if db == nil || !strings.HasSuffix(w, "er") && !strings.HasSuffix(w, "est") {
+		return ""
+	}
+	for _, pos := range []wordnet.POS{wordnet.Noun, wordnet.Verb, wordnet.Adjective, wordnet.Adverb} {
+		if bs := db.BaseForms(w, pos); slices.Contains(bs, w) {
+			return ""
+		}
+	}
+	if bs := db.BaseForms(w, wordnet.Adjective); len(bs) > 0 {
+		return bs[0]
+	}
+	return ""
+}
+
+// wordForms is forms with, when db is not nil, the base of a comparative or superlative the site uses (see
+// degreeBase).
+func (lx *lexicon) wordForms(db *wordnet.DB) func(w string) []string {
+	return func(w string) []string {
+		if b := degreeBase(w, db); b != "" && lx.stemDF(b) > 0 {
+			return append(lx.forms(w), b)
+		}
+		return lx.forms(w)
+	}
+}
+
 // expand returns q with its words corrected, completed and spelled out where the site's vocabulary suggests, and
 // with the site's words for what it asks (synonyms: question shapes, and WordNet's synonyms when db is not nil),
 // or "" when it changes nothing. The original words stay, so a wrong guess only adds terms.
 func (lx *lexicon) expand(q string, db *wordnet.DB) string {
 	var extra []string
+	forms := lx.wordForms(db)
 	textnorm.Words(q, func(w string) bool {
 		if !textnorm.IsStopword(w) {
-			extra = append(extra, lx.forms(w)...)
+			extra = append(extra, forms(w)...)
 		}
 		return true
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -96,7 +97,11 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 	if len(queries) == 0 || keep == 0 {
 		return cands[:keep], nil, nil
 	}
-	q := newPassageQuery(queries[0], r.lex.forms)
+	var db *wordnet.DB
+	if !r.cfg.NoWordNet {
+		db = wordnet.Load()
+	}
+	q := newPassageQuery(queries[0], r.lex.wordForms(db))
 	q.acrossSections = r.cfg.NoSectionPassages
 	if q.n == 0 {
 		return cands[:keep], nil, nil

@@ -84,8 +84,8 @@ type Config struct {
 	RRFRankBase int
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
-	// NoWordNet leaves WordNet's synonyms of the question's words out of query expansion (see synonyms; eval
-	// ablations).
+	// NoWordNet leaves WordNet out of query expansion and passage selection: the synonyms of the question's
+	// words (see synonyms) and the bases of its comparatives and superlatives (see degreeBase; eval ablations).
 	NoWordNet bool
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).

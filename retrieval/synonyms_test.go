@@ -64,3 +64,36 @@ func TestSynonymsNoAntonyms(t *testing.T) {
 		t.Errorf("synonyms(who sells or buys) = %q: adds purchase, an antonym of sells", got)
 	}
 }
+
+func TestDegreeBase(t *testing.T) {
+	db := wordnet.Load()
+	for w, want := range map[string]string{
+		"highest":  "high",
+		"biggest":  "big",
+		"shortest": "short",
+		"newer":    "new",
+		"number":   "", // a noun, not "numb" made comparative
+		"offer":    "",
+		"modest":   "", // an adjective of its own
+		"interest": "",
+		"deadline": "",
+	} {
+		if got := degreeBase(w, db); got != want {
+			t.Errorf("degreeBase(%q) = %q, want %q", w, got, want)
+		}
+	}
+	if got := degreeBase("highest", nil); got != "" {
+		t.Errorf("degreeBase without WordNet = %q", got)
+	}
+	// A question's superlative counts as its base in passages: "highest" holds with "High Value".
+	lx := newEmptyLexicon()
+	lx.df["high"], lx.df["value"] = 3, 5
+	lx.derive()
+	q := newPassageQuery("highest value", lx.wordForms(db))
+	if got := q.coverage("| Name | High Value |\n|---|---|\n| timestamp | 294276 AD |"); got != 1 {
+		t.Errorf("coverage of the table row = %v, want 1", got)
+	}
+	if got := newPassageQuery("highest value", lx.wordForms(nil)).coverage("| Name | High Value |\n|---|---|\n| t | 1 |"); got != 0.5 {
+		t.Errorf("coverage without WordNet = %v, want 0.5", got)
+	}
+}
