@@ -35,7 +35,7 @@ const SearchFile = "search.bin"
 // ignored and the structures are built again.
 const (
 	searchMagic    = "RPSEARCH"
-	searchFormat   = 4
+	searchFormat   = 5
 	searchSections = 6
 )
 

@@ -20,11 +20,25 @@ type Analyzer struct {
 	NoStem bool
 }
 
-// Terms returns the index terms of text in order, repeats included.
+// Terms returns the index terms of text, repeats included: its words' terms in order, then its code names whole
+// (textnorm.Compounds: "max_connections", "typing.type_checking"), which Words splits into parts that are common
+// words on a documentation site ("type", "checking"), so that a question naming one matches the passages that do.
 func (a Analyzer) Terms(text string) []string {
 	var out []string
-	a.each(text, func(term string) { out = append(out, term) })
+	a.each(text, func(term string, _ bool) { out = append(out, term) })
 	return out
+}
+
+// Length is the length of text as BM25 normalises it: its words' terms. A code name adds a term for words that
+// are already counted, not more text.
+func (a Analyzer) Length(text string) int {
+	n := 0
+	a.each(text, func(_ string, word bool) {
+		if word {
+			n++
+		}
+	})
+	return n
 }
 
 // term maps one word from textnorm.AppendWords to its term, or "" when the word is dropped.
@@ -38,11 +52,16 @@ func (a Analyzer) term(w []byte) string {
 	return textnorm.Stem(string(w))
 }
 
-func (a Analyzer) each(text string, fn func(term string)) {
+// each calls fn with each term of text: its words' terms in order (word true), then its code names (word false).
+func (a Analyzer) each(text string, fn func(term string, word bool)) {
 	textnorm.AppendWords(nil, text, func(w []byte) bool {
 		if t := a.term(w); t != "" {
-			fn(t)
+			fn(t, true)
 		}
+		return true
+	})
+	textnorm.Compounds(text, func(name string) bool {
+		fn(name, false)
 		return true
 	})
 }

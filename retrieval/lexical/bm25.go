@@ -104,7 +104,7 @@ func (b *BM25) Terms() int { return len(b.idf) }
 
 // queryTerms returns the indexed terms of query with their repeat counts, in first-occurrence order.
 func (b *BM25) queryTerms(query string) (terms []int32, qtf []float32) {
-	b.cfg.Analyzer.each(query, func(term string) {
+	b.cfg.Analyzer.each(query, func(term string, _ bool) {
 		t, ok := b.termIndex(term)
 		if !ok {
 			return

@@ -34,8 +34,8 @@ func bruteForce(docs []string, query string, cfg Config) []Hit {
 				df[t]++
 			}
 			tfs[i][t]++
-			lens[i]++
 		}
+		lens[i] = float64(a.Length(d))
 		total += lens[i]
 	}
 	avg := total / float64(len(docs))
@@ -118,6 +118,34 @@ func TestSearch(t *testing.T) {
 				t.Errorf("Search(%q) docs (-want +got):\n%s", tt.query, diff)
 			}
 		})
+	}
+}
+
+// TestSearchCodeNames checks that a code name is a term of its own besides its parts, which do not tell the
+// passage that names it from those that use its words, and that it does not lengthen its document.
+func TestSearchCodeNames(t *testing.T) {
+	docs := []string{
+		0: "Type checking: a type checker checks each type of the program, type by type, when checking runs.",
+		1: "typing.TYPE_CHECKING is a constant that is False at run time.",
+		2: "Set max_connections to allow more connections; each connection uses memory.",
+		3: "The maximum number of connections is set at start.",
+	}
+	b := NewBM25(docs, Config{})
+	for q, want := range map[string]int{"what is TYPE_CHECKING set to at runtime": 1, "default max_connections": 2} {
+		hits := b.Search(q, 10, nil)
+		if len(hits) == 0 || hits[0].Doc != want {
+			t.Errorf("Search(%q) = %v, want doc %d first", q, hits, want)
+		}
+		if diff := cmp.Diff(bruteForce(docs, q, Config{}), hits, approx, cmpopts.SortSlices(func(a, b Hit) bool { return a.Doc < b.Doc })); diff != "" {
+			t.Errorf("Search(%q) differs from the formula (-formula +got):\n%s", q, diff)
+		}
+	}
+	var a Analyzer
+	if got, want := a.Terms("os.path.join()"), []string{"os", "path", "join", "os.path.join", "path.join"}; !cmp.Equal(got, want) {
+		t.Errorf("Terms = %q, want %q", got, want)
+	}
+	if got := a.Length("use os.path.join() here"); got != 4 {
+		t.Errorf("Length = %d, want 4 (the words' terms)", got)
 	}
 }
 

@@ -44,22 +44,34 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 		buf     []byte
 		total   int64
 	)
+	// newTerm numbers a term not seen before.
+	newTerm := func(term string) int32 {
+		t := int32(len(p.names))
+		ids[term] = t
+		p.names = append(p.names, term)
+		p.lists = append(p.lists, nil)
+		p.df = append(p.df, 0)
+		counts = append(counts, 0)
+		last = append(last, 0)
+		return t
+	}
+	post := func(t int32) {
+		if counts[t] == 0 {
+			touched = append(touched, t)
+		}
+		counts[t]++
+	}
 	for d := range n {
 		var dl int32
-		buf = textnorm.AppendWords(buf, doc(d), func(w []byte) bool {
+		text := doc(d)
+		buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
 			t, ok := words[string(w)]
 			if !ok {
 				term := cfg.Analyzer.term(w)
 				t = noTerm
 				if term != "" {
 					if t, ok = ids[term]; !ok {
-						t = int32(len(p.names))
-						ids[term] = t
-						p.names = append(p.names, term)
-						p.lists = append(p.lists, nil)
-						p.df = append(p.df, 0)
-						counts = append(counts, 0)
-						last = append(last, 0)
+						t = newTerm(term)
 					}
 				}
 				words[string(w)] = t
@@ -67,11 +79,17 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 			if t == noTerm {
 				return true
 			}
-			if counts[t] == 0 {
-				touched = append(touched, t)
-			}
-			counts[t]++
+			post(t)
 			dl++
+			return true
+		})
+		// Code names are terms besides the words they join, not more text: the length stays the words'.
+		textnorm.Compounds(text, func(name string) bool {
+			t, ok := ids[name]
+			if !ok {
+				t = newTerm(name)
+			}
+			post(t)
 			return true
 		})
 		for _, t := range touched {

@@ -10,7 +10,7 @@ import (
 // (they score nothing). Indices are sorted ascending and unique.
 func (b *BM25) SparseQuery(query string) (indices []uint32, values []float32) {
 	m := make(map[uint32]float32)
-	b.cfg.Analyzer.each(query, func(term string) {
+	b.cfg.Analyzer.each(query, func(term string, _ bool) {
 		if t, ok := b.termIndex(term); ok {
 			m[TermID(term)] += b.idf[t]
 		}
@@ -25,9 +25,11 @@ func (b *BM25) SparseQuery(query string) (indices []uint32, values []float32) {
 func (b *BM25) DocSparse(text string) (indices []uint32, values []float32) {
 	tf := make(map[string]int)
 	dl := 0
-	b.cfg.Analyzer.each(text, func(term string) {
+	b.cfg.Analyzer.each(text, func(term string, word bool) {
 		tf[term]++
-		dl++
+		if word {
+			dl++
+		}
 	})
 	norm := b.cfg.K1 * (1 - b.cfg.B + b.cfg.B*float64(dl)/b.avgdl)
 	m := make(map[uint32]float32, len(tf))

@@ -43,7 +43,7 @@ func BM25Document(text string, avgLen float64) ([]uint32, []float32) {
 	}
 	norm := 1.0
 	if avgLen > 0 {
-		norm = 1 - bm25B + bm25B*float64(len(terms))/avgLen
+		norm = 1 - bm25B + bm25B*float64(lexical.Analyzer{}.Length(text))/avgLen
 	}
 	return sortedSparse(tf, func(f float64) float64 { return f * (bm25K1 + 1) / (f + bm25K1*norm) })
 }
@@ -75,12 +75,12 @@ func sortedSparse(m map[uint32]float64, weight func(float64) float64) ([]uint32,
 	return idx, val
 }
 
-// averageTerms returns the average number of terms of texts.
+// averageTerms returns the average length of texts, in the terms BM25 normalises by (lexical.Analyzer.Length).
 func averageTerms(texts func(yield func(string) bool)) float64 {
 	n, total := 0, 0
 	for t := range texts {
 		n++
-		total += len(Terms(t))
+		total += lexical.Analyzer{}.Length(t)
 	}
 	if n == 0 {
 		return 0

@@ -130,3 +130,27 @@ func BenchmarkTerms(b *testing.B) {
 		Terms(text, func(string) bool { return true })
 	}
 }
+
+func TestCompounds(t *testing.T) {
+	for s, want := range map[string][]string{
+		"what is typing.TYPE_CHECKING set to?":  {"typing.type_checking", "type_checking"},
+		"max_connections=100; work_mem.":        {"max_connections", "work_mem"},
+		"os.path.join() and dict.fromkeys(x)":   {"os.path.join", "path.join", "dict.fromkeys"},
+		"~/.pgpass and .asf.yaml":               {"asf.yaml"},
+		"__init__ and _private and trailing_":   nil, // one part each
+		"version 3.11, the 2016_17 catalog, 8.": nil, // numbers
+		// A URL's host, path and anchor are not names the text gives.
+		"[debug](https://docs.python.org/3.11/library/logging.html#logging.debug)": nil,
+	} {
+		var got []string
+		Compounds(s, func(n string) bool { got = append(got, n); return true })
+		if !cmp.Equal(got, want) {
+			t.Errorf("Compounds(%q) = %q, want %q", s, got, want)
+		}
+	}
+	n := 0
+	Compounds("a.b c.d e.f", func(string) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("Compounds went on after yield returned false: %d names", n)
+	}
+}

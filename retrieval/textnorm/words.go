@@ -221,3 +221,88 @@ func Terms(s string, yield func(term string) bool) {
 		return yield(Stem(string(w)))
 	})
 }
+
+// Compounds calls yield with each code name of s, lowercase: a run of letters, digits and underscores joined by
+// dots or underscores, with a letter or underscore on both sides of at least one joint ("typing.TYPE_CHECKING",
+// "max_connections", "dict.fromkeys"), and each shorter name it ends with that still has a joint
+// ("os.path.join" gives "os.path.join" and "path.join"). Words keeps such a name's parts apart ("typing",
+// "type", "checking"); these are the name whole.
+func Compounds(s string, yield func(name string) bool) {
+	// Only a dot or an underscore between two name characters can join a name: the scan jumps from one to the
+	// next (most dots end sentences), then widens the name around it.
+	nextDot, nextUnder := -1, -1
+	for i := 0; i < len(s); {
+		if nextDot < i {
+			nextDot = indexFrom(s, '.', i)
+		}
+		if nextUnder < i {
+			nextUnder = indexFrom(s, '_', i)
+		}
+		j := min(nextDot, nextUnder)
+		if j == len(s) {
+			return
+		}
+		if j == 0 || j+1 == len(s) || !namePart[s[j-1]] || !namePart[s[j+1]] {
+			i = j + 1
+			continue
+		}
+		start, end := j, j+1
+		for start > 0 && (namePart[s[start-1]] || s[start-1] == '.' && start > 1 && namePart[s[start-2]]) {
+			start--
+		}
+		for end < len(s) && (namePart[s[end]] || s[end] == '.' && end+1 < len(s) && namePart[s[end+1]]) {
+			end++
+		}
+		i = end
+		// A URL's host, path and anchor are not names the text gives.
+		if start > 0 && strings.IndexByte("/#@:", s[start-1]) >= 0 || end < len(s) && s[end] == '/' {
+			continue
+		}
+		name := strings.Trim(s[start:end], "._")
+		if !isCompound(name) {
+			continue
+		}
+		name = strings.ToLower(name)
+		for {
+			if !yield(name) {
+				return
+			}
+			k := strings.IndexAny(name, "._")
+			if k < 0 {
+				break
+			}
+			if name = strings.TrimLeft(name[k+1:], "._"); !isCompound(name) {
+				break
+			}
+		}
+	}
+}
+
+// indexFrom is the index of the first c in s at or after i, or len(s).
+func indexFrom(s string, c byte, i int) int {
+	if k := strings.IndexByte(s[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
+
+// namePart marks the bytes of a code name's parts: ASCII letters, digits and underscores.
+var namePart = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = asciiWord[c] || c == '_'
+	}
+	return t
+}()
+
+// isCompound reports whether name joins two parts with a dot or an underscore that has a letter or an underscore
+// on one side at least: "3.11" and "2016_17" are numbers.
+func isCompound(name string) bool {
+	for j := 1; j < len(name)-1; j++ {
+		if c := name[j]; c == '.' || c == '_' {
+			if !isDigit(rune(name[j-1])) || !isDigit(rune(name[j+1])) {
+				return true
+			}
+		}
+	}
+	return false
+}
