@@ -243,6 +243,28 @@ func (lx *lexicon) wordForms(db *wordnet.DB) func(w string) []string {
 	}
 }
 
+// passageForms is wordForms with, when db is not nil, the words WordNet relates to w by form and meaning
+// (wordnet.DB.Related) that the site uses under another stem: a passage stating a "Numeric value", the
+// "admission" of an applicant or a password's "length" holds the question's "number", "admit" or "long". They
+// count in passages only: as query expansion they matched more than they found (eval on the five dev sites:
+// MRR 0.872 -> 0.855), while in passages fact-in-context rose from 0.943 to 0.955 with MRR unchanged.
+func (lx *lexicon) passageForms(db *wordnet.DB) func(w string) []string {
+	forms := lx.wordForms(db)
+	if db == nil {
+		return forms
+	}
+	return func(w string) []string {
+		out := forms(w)
+		stem := textnorm.Stem(w)
+		for _, r := range db.Related(w) {
+			if rs := textnorm.Stem(r); rs != stem && lx.stems[rs] > 0 {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+}
+
 // expand returns q with its words corrected, completed and spelled out where the site's vocabulary suggests, and
 // with the site's words for what it asks (synonyms: question shapes, and WordNet's synonyms when db is not nil),
 // or "" when it changes nothing. The original words stay, so a wrong guess only adds terms.

@@ -101,7 +101,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 	if !r.cfg.NoWordNet {
 		db = wordnet.Load()
 	}
-	q := newPassageQuery(queries[0], r.lex.wordForms(db))
+	q := newPassageQuery(queries[0], r.lex.passageForms(db))
 	q.acrossSections = r.cfg.NoSectionPassages
 	if q.n == 0 {
 		return cands[:keep], nil, nil

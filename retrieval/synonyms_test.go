@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -95,5 +96,24 @@ func TestDegreeBase(t *testing.T) {
 	}
 	if got := newPassageQuery("highest value", lx.wordForms(nil)).coverage("| Name | High Value |\n|---|---|\n| t | 1 |"); got != 0.5 {
 		t.Errorf("coverage without WordNet = %v, want 0.5", got)
+	}
+}
+
+func TestPassageForms(t *testing.T) {
+	db := wordnet.Load()
+	lx := newEmptyLexicon()
+	lx.df["numeric"], lx.df["value"], lx.df["levels"] = 4, 5, 3
+	lx.derive()
+	table := "## Logging Levels\n\n| Level | Numeric value |\n|---|---|\n| `ERROR` | 40 |"
+	// "number" holds with the table's "Numeric": WordNet relates them, and the site writes "numeric".
+	if got := newPassageQuery("what number is the ERROR level", lx.passageForms(db)).coverage(table); got != 1 {
+		t.Errorf("coverage with related words = %v, want 1", got)
+	}
+	if got := newPassageQuery("what number is the ERROR level", lx.passageForms(nil)).coverage(table); got != 2.0/3 {
+		t.Errorf("coverage without WordNet = %v, want 2/3", got)
+	}
+	// Query expansion does not take them.
+	if got := lx.expand("what number is the ERROR level", db); strings.Contains(got, "numeric") {
+		t.Errorf("expand = %q, holds a related word", got)
 	}
 }

@@ -1,5 +1,5 @@
 // Package wordnet gives query expansion the synonyms and antonyms of WordNet 3.0 (Princeton University; see
-// LICENSE-WordNet), from a compact file derived from the WordNet database and embedded in the binary, so no
+// LICENSE-WordNet), and passage selection the words it relates by form and meaning, from a compact file derived from the WordNet database and embedded in the binary, so no
 // set-up or download is needed. Each word's senses come in WordNet's order, most frequent first, with their
 // counts in WordNet's sense-tagged texts; inflected forms find their base forms by WordNet's own rules
 // (morphy(7WN): exception lists, then suffix detachment).
@@ -65,6 +65,7 @@ type DB struct {
 	synsets    [][]string
 	senses     map[string][]entry // lemma -> senses in WordNet order, every part of speech
 	antonyms   map[string][]string
+	related    map[string][]string
 	exceptions map[excKey][]string
 }
 
@@ -94,7 +95,8 @@ func parse(gz []byte) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{senses: map[string][]entry{}, antonyms: map[string][]string{}, exceptions: map[excKey][]string{}}
+	db := &DB{senses: map[string][]entry{}, antonyms: map[string][]string{}, related: map[string][]string{},
+		exceptions: map[excKey][]string{}}
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
@@ -140,6 +142,11 @@ func parse(gz []byte) (*DB, error) {
 			for _, a := range f[2:] {
 				db.antonyms[w] = append(db.antonyms[w], strings.ReplaceAll(a, "_", " "))
 			}
+		case "R":
+			if len(f) < 3 {
+				return nil, fmt.Errorf("bad line %q", line)
+			}
+			db.related[f[1]] = f[2:]
 		case "X":
 			if len(f) < 4 || len(f[1]) != 1 {
 				return nil, fmt.Errorf("bad line %q", line)
@@ -196,6 +203,12 @@ func (db *DB) Antonyms(word string) []string {
 	}
 	return out
 }
+
+// Related returns the words WordNet relates to word by form and meaning, any part of speech: its derivationally
+// related forms ("admit": "admission", "admittance"), pertainyms ("numeric": "number") and the attributes an
+// adjective gives a value of ("long": "length", "duration"). Only single words are related; word is taken as it
+// is (not its base forms).
+func (db *DB) Related(word string) []string { return db.related[word] }
 
 // detachments are morphy's suffix rules per part of speech: an inflected ending and what replaces it.
 var detachments = map[POS][][2]string{

@@ -79,8 +79,32 @@ func TestAntonyms(t *testing.T) {
 	}
 }
 
+func TestRelated(t *testing.T) {
+	db := Load()
+	for w, want := range map[string][]string{
+		"number":  {"numeric", "numerical"}, // pertainyms
+		"numeric": {"number"},
+		"admit":   {"admission", "admittance"}, // derivationally related forms
+		"long":    {"length"},                  // the attribute it is a value of
+		"store":   {"storage"},
+	} {
+		got := db.Related(w)
+		for _, r := range want {
+			if !slices.Contains(got, r) {
+				t.Errorf("Related(%q) = %q, want it to hold %q", w, got, r)
+			}
+		}
+	}
+	if got := db.Related("begin"); slices.Contains(got, "end") {
+		t.Errorf("Related(begin) = %q holds an antonym", got)
+	}
+	if got := db.Related("qwertyuiop"); got != nil {
+		t.Errorf("Related of a word WordNet lacks = %q", got)
+	}
+}
+
 func TestParseRejectsJunk(t *testing.T) {
-	for _, text := range []string{"Q what\n", "L begin v 7\n", "L x\n"} {
+	for _, text := range []string{"Q what\n", "L begin v 7\n", "L x\n", "R lonely\n"} {
 		if _, err := parse(gzipped(t, text)); err == nil {
 			t.Errorf("parse(%q) = nil error", text)
 		}

@@ -3,9 +3,10 @@
 //
 //	go run ./internal/gen -dict /usr/share/wordnet -out wordnet.txt.gz
 //
-// It keeps what query expansion reads: each word's senses in WordNet's order with their tag counts, the other
-// words of each sense's synset, the words of every synset antonymous to one of the word's senses, and the
-// exception lists for inflected forms. Glosses, examples and every other pointer are dropped. The output is
+// It keeps what query expansion and passage selection read: each word's senses in WordNet's order with their tag
+// counts, the other words of each sense's synset, the words of every synset antonymous to one of the word's
+// senses, the words related to it by form and meaning (derivationally related forms, pertainyms and attributes),
+// and the exception lists for inflected forms. Glosses, examples and every other pointer are dropped. The output is
 // deterministic: the same database gives the same bytes.
 package main
 
@@ -15,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,12 +36,21 @@ type member struct {
 	lexID int
 }
 
+// relation is a pointer to a synset ("pos+offset") relating words by form and meaning: from the synset's src-th
+// word to the target's dst-th, or between all their words when src is 0.
+type relation struct {
+	target   string
+	src, dst int
+}
+
 type synset struct {
 	pos      string // file code: n, v, a, r
 	ssType   string // n, v, a, s, r
 	lexFile  int
 	members  []member
 	antonyms []string // keys (pos+offset) of synsets a member is an antonym of
+	related  []relation
+	words    []string // every word in file order, "" for a proper name: lexical pointers number them
 	head     string   // for an adjective satellite, the key of its head synset
 	id       int      // line number among the written synsets, -1 when not written
 }
@@ -165,6 +176,7 @@ func run(dict, out string) error {
 		sort.Strings(ants)
 		fmt.Fprintf(&b, "A %s %s\n", w, strings.Join(ants, " "))
 	}
+	writeRelated(&b, synsets, order)
 	for _, p := range posFiles {
 		err := eachLine(filepath.Join(dict, p.name+".exc"), func(line string) error {
 			f := strings.Fields(strings.ToLower(line))
@@ -179,6 +191,44 @@ func run(dict, out string) error {
 		}
 	}
 	return writeGzip(out, b.String())
+}
+
+// writeRelated writes, for each single word, the words WordNet relates to it by form and meaning, "R word
+// related...", sorted: a lexical pointer relates its two words both ways, a semantic one (an attribute's) every
+// word of one synset to every word of the other. Proper names and collocations are left out.
+func writeRelated(b *strings.Builder, synsets map[string]*synset, order []string) {
+	related := map[string]map[string]bool{}
+	add := func(a, c string) {
+		if a == "" || c == "" || a == c || strings.Contains(a, "_") || strings.Contains(c, "_") {
+			return
+		}
+		if related[a] == nil {
+			related[a] = map[string]bool{}
+		}
+		related[a][c] = true
+	}
+	for _, key := range order {
+		s := synsets[key]
+		for _, r := range s.related {
+			t := synsets[r.target]
+			switch {
+			case t == nil:
+			case r.src == 0:
+				for _, a := range s.words {
+					for _, c := range t.words {
+						add(a, c)
+						add(c, a)
+					}
+				}
+			case r.src <= len(s.words) && r.dst <= len(t.words) && r.dst > 0:
+				add(s.words[r.src-1], t.words[r.dst-1])
+				add(t.words[r.dst-1], s.words[r.src-1])
+			}
+		}
+	}
+	for _, w := range slices.Sorted(maps.Keys(related)) {
+		fmt.Fprintf(b, "R %s %s\n", w, strings.Join(slices.Sorted(maps.Keys(related[w])), " "))
+	}
 }
 
 // parseData reads one line of a data file: "offset lex_filenum ss_type w_cnt word lex_id ... p_cnt ptr... | gloss"
@@ -204,11 +254,13 @@ func parseData(line, pos string) (*synset, string, error) {
 	for i := 0; i < int(nWords); i++ {
 		w := f[4+2*i]
 		if strings.ToLower(w) != w {
+			s.words = append(s.words, "")
 			continue // a proper name ("Begin", "Apache"): lowercased, it would pass for an everyday word
 		}
 		if j := strings.IndexByte(w, '('); j > 0 { // adjective markers: "(p)", "(a)", "(ip)"
 			w = w[:j]
 		}
+		s.words = append(s.words, w)
 		lexID, err := strconv.ParseInt(f[5+2*i], 16, 32)
 		if err != nil {
 			return bad()
@@ -228,6 +280,14 @@ func parseData(line, pos string) (*synset, string, error) {
 			ptrPos = "a"
 		}
 		switch sym {
+		case "+", "\\", "=": // derivationally related form, pertainym, attribute
+			st := f[k+4+4*i]
+			src, err1 := strconv.ParseInt(st[:2], 16, 32)
+			dst, err2 := strconv.ParseInt(st[2:], 16, 32)
+			if len(st) != 4 || err1 != nil || err2 != nil {
+				return bad()
+			}
+			s.related = append(s.related, relation{ptrPos + off, int(src), int(dst)})
 		case "!":
 			s.antonyms = append(s.antonyms, ptrPos+off)
 		case "&":
