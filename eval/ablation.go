@@ -63,7 +63,7 @@ func Ablations(base retrieval.Config) []Variant {
 			c.RRFK, c.RRFRankBase = 60, 1
 		})},
 		{"default, no communities", with(func(c *retrieval.Config) { c.NoCommunities = true })},
-		{"default, no WordNet (synonyms, bases of comparatives)", with(func(c *retrieval.Config) { c.NoWordNet = true })},
+		{"default, no WordNet (synonyms, bases of comparatives, related words in passages)", with(func(c *retrieval.Config) { c.NoWordNet = true })},
 		{"default, no passage reranking", with(func(c *retrieval.Config) { c.NoPassageRerank = true })},
 		{"default, no passage prior on pages", with(func(c *retrieval.Config) { c.PassagePrior = -1 })},
 		{"default, no second vote for a BM25 list's leading page", with(func(c *retrieval.Config) { c.LeadRatio = -1 })},

@@ -27,22 +27,18 @@ import (
 // those of dbm, gzip, wave...) keeps its most linked definitions.
 const maxDefinitions = 8
 
-// linkDefinitions collects the definitions (see above) that one page's markdown links to; pageOf finds the page
-// of a URL without its fragment.
+// linkDefinitions collects, page by page, the definitions (see above) a site's markdown links to.
 type linkDefinitions struct {
-	pageOf func(url string) (int, bool)
-	links  map[string]map[int]int // name -> defining page -> links
+	byURL map[string]int         // page URL -> page
+	links map[string]map[int]int // name -> defining page -> links
 }
 
 func newLinkDefinitions(ix *index.Index) *linkDefinitions {
-	byURL := make(map[string]int, len(ix.Pages))
+	d := &linkDefinitions{byURL: make(map[string]int, len(ix.Pages)), links: map[string]map[int]int{}}
 	for i, p := range ix.Pages {
-		byURL[p.URL] = i
+		d.byURL[p.URL] = i
 	}
-	return &linkDefinitions{links: map[string]map[int]int{}, pageOf: func(u string) (int, bool) {
-		i, ok := byURL[u]
-		return i, ok
-	}}
+	return d
 }
 
 func (d *linkDefinitions) add(markdown string) {
@@ -54,7 +50,7 @@ func (d *linkDefinitions) add(markdown string) {
 		if fragment < 0 || !isCodeSpan(l.Text) {
 			continue
 		}
-		page, ok := d.pageOf(l.Target[:fragment])
+		page, ok := d.byURL[l.Target[:fragment]]
 		name := nameKey(l.Text)
 		if !ok || name == "" {
 			continue

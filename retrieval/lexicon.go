@@ -13,9 +13,8 @@ import (
 
 // lexicon is what the site's own text says about its words: how common each is, which words its titles and
 // headings use, the acronyms it defines ("Master of Financial Engineering (MFE)") and the pages defining the code
-// names it links (see definingPages). Query expansion uses it to
-// do without a model what the analysis model does with one: correct misspellings, complete abbreviations and
-// spell out acronyms, in the site's vocabulary.
+// names it links (see definingPages). Query expansion uses it to do without a model what the analysis model does
+// with one: correct misspellings, complete abbreviations and spell out acronyms, in the site's vocabulary.
 type lexicon struct {
 	df       map[string]int    // word -> number of chunks containing it
 	heading  map[string]int    // word -> occurrences in titles and headings

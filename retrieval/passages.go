@@ -71,7 +71,7 @@ func (t *chunkTexts) compact(id int, page string, tok *tokenizer.Tokenizer) (int
 	}
 	c := index.CompactLinks(s, page)
 	t.context[id] = c
-	if len(c) == len(s) {
+	if c == s {
 		return t.ix.Chunks[id].Tokens, nil
 	}
 	return tok.Count(c), nil

@@ -85,7 +85,8 @@ type Config struct {
 	// NoRewrites searches with the question alone (eval ablation).
 	NoRewrites bool
 	// NoWordNet leaves WordNet out of query expansion and passage selection: the synonyms of the question's
-	// words (see synonyms) and the bases of its comparatives and superlatives (see degreeBase; eval ablations).
+	// words (see synonyms), the bases of its comparatives and superlatives (see degreeBase) and the words related
+	// to its words that passages count as theirs (see passageForms; eval ablations).
 	NoWordNet bool
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).

@@ -221,7 +221,7 @@ func (f *retrievalFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.cfg.LeadRatio, "lead-ratio", d.LeadRatio, "a BM25 page list's first page votes twice when its score is at least this times the next page's (negative: never)")
 	fs.Float64Var(&f.cfg.LinkPrior, "link-prior", d.LinkPrior, "fused page scores times 1 + this × ln(1 + inbound links) (negative: none)")
 	fs.IntVar(&f.cfg.ContextTokens, "context-tokens", d.ContextTokens, "context budget in tokens")
-	fs.BoolVar(&f.cfg.NoWordNet, "no-wordnet", d.NoWordNet, "leave WordNet out of query expansion and passage selection (synonyms of the question's words, bases of its comparatives and superlatives)")
+	fs.BoolVar(&f.cfg.NoWordNet, "no-wordnet", d.NoWordNet, "leave WordNet out of query expansion and passage selection (synonyms of the question's words, bases of its comparatives and superlatives, related words in passages)")
 	fs.Float64Var(&f.cfg.ConfidenceFloor, "confidence-floor", d.ConfidenceFloor, "similarity below which the answer is \"I don't know\"")
 }
 
