@@ -21,7 +21,7 @@ import (
 // a site that links none, leaves the list empty and the ranking as it was.
 //
 // On the Python documentation's dev questions MRR went from 0.855 to 0.887, on PostgreSQL's from 0.768 to 0.785;
-// the other three dev sites link no code names (eval ablations).
+// the Berkeley guide and the Debian handbook link no code names, the ASF help centre two (eval ablations).
 
 // maxDefinitions bounds the pages kept per name: a name several modules define ("open()": the built-in and
 // those of dbm, gzip, wave...) keeps its most linked definitions.
