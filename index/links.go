@@ -86,13 +86,13 @@ func CompactLinks(s, page string) string {
 		return s
 	}
 	site := siteOf(page)
-	page = WithoutFragment(page)
+	page = withoutFragment(page)
 	var b strings.Builder
 	done := 0 // what is written of s
 	for l := range Links(s) {
 		b.WriteString(s[done:l.Start])
-		t := WithoutFragment(l.Target)
-		if t == page || site != "" && strings.HasPrefix(t, site) && isCode(l.Text) {
+		t := withoutFragment(l.Target)
+		if t == page || site != "" && strings.HasPrefix(t, site) && IsCodeSpan(l.Text) {
 			b.WriteString(l.Text)
 		} else {
 			writeLink(&b, l.Text, l.Target)
@@ -195,14 +195,15 @@ func siteOf(u string) string {
 	return u + "/"
 }
 
-func WithoutFragment(u string) string {
+// withoutFragment is u without its "#fragment".
+func withoutFragment(u string) string {
 	if i := strings.IndexByte(u, '#'); i >= 0 {
 		return u[:i]
 	}
 	return u
 }
 
-// isCode reports whether link text is one code span ("`print()`").
-func isCode(text string) bool {
-	return len(text) > 2 && text[0] == '`' && text[len(text)-1] == '`' && !strings.Contains(text[1:len(text)-1], "`")
+// IsCodeSpan reports whether s, a link's text, is one markdown code span ("`print()`").
+func IsCodeSpan(s string) bool {
+	return len(s) > 2 && s[0] == '`' && s[len(s)-1] == '`' && !strings.Contains(s[1:len(s)-1], "`")
 }

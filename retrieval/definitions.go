@@ -47,7 +47,7 @@ func (d *linkDefinitions) add(markdown string) {
 	}
 	for l := range index.Links(markdown) {
 		fragment := strings.IndexByte(l.Target, '#')
-		if fragment < 0 || !isCodeSpan(l.Text) {
+		if fragment < 0 || !index.IsCodeSpan(l.Text) {
 			continue
 		}
 		page, ok := d.byURL[l.Target[:fragment]]
@@ -77,11 +77,6 @@ func (d *linkDefinitions) pages() map[string][]int {
 		out[strings.Clone(name)] = pages[:min(len(pages), maxDefinitions)]
 	}
 	return out
-}
-
-// isCodeSpan reports whether s is one markdown code span ("`open()`").
-func isCodeSpan(s string) bool {
-	return len(s) > 2 && s[0] == '`' && s[len(s)-1] == '`' && !strings.Contains(s[1:len(s)-1], "`")
 }
 
 // nameKey is the name a code span or a question's code word gives: without backticks, call parentheses and

@@ -33,10 +33,11 @@ func (a Analyzer) Terms(text string) []string {
 // are already counted, not more text.
 func (a Analyzer) Length(text string) int {
 	n := 0
-	a.each(text, func(_ string, word bool) {
-		if word {
+	textnorm.AppendWords(nil, text, func(w []byte) bool {
+		if a.term(w) != "" {
 			n++
 		}
+		return true
 	})
 	return n
 }
