@@ -68,6 +68,7 @@ func Ablations(base retrieval.Config) []Variant {
 		{"default, no passage prior on pages", with(func(c *retrieval.Config) { c.PassagePrior = -1 })},
 		{"default, no second vote for a BM25 list's leading page", with(func(c *retrieval.Config) { c.LeadRatio = -1 })},
 		{"default, passage windows across sections", with(func(c *retrieval.Config) { c.NoSectionPassages = true })},
+		{"default, no quantities in passages", with(func(c *retrieval.Config) { c.NoQuantities = true })},
 	}
 	// Each page list left out of the default in turn: what every list adds on top of the others.
 	for _, name := range retrieval.DefaultPageLists {

@@ -48,12 +48,12 @@ func TestPassageCoverage(t *testing.T) {
 		{"a comment in a code block is no heading", "## Fall term\n\n```\n# instruction\n```\n\nbegins", 1},
 	}
 	for _, tt := range tests {
-		if got := q.coverage(tt.text); got != tt.want {
+		if _, got := q.coverage(tt.text); got != tt.want {
 			t.Errorf("%s: coverage = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 	q.acrossSections = true
-	if got := q.coverage("## Fall term\n\nAll about it.\n\n## Instruction\n\nIt begins."); got != 1 {
+	if _, got := q.coverage("## Fall term\n\nAll about it.\n\n## Instruction\n\nIt begins."); got != 1 {
 		t.Errorf("across sections: coverage = %v, want 1", got)
 	}
 	if q := newPassageQuery("what is it?", nil); q.n != 0 {
@@ -76,11 +76,11 @@ func TestPassageCoverageForms(t *testing.T) {
 		"The key opens CS 61B.":    0.5,  // "key" is the question's own term, not reset's
 		"Reset, reset, reset.":     0.25, // one term however often
 	} {
-		if got := q.coverage(text); got != want {
+		if _, got := q.coverage(text); got != want {
 			t.Errorf("coverage(%q) = %v, want %v", text, got, want)
 		}
 	}
-	if got := newPassageQuery("pasword reset", nil).coverage("Your password reset key."); got != 0.5 {
+	if _, got := newPassageQuery("pasword reset", nil).coverage("Your password reset key."); got != 0.5 {
 		t.Errorf("without forms: coverage = %v, want 0.5", got)
 	}
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// section into the next; by default a window stays within a section and its subsections, so that a listing
 	// page's neighbouring items do not add up to a passage no page holds (see selectPassages; eval ablations).
 	NoSectionPassages bool
+	// NoQuantities does not count a quantity (a number, a size, a date) in a passage window as one more term of a
+	// question that asks for one ("how long", "max size"; see quantities.go; eval ablations).
+	NoQuantities bool
 	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, the FHNW prototype's choice,
 	// which beats the usual 60 on the Berkeley questions (eval ablations). RRFRankBase is the rank of a list's first
 	// item: 0 (the FHNW prototype's) or 1 (the usual).

@@ -45,7 +45,7 @@ func TestSpellings(t *testing.T) {
 	// The passage coverage of a question counts the site's other spelling as the question's word, also where the
 	// site uses the question's spelling too (so no correction applies).
 	q := newPassageQuery("who is the undergrad advisor", lx.forms)
-	if got := q.coverage("Undergraduate Adviser: Kathy"); got != 0.5 { // undergrad, advisor: "undergrad" is not completed here
+	if _, got := q.coverage("Undergraduate Adviser: Kathy"); got != 0.5 { // undergrad, advisor: "undergrad" is not completed here
 		t.Errorf("coverage = %v, want 0.5", got)
 	}
 }

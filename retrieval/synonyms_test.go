@@ -91,10 +91,10 @@ func TestDegreeBase(t *testing.T) {
 	lx.df["high"], lx.df["value"] = 3, 5
 	lx.derive()
 	q := newPassageQuery("highest value", lx.wordForms(db))
-	if got := q.coverage("| Name | High Value |\n|---|---|\n| timestamp | 294276 AD |"); got != 1 {
+	if _, got := q.coverage("| Name | High Value |\n|---|---|\n| timestamp | 294276 AD |"); got != 1 {
 		t.Errorf("coverage of the table row = %v, want 1", got)
 	}
-	if got := newPassageQuery("highest value", lx.wordForms(nil)).coverage("| Name | High Value |\n|---|---|\n| t | 1 |"); got != 0.5 {
+	if _, got := newPassageQuery("highest value", lx.wordForms(nil)).coverage("| Name | High Value |\n|---|---|\n| t | 1 |"); got != 0.5 {
 		t.Errorf("coverage without WordNet = %v, want 0.5", got)
 	}
 }
@@ -106,10 +106,10 @@ func TestPassageForms(t *testing.T) {
 	lx.derive()
 	table := "## Logging Levels\n\n| Level | Numeric value |\n|---|---|\n| `ERROR` | 40 |"
 	// "number" holds with the table's "Numeric": WordNet relates them, and the site writes "numeric".
-	if got := newPassageQuery("what number is the ERROR level", lx.passageForms(db)).coverage(table); got != 1 {
+	if _, got := newPassageQuery("what number is the ERROR level", lx.passageForms(db)).coverage(table); got != 1 {
 		t.Errorf("coverage with related words = %v, want 1", got)
 	}
-	if got := newPassageQuery("what number is the ERROR level", lx.passageForms(nil)).coverage(table); got != 2.0/3 {
+	if _, got := newPassageQuery("what number is the ERROR level", lx.passageForms(nil)).coverage(table); got != 2.0/3 {
 		t.Errorf("coverage without WordNet = %v, want 2/3", got)
 	}
 	// Query expansion does not take them.

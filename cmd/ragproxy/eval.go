@@ -214,6 +214,7 @@ func (f *retrievalFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.cfg.KeepChunks, "keep-chunks", d.KeepChunks, "fused chunks the context may use")
 	fs.BoolVar(&f.cfg.NoPassageRerank, "no-passage-rerank", d.NoPassageRerank, "keep the fused chunk order instead of reranking passages by their coverage of the question")
 	fs.BoolVar(&f.cfg.NoSectionPassages, "no-section-passages", d.NoSectionPassages, "let passage windows run across markdown headings into the next section (by default a window stays within a section and its subsections)")
+	fs.BoolVar(&f.cfg.NoQuantities, "no-quantities", d.NoQuantities, "do not count a number in a passage as a term of a question asking for a quantity (how long, how many, max size)")
 	fs.BoolVar(&f.cfg.ExactChunkSearch, "exact-chunk-search", d.ExactChunkSearch, "search every chunk vector for the chunk-dense page list, also where the index has IVF lists (sites of 50,000 chunks and more)")
 	fs.Float64Var(&f.cfg.RRFK, "rrf-k", d.RRFK, "reciprocal rank fusion K (0: the number of fused lists)")
 	fs.IntVar(&f.cfg.RRFRankBase, "rrf-rank-base", d.RRFRankBase, "rank of a list's first item in fusion (0 or 1)")
