@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 
@@ -165,6 +165,6 @@ func ContainsFact(text, fact string) bool {
 }
 
 func normalizeFact(s string) string {
-	s = strings.NewReplacer("*", "", "_", "", "`", "", "|", " ").Replace(strings.ToLower(index.StripLinks(s)))
+	s = strings.NewReplacer("*", "", "_", "", "`", "", "|", " ").Replace(strings.ToLower(markdown.StripLinks(s)))
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
 	"github.com/ragproxy/ragproxy/ingest/clean"
@@ -356,7 +356,7 @@ func matchModels(m *index.Manifest, cfg *Config) error {
 	if cfg.Embedder != nil {
 		name = cfg.Embedder.Name()
 	} else {
-		name = embed.NewLocal(cfg.Local).Name()
+		name = embedding.NewLocal(cfg.Local).Name()
 	}
 	if name != m.Embedder {
 		return fmt.Errorf("%w: it is embedded by %s, not %s", ErrModels, m.Embedder, name)

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/boilerplate"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
@@ -63,9 +63,9 @@ type Config struct {
 	// SummaryConcurrency bounds concurrent LLM summary calls; default 4.
 	SummaryConcurrency int
 	// Embedder embeds summaries and chunks; nil means the local embedder fitted on the corpus.
-	Embedder embed.Embedder
+	Embedder embedding.Embedder
 	// Local configures the local embedder when Embedder is nil.
-	Local embed.LocalConfig
+	Local embedding.LocalConfig
 
 	// Edits are the operator's edits applied on top of what is read (see Edits); nil means those saved in
 	// IndexDir.
@@ -242,7 +242,7 @@ type run struct {
 	tokLoad   *tokenizerLoad
 	report    *Report
 	progress  *progress
-	embedder  embed.Embedder
+	embedder  embedding.Embedder
 	embState  []byte
 	// boilerplate is the key of the site template left out of the chunks (see template), for the manifest.
 	boilerplate string

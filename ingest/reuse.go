@@ -3,7 +3,7 @@ package ingest
 import (
 	"bytes"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
@@ -164,7 +164,7 @@ func (r *reuse) localState(name string) ([]byte, bool) {
 	return r.ix.EmbedderState, true
 }
 
-func (r *reuse) sameEmbedder(e embed.Embedder, state []byte) bool {
+func (r *reuse) sameEmbedder(e embedding.Embedder, state []byte) bool {
 	return r != nil && r.ix.Manifest.Embedder == e.Name() && r.ix.Manifest.Dimension == e.Dimension() &&
 		r.ix.Manifest.SearchText == index.SearchTextVersion && bytes.Equal(r.ix.EmbedderState, state)
 }

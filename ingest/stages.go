@@ -13,17 +13,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
+	"github.com/ragproxy/ragproxy/firsterr"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/boilerplate"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
 	"github.com/ragproxy/ragproxy/ingest/clean"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
-	"github.com/ragproxy/ragproxy/ingest/faq"
+	"github.com/ragproxy/ragproxy/ingest/faqmarkup"
 	"github.com/ragproxy/ragproxy/ingest/leiden"
 	"github.com/ragproxy/ragproxy/ingest/links"
 	"github.com/ragproxy/ragproxy/ingest/summary"
-	"github.com/ragproxy/ragproxy/internal/firsterr"
 	"golang.org/x/net/html"
 	"golang.org/x/sync/errgroup"
 )
@@ -285,7 +285,7 @@ func cleanHTML(cleaner *clean.Cleaner, body []byte, base, url string, logger *sl
 // pageFAQ is the FAQ markup of a page's HTML (root, parsed from body), under the page's URL. A page the extractor
 // cannot read has none.
 func pageFAQ(root *html.Node, body []byte, url string, logger *slog.Logger) []index.FAQEntry {
-	entries, err := faq.ExtractTree(root, body, url)
+	entries, err := faqmarkup.ExtractTree(root, body, url)
 	if err != nil {
 		logger.Debug("faq markup unreadable", "url", url, "err", err)
 		return nil
@@ -718,7 +718,7 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 		// The chunk vectors go to a file as they are computed and the index reads them from there, mapped: a
 		// large site's are a third of what ingest would otherwise hold at its peak.
 		all := len(sums) + len(ix.Chunks)
-		dim := embed.NewLocal(r.cfg.Local).Dimension()
+		dim := embedding.NewLocal(r.cfg.Local).Dimension()
 		vf, err := index.NewVectorFile(filepath.Join(r.spillDir, "chunks.f32"), len(ix.Chunks), dim)
 		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
@@ -726,7 +726,7 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 		defer vf.Close()
 		ix.SummaryVectors = make([][]float32, len(sums))
 		backing := make([]float32, len(sums)*dim)
-		l, err := embed.FitEmbedInto(ctx, all, text, r.cfg.Local, func(i int, v []float32) error {
+		l, err := embedding.FitEmbedInto(ctx, all, text, r.cfg.Local, func(i int, v []float32) error {
 			if i < len(sums) {
 				ix.SummaryVectors[i] = backing[i*dim : (i+1)*dim]
 				copy(ix.SummaryVectors[i], v)
@@ -840,7 +840,7 @@ func (r *run) chooseEmbedder() (fit bool, err error) {
 		r.embedder = r.cfg.Embedder
 		return false, nil
 	}
-	fresh := embed.NewLocal(r.cfg.Local)
+	fresh := embedding.NewLocal(r.cfg.Local)
 	if st, ok := r.prev.localState(fresh.Name()); ok {
 		if err := fresh.UnmarshalBinary(st); err == nil {
 			r.embedder, r.embState = fresh, st

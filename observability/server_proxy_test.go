@@ -15,7 +15,7 @@ import (
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/internal/indextest"
@@ -148,7 +148,7 @@ func startProxy(t *testing.T) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: primary.URL(), APIKey: upstreamKey, Model: "text-embedding-3-large"})
+	remote := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: primary.URL(), APIKey: upstreamKey, Model: "text-embedding-3-large"})
 	r, err := retrieval.Open(indexDir, remote, tok, retrieval.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // Message is one conversation turn as retrieval sees it: text only.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
@@ -108,7 +108,7 @@ func syntheticRetriever(b *testing.B, pages, chunksPer int) (*retrieval.Retrieve
 		pg.Community = p % 37
 		ix.Pages = append(ix.Pages, pg)
 	}
-	emb, vecs, err := embed.FitEmbed(context.Background(), texts, embed.LocalConfig{})
+	emb, vecs, err := embedding.FitEmbed(context.Background(), texts, embedding.LocalConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}

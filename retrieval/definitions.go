@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/markdown"
 )
 
 // Definitions of code names. A question about a function, setting or class names it as code ("max() on an empty
@@ -41,13 +42,13 @@ func newLinkDefinitions(ix *index.Index) *linkDefinitions {
 	return d
 }
 
-func (d *linkDefinitions) add(markdown string) {
-	if !strings.Contains(markdown, "`](") {
+func (d *linkDefinitions) add(text string) {
+	if !strings.Contains(text, "`](") {
 		return
 	}
-	for l := range index.Links(markdown) {
+	for l := range markdown.Links(text) {
 		fragment := strings.IndexByte(l.Target, '#')
-		if fragment < 0 || !index.IsCodeSpan(l.Text) {
+		if fragment < 0 || !markdown.IsCodeSpan(l.Text) {
 			continue
 		}
 		page, ok := d.byURL[l.Target[:fragment]]

@@ -7,8 +7,9 @@ import (
 	"unicode"
 
 	"github.com/ragproxy/ragproxy/index"
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/retrieval/wordnet"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // lexicon is what the site's own text says about its words: how common each is, which words its titles and
@@ -94,7 +95,7 @@ func newLexicon(ix *index.Index) (*lexicon, error) {
 			return nil
 		}
 		ci := id
-		buf = textnorm.AppendWords(buf[:0], index.StripLinks(text), func(w []byte) bool {
+		buf = textnorm.AppendWords(buf[:0], markdown.StripLinks(text), func(w []byte) bool {
 			id, ok := ids[string(w)]
 			if !ok {
 				id = int32(len(words))

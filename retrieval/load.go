@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -17,7 +17,7 @@ import (
 // The index's texts stay on disk: the search structures come from the version's SearchFile, or, when it has
 // none for this binary (an index written by an earlier release), are built from the texts read once. Close the
 // index (Retriever.Index().Close) when the retriever is no longer used.
-func Open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
+func Open(dir string, remote embedding.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
 	return open(dir, remote, tok, cfg, false)
 }
 
@@ -25,11 +25,11 @@ func Open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Confi
 // index's files are read and the search structures built one after another, leaving the other cores to the
 // requests in flight (on the Berkeley guide a reload under streaming load raised the streams' p99 from 0.25 s to
 // 1.0 s built side by side, to 0.33 s built one by one; see BenchmarkReloadLatency).
-func OpenGently(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
+func OpenGently(dir string, remote embedding.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
 	return open(dir, remote, tok, cfg, true)
 }
 
-func open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, gently bool) (*Retriever, error) {
+func open(dir string, remote embedding.Embedder, tok *tokenizer.Tokenizer, cfg Config, gently bool) (*Retriever, error) {
 	ix, err := index.LoadWith(dir, index.LoadOptions{Gently: gently, TextsOnDisk: true, MapVectors: true})
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func open(dir string, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Confi
 	return r, nil
 }
 
-func prepare(ix *index.Index, remote embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parallel bool) (*Retriever, error) {
+func prepare(ix *index.Index, remote embedding.Embedder, tok *tokenizer.Tokenizer, cfg Config, parallel bool) (*Retriever, error) {
 	emb, err := EmbedderFor(ix, remote)
 	if err != nil {
 		return nil, err
@@ -69,9 +69,9 @@ func prepare(ix *index.Index, remote embed.Embedder, tok *tokenizer.Tokenizer, c
 }
 
 // EmbedderFor returns the embedder that computes query vectors comparable with ix's.
-func EmbedderFor(ix *index.Index, remote embed.Embedder) (embed.Embedder, error) {
+func EmbedderFor(ix *index.Index, remote embedding.Embedder) (embedding.Embedder, error) {
 	if strings.HasPrefix(ix.Manifest.Embedder, "local-") {
-		l := embed.NewLocal(embed.LocalConfig{})
+		l := embedding.NewLocal(embedding.LocalConfig{})
 		if err := l.UnmarshalBinary(ix.EmbedderState); err != nil {
 			return nil, fmt.Errorf("retrieval: local embedder state: %w", err)
 		}

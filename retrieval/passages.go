@@ -9,8 +9,9 @@ import (
 	"strings"
 
 	"github.com/ragproxy/ragproxy/index"
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/retrieval/wordnet"
+	"github.com/ragproxy/ragproxy/textnorm"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -61,7 +62,7 @@ func (r *Retriever) newChunkTexts() *chunkTexts {
 	return &chunkTexts{ix: r.ix, read: map[int]string{}, context: map[int]string{}}
 }
 
-// compact makes chunk id's context text, its text with compact links (index.CompactLinks; page is its page's
+// compact makes chunk id's context text, its text with compact links (markdown.CompactLinks; page is its page's
 // URL), and returns its size in o200k tokens: the chunk's own count when no link changed, counted again
 // otherwise.
 func (t *chunkTexts) compact(id int, page string, tok *tokenizer.Tokenizer) (int, error) {
@@ -69,7 +70,7 @@ func (t *chunkTexts) compact(id int, page string, tok *tokenizer.Tokenizer) (int
 	if err != nil {
 		return 0, err
 	}
-	c := index.CompactLinks(s, page)
+	c := markdown.CompactLinks(s, page)
 	t.context[id] = c
 	if c == s {
 		return t.ix.Chunks[id].Tokens, nil
@@ -267,9 +268,9 @@ func (q *passageQuery) coverage(text string) (passage, question float64) {
 		open   []section // the sections open at this line, outermost first
 		fenced bool      // inside a fenced code block, where "#" starts comments, not headings
 	)
-	for line := range strings.Lines(index.StripLinks(text)) {
+	for line := range strings.Lines(markdown.StripLinks(text)) {
 		t := strings.TrimSpace(line)
-		if level := index.HeadingOutsideFence(t, &fenced); level > 0 && !q.acrossSections {
+		if level := markdown.HeadingOutsideFence(t, &fenced); level > 0 && !q.acrossSections {
 			// The sections this heading closes (the last one at its level or deeper, with their subsections)
 			// end here: their hits are counted, then dropped, so that no window joins them to what follows.
 			cut := len(hits)

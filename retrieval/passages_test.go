@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -150,7 +150,7 @@ func (s *testSite) addPage(title string, chunks []string) {
 func (s *testSite) retriever(t *testing.T, cfg Config) *Retriever {
 	t.Helper()
 	ix := s.ix
-	emb, vecs, err := embed.FitEmbed(context.Background(), s.texts, embed.LocalConfig{})
+	emb, vecs, err := embedding.FitEmbed(context.Background(), s.texts, embedding.LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestPassageRerankLongPage(t *testing.T) {
 }
 
 // TestContextCompactLinks checks that the context writes a chunk's links to its own page and its code
-// cross-references as their text (index.CompactLinks), counts the chunk at that size, and so fits passages
+// cross-references as their text (markdown.CompactLinks), counts the chunk at that size, and so fits passages
 // that their links' targets would have kept out.
 func TestContextCompactLinks(t *testing.T) {
 	const question = "which widget functions convert lantern values?"

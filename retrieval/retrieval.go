@@ -15,8 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
 	"github.com/ragproxy/ragproxy/retrieval/vector"
 	"github.com/ragproxy/ragproxy/retrieval/wordnet"
@@ -179,7 +180,7 @@ func (c Config) withDefaults() Config {
 // Retriever searches one loaded index.
 type Retriever struct {
 	ix        *index.Index
-	emb       embed.Embedder
+	emb       embedding.Embedder
 	tok       *tokenizer.Tokenizer
 	cfg       Config
 	pageBM25  *lexical.BM25
@@ -202,7 +203,7 @@ var ErrEmbedderMismatch = errors.New("embedder does not match the index")
 
 // New prepares searches over ix, building its search structures from the texts. emb must be the embedder the
 // index was built with.
-func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
+func New(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokenizer, cfg Config) (*Retriever, error) {
 	if err := checkEmbedder(ix, emb); err != nil {
 		return nil, err
 	}
@@ -215,7 +216,7 @@ func New(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Conf
 	return newRetriever(ix, emb, tok, cfg, parts)
 }
 
-func checkEmbedder(ix *index.Index, emb embed.Embedder) error {
+func checkEmbedder(ix *index.Index, emb embedding.Embedder) error {
 	if emb.Name() != ix.Manifest.Embedder || emb.Dimension() != 0 && emb.Dimension() != ix.Manifest.Dimension {
 		return fmt.Errorf("retrieval: %w: index has %s (%d), embedder is %s (%d)", ErrEmbedderMismatch,
 			ix.Manifest.Embedder, ix.Manifest.Dimension, emb.Name(), emb.Dimension())
@@ -242,7 +243,7 @@ func preload(cfg Config, parallel bool, prepare func()) {
 }
 
 // newRetriever puts together a retriever over ix from its search structures.
-func newRetriever(ix *index.Index, emb embed.Embedder, tok *tokenizer.Tokenizer, cfg Config, parts *searchParts) (*Retriever, error) {
+func newRetriever(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokenizer, cfg Config, parts *searchParts) (*Retriever, error) {
 	summaries, err := vector.NewFlat(ix.SummaryVectors)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: summary vectors: %w", err)
@@ -385,8 +386,8 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 }
 
 // pageFields is what the title list searches: the title, the words of the URL path and the headings of
-// markdown, the page's (their text: a heading's links add their words, not their targets').
-func pageFields(p index.Page, markdown string) string {
+// text, the page's (their text: a heading's links add their words, not their targets').
+func pageFields(p index.Page, text string) string {
 	var b strings.Builder
 	b.WriteString(p.Title)
 	b.WriteString("\n")
@@ -396,7 +397,7 @@ func pageFields(p index.Page, markdown string) string {
 			b.WriteString("\n")
 		}
 	}
-	for _, heading := range index.Headings(markdown) {
+	for _, heading := range markdown.Headings(text) {
 		b.WriteString(heading)
 		b.WriteString("\n")
 	}

@@ -1,8 +1,8 @@
 package retrieval
 
 import (
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
 	"github.com/ragproxy/ragproxy/retrieval/wordnet"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // questionShapes maps question words to the words pages write for what they ask: a date for "when", a location

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
 	"github.com/ragproxy/ragproxy/retrieval/wordnet"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 func TestSynonyms(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/ragproxy/ragproxy/compat"
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
@@ -54,7 +54,7 @@ func (u *upstreamFlags) client() openai.Client {
 }
 
 // openaiEmbedder returns the upstream embedder when one is chosen, nil for the local one.
-func (u *upstreamFlags) openaiEmbedder() (embed.Embedder, error) {
+func (u *upstreamFlags) openaiEmbedder() (embedding.Embedder, error) {
 	switch u.embedder {
 	case "local":
 		return nil, nil
@@ -69,7 +69,7 @@ func (u *upstreamFlags) openaiEmbedder() (embed.Embedder, error) {
 	default:
 		return nil, fmt.Errorf("--embedder %q: want auto, local or openai", u.embedder)
 	}
-	return embed.NewOpenAI(embed.OpenAIConfig{BaseURL: u.url, APIKey: u.key, Model: u.embeddingModel,
+	return embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: u.url, APIKey: u.key, Model: u.embeddingModel,
 		Dimensions: u.embeddingDims}), nil
 }
 

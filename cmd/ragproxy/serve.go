@@ -16,7 +16,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/observability"
@@ -336,7 +336,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	var remote embed.Embedder
+	var remote embedding.Embedder
 	if !f.offline() {
 		if remote, err = f.up.openaiEmbedder(); err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
@@ -429,7 +429,7 @@ func siteFAQUse(s string) (grounding.SiteFAQUse, error) {
 // in flight, and fails on a version whose Qdrant collections are missing or hold other pages: ingest replaces
 // CURRENT before it syncs the backends, so a server that noticed early keeps its version until the sync is done
 // (the reloader tries again).
-func (f serveFlags) openVersion(ctx context.Context, remote embed.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger, reload bool) (*retrieval.Retriever, func(), error) {
+func (f serveFlags) openVersion(ctx context.Context, remote embedding.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger, reload bool) (*retrieval.Retriever, func(), error) {
 	open := retrieval.Open
 	if reload {
 		open = retrieval.OpenGently

@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/markdown"
 )
 
 // Config sets when a block is boilerplate. The zero value selects every default.
@@ -60,7 +60,7 @@ func Edges(md string, cfg Config) []uint64 {
 			continue
 		}
 		text := md[sp.start:sp.end]
-		if index.HeadingLevel(strings.TrimSpace(firstLine(text))) > 0 {
+		if markdown.HeadingLevel(strings.TrimSpace(firstLine(text))) > 0 {
 			continue
 		}
 		if h := hash(text); !slices.Contains(out, h) {
@@ -157,7 +157,7 @@ func blocks(md string) []span {
 	off := 0
 	for line := range strings.Lines(md) {
 		t := strings.TrimSpace(line)
-		if index.FenceLine(t) {
+		if markdown.FenceLine(t) {
 			fenced = !fenced
 		}
 		switch {

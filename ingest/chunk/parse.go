@@ -3,7 +3,7 @@ package chunk
 import (
 	"strings"
 
-	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/markdown"
 )
 
 // kind is the type of a markdown block, as the FHNW prototype's parse_markdown distinguishes them.
@@ -63,8 +63,8 @@ func parse(src string) []block {
 			fence = fenceMarker(line)
 			inFence = true
 			blocks = append(blocks, block{start: pos, end: end, kind: paragraph})
-		case index.HeadingLevel(line) > 0:
-			blocks = append(blocks, block{start: pos, end: end, kind: heading, level: index.HeadingLevel(line)})
+		case markdown.HeadingLevel(line) > 0:
+			blocks = append(blocks, block{start: pos, end: end, kind: heading, level: markdown.HeadingLevel(line)})
 		case isListItem(line):
 			blocks = append(blocks, block{start: pos, end: end, kind: listItem})
 		case last != nil && (last.kind == paragraph || last.kind == listItem):

@@ -25,7 +25,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // Default thresholds of a match's score. DefaultDirectThreshold answers directly: it sits above the near misses of

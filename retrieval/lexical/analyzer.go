@@ -7,7 +7,7 @@ package lexical
 import (
 	"hash/fnv"
 
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // Analyzer turns text into index terms: textnorm.Words (lowercase; numbers such as "3.70", "510-642-1483" and

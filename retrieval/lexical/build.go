@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // Postings are an index's inverted lists before they become a BM25: each term's postings compressed (document

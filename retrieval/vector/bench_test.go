@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
@@ -106,7 +106,7 @@ func BenchmarkCorpus(b *testing.B) {
 	for i, c := range chunks {
 		texts[i] = c.Text
 	}
-	e := embed.FitLocal(texts, embed.LocalConfig{})
+	e := embedding.FitLocal(texts, embedding.LocalConfig{})
 	rows, err := e.Embed(context.Background(), texts)
 	if err != nil {
 		b.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ragproxy/ragproxy/embed"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/internal/corpustest"
 )
 
@@ -235,7 +235,7 @@ func questionVectors(tb testing.TB, path string) [][]float32 {
 	if err != nil {
 		return nil
 	}
-	l := embed.NewLocal(embed.LocalConfig{})
+	l := embedding.NewLocal(embedding.LocalConfig{})
 	if err := l.UnmarshalBinary(state); err != nil {
 		tb.Logf("embedder state: %v", err)
 		return nil
@@ -244,7 +244,7 @@ func questionVectors(tb testing.TB, path string) [][]float32 {
 }
 
 // embedQuestions embeds the dev questions (corpustest.Questions) with e.
-func embedQuestions(tb testing.TB, e embed.Embedder) [][]float32 {
+func embedQuestions(tb testing.TB, e embedding.Embedder) [][]float32 {
 	var texts []string
 	for _, q := range corpustest.Questions(tb) {
 		texts = append(texts, q.Question)

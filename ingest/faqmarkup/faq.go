@@ -1,4 +1,4 @@
-// Package faq finds the questions and answers a web page marks up itself, so that ingest can keep them as FAQ
+// Package faqmarkup finds the questions and answers a web page marks up itself, so that ingest can keep them as FAQ
 // entries next to the operator's own. It reads four kinds of markup:
 //
 //   - schema.org FAQPage structured data in JSON-LD (https://schema.org/FAQPage): every
@@ -16,7 +16,7 @@
 // page headers, footers and sidebars are ignored.
 //
 // Extract keeps no state between calls and is safe for concurrent use.
-package faq
+package faqmarkup
 
 import (
 	"bytes"

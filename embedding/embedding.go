@@ -1,7 +1,7 @@
-// Package embed turns texts into unit-length vectors for dense retrieval. Local is a built-in hashing
+// Package embedding turns texts into unit-length vectors for dense retrieval. Local is a built-in hashing
 // embedder that needs no network and no model weights; OpenAI calls any OpenAI-compatible /v1/embeddings
 // endpoint. Both are safe for concurrent use once built.
-package embed
+package embedding
 
 import (
 	"context"

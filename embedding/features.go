@@ -1,9 +1,9 @@
-package embed
+package embedding
 
 import (
 	"math"
 
-	"github.com/ragproxy/ragproxy/retrieval/textnorm"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // A word's features are computed once per worker and cached: vocabularies are Zipfian, so after the first few

@@ -1,4 +1,4 @@
-package embed
+package embedding
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ragproxy/ragproxy/internal/firsterr"
+	"github.com/ragproxy/ragproxy/firsterr"
 )
 
 // FitEmbed is FitLocal(texts, cfg) followed by Embed(ctx, texts), bit for bit, at a fraction of the cost. Each
