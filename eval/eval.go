@@ -14,7 +14,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/retrieval"
 )
@@ -69,9 +71,15 @@ type Metrics struct {
 	// FactInContext is the share of questions whose fact occurs in the context.
 	FactInContext float64 `json:"fact_in_context"`
 	// LatencyP50 and LatencyP99 are retrieval times per question (analysis excluded).
-	LatencyP50 time.Duration `json:"latency_p50_ns"`
-	LatencyP99 time.Duration `json:"latency_p99_ns"`
-	Misses     []Miss        `json:"misses,omitempty"`
+	// FactInAnswer and FactInLead are the shares of questions whose fact occurs in the answer written without a
+	// model (grounding.OfflineAnswer), anywhere and within its first LeadChars characters; AnswerChars is that
+	// answer's median length in characters.
+	FactInAnswer float64       `json:"fact_in_answer"`
+	FactInLead   float64       `json:"fact_in_lead"`
+	AnswerChars  int           `json:"answer_chars_p50"`
+	LatencyP50   time.Duration `json:"latency_p50_ns"`
+	LatencyP99   time.Duration `json:"latency_p99_ns"`
+	Misses       []Miss        `json:"misses,omitempty"`
 }
 
 // Miss is a question whose expected page was not ranked first or whose fact missed the context.
@@ -89,8 +97,11 @@ func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer
 	if len(qs) == 0 {
 		return m, nil
 	}
-	var lat []time.Duration
-	facts := 0
+	var (
+		lat     []time.Duration
+		lengths []int
+	)
+	facts, inAnswer, inLead := 0, 0, 0
 	for _, q := range qs {
 		a, err := an.Analyze(ctx, []retrieval.Message{{Role: "user", Content: q.Question}})
 		if err != nil {
@@ -122,6 +133,14 @@ func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer
 		if found {
 			facts++
 		}
+		answer := offlineAnswer(r, res)
+		lengths = append(lengths, utf8.RuneCountInString(answer))
+		if q.Fact == "" || ContainsFact(answer, q.Fact) {
+			inAnswer++
+		}
+		if q.Fact == "" || ContainsFact(lead(answer), q.Fact) {
+			inLead++
+		}
 		if rank != 1 || !found {
 			m.Misses = append(m.Misses, Miss{ID: q.ID, Question: q.Question, Rank: rank, FactFound: found, Got: got})
 		}
@@ -132,10 +151,42 @@ func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer
 	}
 	m.MRR /= n
 	m.FactInContext = float64(facts) / n
+	m.FactInAnswer, m.FactInLead = float64(inAnswer)/n, float64(inLead)/n
+	sort.Ints(lengths)
+	m.AnswerChars = lengths[(len(lengths)-1)/2]
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	m.LatencyP50 = lat[(len(lat)-1)*50/100]
 	m.LatencyP99 = lat[(len(lat)-1)*99/100]
 	return m, nil
+}
+
+// LeadChars is how much of an answer a reader takes in at a glance, in characters: the part FactInLead reads.
+const LeadChars = 300
+
+// offlineAnswer is the answer the server writes without a model for res.
+func offlineAnswer(r *retrieval.Retriever, res *retrieval.Result) string {
+	if res.Empty {
+		return grounding.DontKnow(res, grounding.DefaultMaxSources)
+	}
+	return grounding.OfflineAnswer(r, res, grounding.DefaultMaxSources)
+}
+
+// lead is the first LeadChars characters of an answer, with its quote markers ("> ") left out, as a reader sees
+// them.
+func lead(answer string) string {
+	var b strings.Builder
+	n := 0
+	for line := range strings.Lines(answer) {
+		line = strings.TrimPrefix(line, "> ")
+		for _, c := range line {
+			if n == LeadChars {
+				return b.String()
+			}
+			b.WriteRune(c)
+			n++
+		}
+	}
+	return b.String()
 }
 
 // matches reports whether a page URL is one of the expected URLs, which may be absolute or site paths.

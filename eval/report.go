@@ -27,6 +27,8 @@ func (r Report) Markdown() string {
 		fmt.Fprintf(&b, "Section assistant %s: only its pages are searched.\n\n", r.Assistant)
 	}
 	b.WriteString(Markdown([]Row{{Variant: "configured", Metrics: m}}))
+	fmt.Fprintf(&b, "\nOffline answers (no model): fact in the answer %.3f, in its first %d characters %.3f, median length %d characters.\n",
+		m.FactInAnswer, LeadChars, m.FactInLead, m.AnswerChars)
 	if len(m.Misses) > 0 {
 		b.WriteString("\n## Misses\n\n| id | question | rank | fact in context | top pages |\n| --- | --- | --- | --- | --- |\n")
 		for _, x := range m.Misses {

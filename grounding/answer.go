@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/retrieval"
 )
@@ -101,35 +102,121 @@ func DontKnow(res *retrieval.Result, max int) string {
 	return b.String()
 }
 
-// ExtractiveAnswer answers without a model by quoting the best passages with their links. It says so: it quotes
-// the site rather than summarising it.
-func ExtractiveAnswer(res *retrieval.Result, passages, maxChars int) string {
+// Bounds of an answer written without a model.
+const (
+	// ExtractiveUnits is how many units of the passages (sentences, list items, table rows) an answer quotes: the
+	// one that answers best, then the next best.
+	ExtractiveUnits = 3
+	// extractiveLead and extractiveMore bound the quoted length, in runes, of the first unit and of the others.
+	extractiveLead, extractiveMore = 400, 220
+	// extractiveFloor is the share of the question's own words the first unit must hold to be offered as the
+	// answer; below it the answer says that no passage answers directly and offers the closest ones.
+	extractiveFloor = 0.5
+)
+
+// ExtractiveAnswer answers without a model by quoting the units of the passages that answer the question best
+// (ev, best first; see retrieval.Retriever.Evidence), each with the link to its page: the sentence or table row
+// that holds the fact leads, so that a reader sees it first, and one or two more follow, short. It says when no
+// passage holds most of the question, and that it quotes the site rather than summarising it.
+func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 	var b strings.Builder
-	b.WriteString("No language model is configured, so here are the passages of the site that best match your question.\n")
-	for i, c := range res.Chunks {
-		if i == passages {
-			break
+	if len(ev) == 0 || ev[0].Own < extractiveFloor {
+		b.WriteString("I couldn't find a passage of the site that answers this directly. These are the closest:\n")
+	}
+	seen := map[string]bool{}
+	for i, e := range ev {
+		if seen[e.Text] {
+			continue
 		}
-		title := c.URL
-		for _, p := range res.Pages {
-			if p.URL == c.URL {
-				title = p.Title
-			}
+		seen[e.Text] = true
+		limit := extractiveMore
+		if len(seen) == 1 {
+			limit = extractiveLead
+		} else {
+			b.WriteString("\n")
 		}
-		text := strings.TrimSpace(c.Text)
-		if len(text) > maxChars {
-			cut := strings.LastIndexAny(text[:maxChars], " \n")
-			if cut <= 0 {
-				cut = maxChars
-			}
-			text = text[:cut] + " …"
+		if len(seen) == 2 {
+			b.WriteString("The site also says:\n\n")
 		}
-		fmt.Fprintf(&b, "\n**From [%s](%s):**\n\n", mdText(title), c.URL)
+		text := clip(e, limit)
+		if e.Next != "" && !strings.HasSuffix(text, "…") {
+			text = strings.TrimSuffix(clip(retrieval.Evidence{Text: text + " " + e.Next, Matched: e.Matched}, limit), " …")
+		}
 		for _, line := range strings.Split(text, "\n") {
 			b.WriteString("> ")
 			b.WriteString(line)
 			b.WriteString("\n")
 		}
+		c := res.Chunks[e.Chunk]
+		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), c.URL)
+		if len(seen) == ExtractiveUnits || i == len(ev)-1 {
+			break
+		}
 	}
+	b.WriteString("\n_No language model is configured, so this answer quotes the site's pages._\n")
 	return b.String()
+}
+
+// OfflineAnswer is the whole answer written without a model for a result above the confidence floor: the
+// ExtractiveAnswer of r's evidence, then the Sources list of the top maxSources pages.
+func OfflineAnswer(r *retrieval.Retriever, res *retrieval.Result, maxSources int) string {
+	return ExtractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits)) + SourcesMarkdown(Cited("", res, maxSources))
+}
+
+// pageTitle is the title of the retrieved page at url, or url when it has none.
+func pageTitle(res *retrieval.Result, url string) string {
+	for _, p := range res.Pages {
+		if p.URL == url && p.Title != "" {
+			return p.Title
+		}
+	}
+	return url
+}
+
+// clip shortens a unit's text to about limit runes, never before the last word that matched the question within
+// reach: it starts a little before the first match when the start must go, and marks what it cut with "…".
+func clip(e retrieval.Evidence, limit int) string {
+	text := e.Text
+	if utf8.RuneCountInString(text) <= limit || strings.Contains(text, "\n") {
+		return text // a table row with its header, or a code block, reads only whole
+	}
+	start := 0
+	if len(e.Matched) > 0 && e.Matched[0][0] > limit/2 {
+		start = e.Matched[0][0] - limit/4
+		start = strings.LastIndexByte(text[:start], ' ') + 1
+	}
+	end := start
+	for n := 0; end < len(text) && n < limit; n++ {
+		_, size := utf8.DecodeRuneInString(text[end:])
+		end += size
+	}
+	for _, m := range e.Matched { // the matches within twice the limit stay
+		if m[0] >= end && utf8.RuneCountInString(text[start:m[1]]) <= 2*limit {
+			end = m[1]
+		}
+	}
+	if end < len(text) {
+		if cut := strings.LastIndexByte(text[start:end], ' '); cut > 0 && start+cut >= lastMatchBefore(e.Matched, end) {
+			end = start + cut
+		}
+	}
+	out := strings.TrimSpace(text[start:end])
+	if start > 0 {
+		out = "… " + out
+	}
+	if end < len(text) {
+		out += " …"
+	}
+	return out
+}
+
+// lastMatchBefore is the end of the last match ending at or before end, 0 when none.
+func lastMatchBefore(matched [][2]int, end int) int {
+	last := 0
+	for _, m := range matched {
+		if m[1] <= end {
+			last = m[1]
+		}
+	}
+	return last
 }

@@ -121,15 +121,51 @@ func TestSourcesMarkdown(t *testing.T) {
 
 func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	res := testResult()
-	ans := ExtractiveAnswer(res, 3, 20)
-	for _, want := range []string{"No language model is configured", "**From [Page A](https://site.edu/a/):**", "> Fees are $80. See …"} {
+	long := "Late fees apply after the deadline. " + strings.Repeat("Other words fill this sentence up. ", 20) +
+		"The fee for a late filing is $80 in all cases"
+	ev := []retrieval.Evidence{
+		{Chunk: 0, Text: "Fees are $80.", Next: "See [forms](https://site.edu/forms/).", Own: 1},
+		{Chunk: 0, Text: "Fees are $80.", Own: 1}, // the same unit again is quoted once
+		{Chunk: 0, Text: long, Own: 0.5, Matched: [][2]int{{len(long) - 10, len(long) - 7}}},
+	}
+	ans := ExtractiveAnswer(res, ev)
+	for _, want := range []string{"> Fees are $80. See [forms](https://site.edu/forms/).\n\n— [Page A](https://site.edu/a/)\n",
+		"The site also says:", "> … ", "The fee for a late filing is $80", "No language model is configured"} {
 		if !strings.Contains(ans, want) {
 			t.Errorf("extractive answer %q lacks %q", ans, want)
 		}
 	}
+	if !strings.HasPrefix(ans, "> Fees are $80.") {
+		t.Errorf("the best unit does not lead the answer: %q", ans)
+	}
+	if strings.Count(ans, "Fees are $80") != 1 {
+		t.Errorf("a unit is quoted twice: %q", ans)
+	}
+	if strings.Contains(ans, "Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up.") {
+		t.Errorf("a long unit is not clipped: %q", ans)
+	}
+	weak := ExtractiveAnswer(res, []retrieval.Evidence{{Chunk: 0, Text: "Fees are due.", Own: 0.25}})
+	if !strings.HasPrefix(weak, "I couldn't find a passage") {
+		t.Errorf("a unit holding little of the question is offered as the answer: %q", weak)
+	}
 	dk := DontKnow(res, 1)
 	if !strings.HasPrefix(dk, "I don't know") || !strings.Contains(dk, "[Page A](https://site.edu/a/)") || strings.Contains(dk, "Page B") {
 		t.Errorf("DontKnow = %q", dk)
+	}
+}
+
+func TestClipKeepsTheMatches(t *testing.T) {
+	text := strings.Repeat("filler words here and there ", 30) + "the answer is 42 units " + strings.Repeat("tail words ", 40)
+	i := strings.Index(text, "42")
+	got := clip(retrieval.Evidence{Text: text, Matched: [][2]int{{i, i + 2}, {i + 3, i + 8}}}, 200)
+	if !strings.Contains(got, "42 units") || !strings.HasPrefix(got, "… ") || !strings.HasSuffix(got, " …") {
+		t.Errorf("clip = %q, want the matched words between cut marks", got)
+	}
+	if n := len([]rune(got)); n > 2*200+4 {
+		t.Errorf("clip kept %d runes of %d", n, len(text))
+	}
+	if short := "A short sentence."; clip(retrieval.Evidence{Text: short}, 200) != short {
+		t.Error("clip changed a short unit")
 	}
 }
 

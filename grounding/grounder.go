@@ -33,7 +33,7 @@ type Grounder struct {
 	// SourceEvents sends Open WebUI source events on every stream; by default only requests carrying
 	// X-OpenWebUI-* headers get them.
 	SourceEvents bool
-	// MaxSources bounds the fallback sources list and the "I don't know" links; default 3.
+	// MaxSources bounds the fallback sources list and the "I don't know" links; default DefaultMaxSources.
 	MaxSources int
 	// MaxQuestionTokens and MaxHistoryTokens bound what analysis and retrieval read of the latest user message
 	// and of each earlier message (o200k tokens; the upstream model still gets every message whole), so an
@@ -126,7 +126,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	}
 	limit := g.MaxSources
 	if limit <= 0 {
-		limit = 3
+		limit = DefaultMaxSources
 	}
 	events := g.sendsEvents(req.Header)
 	// An answer written here cites the top pages of the context, which it lists.
@@ -143,7 +143,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	case res.Empty:
 		return cite(named(DontKnow(res, limit))), nil
 	case g.Offline:
-		return cite(named(ExtractiveAnswer(res, 3, 700)) + SourcesMarkdown(Cited("", res, limit))), nil
+		return cite(named(OfflineAnswer(r, res, limit))), nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
 	out = append(out, compat.TextMessage("system", SystemPrompt(site, res)))
@@ -156,6 +156,9 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 		},
 	}, nil
 }
+
+// DefaultMaxSources is Grounder.MaxSources's default.
+const DefaultMaxSources = 3
 
 // Defaults of Grounder's bounds on what retrieval reads.
 const (

@@ -1,0 +1,407 @@
+package retrieval
+
+import (
+	"math"
+	"math/bits"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ragproxy/ragproxy/markdown"
+	"github.com/ragproxy/ragproxy/retrieval/wordnet"
+	"github.com/ragproxy/ragproxy/textnorm"
+)
+
+// Evidence selection. An answer written without a model quotes the site, and a reader wants the sentence that
+// answers first, not three passages to scan: the tuition table's row, not the I-20 funding paragraph beside it.
+// Answer selection in extractive question answering has long scored the sentences of the retrieved passages by
+// the question's words they hold, how close together, and whether they hold the type of answer the question asks
+// for; this is that, with the signals retrieval already has: the question's terms and their site spellings and
+// related forms (as passage selection counts them), the quantity a "how long" or "how many" question asks for, the
+// section heading a unit stands under, and the rank of its passage.
+
+// Evidence is one unit of a retrieved passage (a sentence, a list item, or a table row with its table's header
+// row) scored as an answer to the question.
+type Evidence struct {
+	// Chunk is the unit's passage, its position in Result.Chunks.
+	Chunk int
+	// Text is the unit as the page writes it, in markdown: a table row follows its header and separator rows.
+	Text string
+	// Heading is the heading of the section the unit stands in within its passage ("" when none).
+	Heading string
+	// Cover is the share of the question's terms the unit holds (the quantity one more, when the question asks
+	// for one), a term only its heading or page title holds counting half.
+	Cover float64
+	// Own is the share of the question's own terms the unit's text holds, heading and title aside.
+	Own float64
+	// Score orders the units: Cover² times the passage's score as a share of the best passage's (the passage
+	// ranking weighed the page, the dense and lexical matches and the passage's coverage, which one sentence's
+	// words do not see), less for a unit much longer than a sentence.
+	Score float64
+	// Matched are the byte ranges of Text holding the question's terms, in order.
+	Matched [][2]int
+	// Next is the text of the sentences that follow the unit in its paragraph, which often finish what it
+	// starts ("The requirement was instituted in 1991" after what the requirement is); "" for other units.
+	Next string
+}
+
+// Bounds of evidence units.
+const (
+	// evidenceMinRunes is the shortest unit kept: shorter lines are labels and headings, not statements.
+	evidenceMinRunes = 12
+	// evidenceLongRunes is the length past which a unit scores less (about two sentences): a long paragraph holds
+	// many words by its length alone.
+	evidenceLongRunes = 400
+	// evidenceContext is what a question term counts for when only the unit's heading or page title holds it:
+	// the unit is about it without naming it again.
+	evidenceContext = 0.75
+	// evidenceQuantityReach is how many words (stopwords aside) may stand between a quantity and a question
+	// word for the quantity to count as the one asked for.
+	evidenceQuantityReach = 3
+	// evidenceLabelRunes is the longest unit that reads as a value under its heading ("Department Chair" then
+	// "Shachar Kariv"): it is read, and shown, with the heading.
+	evidenceLabelRunes = 60
+)
+
+// Evidence returns the units of res's passages that answer its question best, at most max, best first. It reads
+// only res (the passages' texts are in it), so it costs no index access.
+func (r *Retriever) Evidence(res *Result, max int) []Evidence {
+	if res == nil || len(res.Chunks) == 0 || max <= 0 {
+		return nil
+	}
+	var db *wordnet.DB
+	if !r.cfg.NoWordNet {
+		db = wordnet.Load()
+	}
+	q := newPassageQuery(res.Query, r.lex.passageForms(db))
+	if r.cfg.NoQuantities {
+		q.quantity = 0
+	}
+	titles := make(map[string]string, len(res.Pages))
+	for _, p := range res.Pages {
+		titles[p.URL] = p.Title
+	}
+	var out []Evidence
+	for i, c := range res.Chunks {
+		title := q.mask(titles[c.URL])
+		units := evidenceUnits(c.Text)
+		for k, u := range units {
+			e := q.score(u, title)
+			for n := k + 1; n < len(units) && units[n].para == u.para && u.para > 0; n++ {
+				e.Next = strings.TrimSpace(e.Next + " " + units[n].text)
+			}
+			if e.Score == 0 {
+				continue
+			}
+			e.Chunk = i
+			if top := res.Chunks[0].Score; top > 0 {
+				e.Score *= c.Score / top
+			}
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
+	return out[:min(max, len(out))]
+}
+
+// evidenceUnit is a unit of a passage before scoring: its text, the heading it stands under, and for a table row
+// the header row it is read with.
+type evidenceUnit struct {
+	text, heading, header string
+	// label is a short first unit under its heading, a value the heading names.
+	label bool
+	// para numbers the paragraphs of a passage from 1, for the sentences of one; 0 for other units.
+	para int
+}
+
+// score scores unit u for q; title is the mask of the terms of the unit's page title.
+func (q *passageQuery) score(u evidenceUnit, title uint64) Evidence {
+	e := Evidence{Text: u.text, Heading: u.heading}
+	prefix := ""
+	switch {
+	case u.header != "":
+		prefix = u.header + "\n" + tableSeparator(u.header) + "\n"
+	case u.label:
+		prefix = "**" + u.heading + "**\n"
+	}
+	e.Text = prefix + u.text
+	if q.n == 0 {
+		return e
+	}
+	own, matched := q.matches(u.text)
+	if u.header != "" {
+		own |= q.mask(u.header)
+	}
+	if u.label {
+		own |= q.mask(u.heading)
+	}
+	if own&^q.quantity == 0 {
+		return e // a unit that holds none of the question's words answers nothing, whatever its heading says
+	}
+	if own&q.quantity != 0 && !q.quantityNear(u.text) {
+		own &^= q.quantity // a number far from every question word is some other quantity
+	}
+	context := (q.mask(u.heading) | title) &^ own &^ q.quantity
+	terms := q.n
+	if q.quantity != 0 {
+		terms++
+	}
+	e.Cover = (float64(bits.OnesCount64(own)) + evidenceContext*float64(bits.OnesCount64(context))) / float64(terms)
+	e.Own = float64(bits.OnesCount64(own&^q.quantity)) / float64(q.n)
+	e.Score = e.Cover * e.Cover
+	if n := utf8.RuneCountInString(u.text); n > evidenceLongRunes {
+		e.Score *= math.Sqrt(float64(evidenceLongRunes) / float64(n))
+	}
+	for i := range matched { // the ranges are in the unit's text, which the prefix moves
+		matched[i][0] += len(prefix)
+		matched[i][1] += len(prefix)
+	}
+	e.Matched = matched
+	return e
+}
+
+// quantityNear reports whether text holds a quantity within evidenceQuantityReach words of one of the question's
+// own words ("27 units" for "how many units"), the place where the quantity asked for stands.
+func (q *passageQuery) quantityNear(text string) bool {
+	last := map[bool]int{true: -1 << 30, false: -1 << 30} // word positions of the last quantity, the last term
+	pos, near := 0, false
+	q.buf = textnorm.AppendWords(q.buf, text, func(w []byte) bool {
+		i := q.term(w)
+		if i == stopword {
+			return true
+		}
+		isQ, isTerm := i == q.n, i >= 0 && i < q.n
+		if isQ && isQuantity(w) && pos-last[false] <= evidenceQuantityReach {
+			near = true
+		}
+		if isTerm && pos-last[true] <= evidenceQuantityReach {
+			near = true
+		}
+		if isQ {
+			last[true] = pos
+		} else if isTerm {
+			last[false] = pos
+		}
+		pos++
+		return !near
+	})
+	return near
+}
+
+// mask returns the bits of the question terms (and the quantity) text holds.
+func (q *passageQuery) mask(text string) uint64 {
+	m, _ := q.matches(text)
+	return m
+}
+
+// matches returns the bits of the question terms (and the quantity) text holds, and the byte ranges of the words
+// that hold them.
+func (q *passageQuery) matches(text string) (uint64, [][2]int) {
+	var (
+		m      uint64
+		ranges [][2]int
+	)
+	if text == "" || q.n == 0 {
+		return 0, nil
+	}
+	// Words are read a whitespace-separated token at a time, so that each match has its token's place.
+	for start := 0; start < len(text); {
+		for start < len(text) && isSpace(text[start]) {
+			start++
+		}
+		end := start
+		for end < len(text) && !isSpace(text[end]) {
+			end++
+		}
+		hit := false
+		q.buf = textnorm.AppendWords(q.buf, text[start:end], func(w []byte) bool {
+			if i := q.term(w); i >= 0 {
+				m |= 1 << i
+				hit = true
+			}
+			return true
+		})
+		if hit {
+			ranges = append(ranges, [2]int{start, end})
+		}
+		start = end
+	}
+	return m, ranges
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+// evidenceUnits splits a passage into units: each table row (read with its header row), each list item, each
+// sentence of a paragraph, each fenced code block whole. Headings are not units; they name the units below them.
+func evidenceUnits(text string) []evidenceUnit {
+	var (
+		out     []evidenceUnit
+		heading string
+		header  string   // the current table's header row
+		row     int      // lines into the current table: 0 outside one
+		prev    string   // the previous line, a table's header when a separator follows
+		para    []string // the lines of the paragraph or list item being read
+		fence   []string // the lines of the fenced code block being read, nil outside one
+		// underHeading is the number of units before the current heading's first: -1 before any heading
+		underHeading = -1
+		paras        int
+	)
+	flush := func() {
+		if len(para) == 0 {
+			return
+		}
+		joined := strings.Join(para, " ")
+		para = para[:0]
+		if len(out) == underHeading && heading != "" && utf8.RuneCountInString(joined) <= evidenceLabelRunes {
+			out = append(out, evidenceUnit{text: joined, heading: heading, label: true})
+			return
+		}
+		if listItem(joined) {
+			out = appendUnit(out, evidenceUnit{text: joined, heading: heading})
+			return
+		}
+		paras++
+		for _, s := range sentences(joined) {
+			out = appendUnit(out, evidenceUnit{text: s, heading: heading, para: paras})
+		}
+	}
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		if fence != nil {
+			fence = append(fence, strings.TrimRight(line, "\n"))
+			if markdown.FenceLine(t) {
+				out = appendUnit(out, evidenceUnit{text: strings.Join(fence, "\n"), heading: heading})
+				fence = nil
+			}
+			continue
+		}
+		if markdown.FenceLine(t) {
+			flush()
+			fence = []string{strings.TrimRight(line, "\n")}
+			continue
+		}
+		if level := markdown.HeadingLevel(t); level > 0 {
+			flush()
+			heading = strings.Trim(strings.TrimSpace(markdown.StripLinks(t[level:])), "#*¶ \t")
+			row, prev = 0, ""
+			underHeading = len(out)
+			continue
+		}
+		if strings.HasPrefix(t, "|") {
+			flush()
+			row++
+			switch {
+			case row == 2 && isTableSeparator(t):
+				header = prev
+				// The header row was taken as a row of a table without one: it is the header.
+				if n := len(out); n > 0 && out[n-1].text == prev && out[n-1].header == "" {
+					out = out[:n-1]
+				}
+			default:
+				h := header
+				if row == 1 {
+					h = ""
+				}
+				out = appendUnit(out, evidenceUnit{text: t, heading: heading, header: h})
+			}
+			prev = t
+			continue
+		}
+		row, header, prev = 0, "", t
+		if t == "" {
+			flush()
+			continue
+		}
+		if listItem(t) {
+			flush()
+		}
+		para = append(para, t)
+	}
+	if fence != nil {
+		out = appendUnit(out, evidenceUnit{text: strings.Join(fence, "\n"), heading: heading})
+	}
+	flush()
+	return out
+}
+
+func appendUnit(out []evidenceUnit, u evidenceUnit) []evidenceUnit {
+	if utf8.RuneCountInString(u.text) < evidenceMinRunes {
+		return out
+	}
+	return append(out, u)
+}
+
+// listItem reports whether a line starts a markdown list item ("- ", "* ", "+ ", "1. ", "1) ").
+func listItem(t string) bool {
+	if len(t) > 1 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
+		return true
+	}
+	i := 0
+	for i < len(t) && i < 4 && '0' <= t[i] && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
+}
+
+// tableSeparator is a separator row for a table with header row h: one "---" cell per header cell.
+func tableSeparator(h string) string {
+	cells := strings.Count(strings.Trim(strings.TrimSpace(h), "|"), "|") + 1
+	return "|" + strings.Repeat(" --- |", cells)
+}
+
+// sentences splits a paragraph at its sentence ends: ".", "!" or "?" (with any closing quote or bracket), then a
+// space and a capital letter, a digit or an opening quote or bracket; not after an abbreviation or an initial
+// ("e.g. See", "Dr. Smith", "J. Doe").
+func sentences(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c != '.' && c != '!' && c != '?' {
+			continue
+		}
+		j := i + 1
+		for j < len(p) && strings.IndexByte(`"')]*_`, p[j]) >= 0 {
+			j++
+		}
+		if j >= len(p) || p[j] != ' ' {
+			continue
+		}
+		k := j
+		for k < len(p) && p[k] == ' ' {
+			k++
+		}
+		if k >= len(p) {
+			break
+		}
+		next, _ := utf8.DecodeRuneInString(p[k:])
+		if !unicode.IsUpper(next) && !unicode.IsDigit(next) && !strings.ContainsRune(`"'([*`, next) {
+			continue
+		}
+		if c == '.' && abbreviation(p[start:i]) {
+			continue
+		}
+		out = append(out, strings.TrimSpace(p[start:j]))
+		start = k
+		i = k - 1
+	}
+	if rest := strings.TrimSpace(p[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// abbreviations are the words a period follows without ending a sentence.
+var abbreviations = setOf("e.g", "i.e", "etc", "vs", "cf", "dr", "mr", "mrs", "ms", "prof", "st", "no", "nos",
+	"fig", "approx", "dept", "inc", "ltd", "jr", "sr", "u.s", "a.m", "p.m", "ph.d", "jan", "feb", "mar", "apr", "jun",
+	"jul", "aug", "sep", "sept", "oct", "nov", "dec")
+
+// abbreviation reports whether text before a period ends in an abbreviation or a single letter (an initial).
+func abbreviation(before string) bool {
+	w := before[strings.LastIndexAny(before, " (")+1:]
+	if utf8.RuneCountInString(w) == 1 {
+		return true
+	}
+	return abbreviations[strings.ToLower(w)]
+}

@@ -1,0 +1,65 @@
+package retrieval
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEvidenceUnits(t *testing.T) {
+	text := "# Fees\n\n" +
+		"Office hours\n\n" + // a short first line under a heading is a value the heading names
+		"## Department Chair\n\nShachar Kariv\n\n" +
+		"## Deadlines\n\n" +
+		"The fee is due by Aug. 1 in most cases, e.g. for new students. Late payment costs $50! Ask Dr. Smith why.\n" +
+		"A second line of the same paragraph.\n\n" +
+		"- first item of a list\n  that runs on\n- second item of the list\n\n" +
+		"| Term | Fee |\n|---|---|\n| Fall term | $4,850 |\n| Spring term | $4,900 |\n\n" +
+		"```\nfee --pay now\n```\n"
+	var got []evidenceUnit
+	for _, u := range evidenceUnits(text) {
+		got = append(got, u)
+	}
+	want := []evidenceUnit{
+		{text: "Office hours", heading: "Fees", label: true},
+		{text: "Shachar Kariv", heading: "Department Chair", label: true},
+		{text: "The fee is due by Aug. 1 in most cases, e.g. for new students.", heading: "Deadlines", para: 1},
+		{text: "Late payment costs $50!", heading: "Deadlines", para: 1},
+		{text: "Ask Dr. Smith why.", heading: "Deadlines", para: 1},
+		{text: "A second line of the same paragraph.", heading: "Deadlines", para: 1},
+		{text: "- first item of a list that runs on", heading: "Deadlines"},
+		{text: "- second item of the list", heading: "Deadlines"},
+		{text: "| Fall term | $4,850 |", heading: "Deadlines", header: "| Term | Fee |"},
+		{text: "| Spring term | $4,900 |", heading: "Deadlines", header: "| Term | Fee |"},
+		{text: "```\nfee --pay now\n```", heading: "Deadlines"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(evidenceUnit{})); diff != "" {
+		t.Errorf("evidenceUnits (-want +got):\n%s", diff)
+	}
+}
+
+func TestEvidenceScore(t *testing.T) {
+	q := newPassageQuery("how many units is the data science master?", nil)
+	title := q.mask("Data Science")
+	near := q.score(evidenceUnit{text: "You will complete 27 units of course work.", heading: "Unit Requirements"}, title)
+	far := q.score(evidenceUnit{text: "The units of this programme are spread out across terms of study and finish within 20 months.", heading: "Unit Requirements"}, title)
+	none := q.score(evidenceUnit{text: "Apply by the deadline in spring.", heading: "Data Science units"}, title)
+	if near.Score <= far.Score {
+		t.Errorf("a quantity beside the asked word (%.3f) does not beat one far from it (%.3f)", near.Score, far.Score)
+	}
+	if none.Score != 0 {
+		t.Errorf("a unit holding none of the question's words scores %.3f", none.Score)
+	}
+	if near.Own == 0 || near.Cover <= near.Own*float64(q.n)/float64(q.n+1) {
+		t.Errorf("near: cover %.3f own %.3f: the title's terms should add to the cover", near.Cover, near.Own)
+	}
+	row := q.score(evidenceUnit{text: "| Data Science | 27 |", header: "| Programme | Units |"}, 0)
+	if want := "| Programme | Units |\n| --- | --- |\n| Data Science | 27 |"; row.Text != want {
+		t.Errorf("row text = %q, want %q", row.Text, want)
+	}
+	for _, m := range row.Matched {
+		if w := row.Text[m[0]:m[1]]; w != "Data" && w != "Science" && w != "27" {
+			t.Errorf("matched range %v is %q, not a question word or quantity of the row", m, w)
+		}
+	}
+}
