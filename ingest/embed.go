@@ -23,52 +23,7 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 		return err
 	}
 	if fit {
-		// The chunks' search texts are composed when the fit asks for them, from the texts on disk: all at
-		// once they would be the largest thing ingest holds.
-		trails, err := index.ChunkTrails(ix)
-		if err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
-		text := func(i int) (string, error) {
-			if i < len(sums) {
-				return sums[i], nil
-			}
-			c := i - len(sums)
-			t, err := ix.ChunkText(c)
-			return index.SearchText(ix.Pages[ix.Chunks[c].PageID].Title, trails[c], t), err
-		}
-		// The chunk vectors go to a file as they are computed and the index reads them from there, mapped: a
-		// large site's are a third of what ingest would otherwise hold at its peak.
-		all := len(sums) + len(ix.Chunks)
-		dim := embedding.NewLocal(r.cfg.Local).Dimension()
-		vf, err := index.NewVectorFile(filepath.Join(r.spillDir, "chunks.f32"), len(ix.Chunks), dim)
-		if err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
-		defer vf.Close()
-		ix.SummaryVectors = make([][]float32, len(sums))
-		backing := make([]float32, len(sums)*dim)
-		l, err := embedding.FitEmbedInto(ctx, all, text, r.cfg.Local, func(i int, v []float32) error {
-			if i < len(sums) {
-				ix.SummaryVectors[i] = backing[i*dim : (i+1)*dim]
-				copy(ix.SummaryVectors[i], v)
-				return nil
-			}
-			return vf.Put(i-len(sums), v)
-		})
-		if err == nil {
-			err = vf.SealChunks(ix)
-		}
-		if err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
-		if r.embState, err = l.MarshalBinary(); err != nil {
-			return fmt.Errorf("ingest: local embedder: %w", err)
-		}
-		r.embedder = l
-		r.report.Embedded += all
-		bar.add(all)
-		return nil
+		return r.fitAndEmbed(ctx, ix, sums, bar)
 	}
 	same := r.prev.sameEmbedder(r.embedder, r.embState)
 	var oldSums map[string][]float32
@@ -84,7 +39,64 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 	if err != nil {
 		return fmt.Errorf("ingest: embed summaries: %w", err)
 	}
+	return r.embedChunks(ctx, ix, same, bar)
+}
 
+// fitAndEmbed fits the local embedder on the summaries (sums, one a page) and the chunks' search texts and embeds
+// them in the same pass, and sets r.embedder to it.
+func (r *run) fitAndEmbed(ctx context.Context, ix *index.Index, sums []string, bar *bar) error {
+	// The chunks' search texts are composed when the fit asks for them, from the texts on disk: all at
+	// once they would be the largest thing ingest holds.
+	trails, err := index.ChunkTrails(ix)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	text := func(i int) (string, error) {
+		if i < len(sums) {
+			return sums[i], nil
+		}
+		c := i - len(sums)
+		t, err := ix.ChunkText(c)
+		return index.SearchText(ix.Pages[ix.Chunks[c].PageID].Title, trails[c], t), err
+	}
+	// The chunk vectors go to a file as they are computed and the index reads them from there, mapped: a
+	// large site's are a third of what ingest would otherwise hold at its peak.
+	all := len(sums) + len(ix.Chunks)
+	dim := embedding.NewLocal(r.cfg.Local).Dimension()
+	vf, err := index.NewVectorFile(filepath.Join(r.spillDir, "chunks.f32"), len(ix.Chunks), dim)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	defer vf.Close()
+	ix.SummaryVectors = make([][]float32, len(sums))
+	backing := make([]float32, len(sums)*dim)
+	l, err := embedding.FitEmbedInto(ctx, all, text, r.cfg.Local, func(i int, v []float32) error {
+		if i < len(sums) {
+			ix.SummaryVectors[i] = backing[i*dim : (i+1)*dim]
+			copy(ix.SummaryVectors[i], v)
+			return nil
+		}
+		return vf.Put(i-len(sums), v)
+	})
+	if err == nil {
+		err = vf.SealChunks(ix)
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if r.embState, err = l.MarshalBinary(); err != nil {
+		return fmt.Errorf("ingest: local embedder: %w", err)
+	}
+	r.embedder = l
+	r.report.Embedded += all
+	bar.add(all)
+	return nil
+}
+
+// embedChunks gives every chunk its vector, once the summaries have theirs: the previous vector of the chunk it
+// repeats when the embedder is the same one (same), else that of a previous chunk with the same search text, else
+// a new one.
+func (r *run) embedChunks(ctx context.Context, ix *index.Index, same bool, bar *bar) error {
 	// The chunk vectors go to a vector file as they come, as with the local embedder: an upstream model's are
 	// larger still (1536 values a chunk). Chunks of unchanged pages take their previous vectors by position;
 	// the others are looked up by search text among the previous index's other chunks, then embedded.
