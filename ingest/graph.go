@@ -3,7 +3,6 @@ package ingest
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/links"
@@ -41,7 +40,7 @@ func (r *run) graph(docs []*doc) *index.Index {
 		d := byURL[u]
 		r.pageRefs = append(r.pageRefs, d.md)
 		p := index.Page{ID: i, URL: u, Title: d.title, Hash: d.hash, RawHash: d.rawHash,
-			Section: r.section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source,
+			Section: r.cfg.Links.Section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source,
 			FAQ: d.faq}
 		rec.add(d)
 		for _, l := range cleaned[u] {
@@ -142,14 +141,4 @@ func (cr *crawlRecorder) record() *index.CrawlRecord {
 		return nil
 	}
 	return &cr.rec
-}
-
-func (r *run) section(u string) string {
-	best := ""
-	for _, s := range r.cfg.Links.Sections {
-		if strings.HasPrefix(u, s) && len(s) > len(best) {
-			best = s
-		}
-	}
-	return best
 }
