@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -264,6 +265,22 @@ type run struct {
 	pageRefs, chunkRefs []index.TextRef
 }
 
+// doc is a cleaned page on its way into the index.
+type doc struct {
+	url, title, markdown string // markdown until it is spilled (see run.keep), then md
+	md                   index.TextRef
+	spilled              bool
+	hash, rawHash        string
+	links                []string    // the page's links, those to dropped duplicates redirected to the copy kept
+	discovered           []string    // the page's links as crawled, for the crawl record
+	reused               *index.Page // the previous index's page when the body is unchanged
+	faq                  []index.FAQEntry
+	// The response the page was built from, for the next crawl's conditional requests.
+	etag, lastModified, source string
+	fetched                    time.Time
+	refreshes                  []crawl.Refresh
+}
+
 // openSpill creates the run's spill in a temporary directory of the index directory, which closeSpill
 // removes.
 func (r *run) openSpill() error {
@@ -423,4 +440,25 @@ func (l *tokenizerLoad) get() (*tokenizer.Tokenizer, error) {
 	l.start()
 	<-l.done
 	return l.tok, l.err
+}
+
+// parallel runs f(0..n-1) on all cores.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/ragproxy/ragproxy/embedding"
+	"github.com/ragproxy/ragproxy/firsterr"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/chunk"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
@@ -204,6 +205,27 @@ func (r *reuse) chunkVectors(taken []int) map[string][]float32 {
 		}
 	}
 	return m
+}
+
+// searchTexts returns the search text of each chunk of the pages in need (all pages when need is nil); other
+// entries are empty.
+func searchTexts(ix *index.Index, need []bool) ([]string, error) {
+	out := make([]string, len(ix.Chunks))
+	var failed firsterr.Holder
+	parallel(len(ix.Pages), func(i int) {
+		if need != nil && !need[i] {
+			return
+		}
+		texts, err := index.PageSearchTexts(ix, i)
+		if err != nil {
+			failed.Keep(err)
+			return
+		}
+		for k, c := range ix.Pages[i].Chunks {
+			out[c] = texts[k]
+		}
+	})
+	return out, failed.Err()
 }
 
 // removed counts previous pages that the new index no longer has.

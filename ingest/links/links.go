@@ -152,3 +152,15 @@ func inSections(u string, sections []string) bool {
 	}
 	return false
 }
+
+// Section is the longest of c.Sections that u starts with, the section a page of the index is in; "" when u is
+// in none (or c names none).
+func (c Config) Section(u string) string {
+	best := ""
+	for _, s := range c.Sections {
+		if strings.HasPrefix(u, s) && len(s) > len(best) {
+			best = s
+		}
+	}
+	return best
+}

@@ -118,6 +118,26 @@ func TestCleanIsDeterministic(t *testing.T) {
 	}
 }
 
+func TestSection(t *testing.T) {
+	cfg := Config{Sections: []string{"https://x.edu/en/", "https://x.edu/en/admissions/", "https://x.edu/de/"}}
+	tests := []struct{ url, want string }{
+		{"https://x.edu/en/", "https://x.edu/en/"},
+		{"https://x.edu/en/about/", "https://x.edu/en/"},
+		{"https://x.edu/en/admissions/apply/", "https://x.edu/en/admissions/"}, // the longest prefix
+		{"https://x.edu/de/studium/", "https://x.edu/de/"},
+		{"https://x.edu/fr/", ""},
+		{"https://x.edu/english/", ""},
+	}
+	for _, tt := range tests {
+		if got := cfg.Section(tt.url); got != tt.want {
+			t.Errorf("Section(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+	if got := (Config{}).Section("https://x.edu/en/"); got != "" {
+		t.Errorf("Section without sections = %q, want \"\"", got)
+	}
+}
+
 // TestBerkeleyShares measures how many links survive on the real corpus at
 // the paper's 30% and the prototype code's 15%.
 func TestBerkeleyShares(t *testing.T) {

@@ -1,0 +1,114 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ragproxy/ragproxy/firsterr"
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest/summary"
+	"golang.org/x/sync/errgroup"
+)
+
+// summarise writes one line per page: extractive for all, then LLM summaries where a model is configured
+// (reused by content hash; a page whose LLM call fails keeps its extractive line).
+func (r *run) summarise(ctx context.Context, ix *index.Index) error {
+	bar := r.progress.stage("summarised", len(ix.Pages))
+	defer bar.done()
+	// The pages' markdown is read from disk when asked for; the first read error stops the stage.
+	var unread firsterr.Holder
+	doc := func(i int) summary.Doc {
+		md, err := ix.PageMarkdown(i)
+		unread.Keep(err)
+		return summary.Doc{Title: ix.Pages[i].Title, Markdown: md}
+	}
+	failedRead := func() error {
+		if err := unread.Err(); err != nil {
+			return fmt.Errorf("ingest: summaries: %w", err)
+		}
+		return nil
+	}
+	if r.cfg.Summarizer == nil {
+		if lines, ok := r.prev.extractiveSummaries(ix, r.settings()); ok {
+			// Extractive key terms depend on the whole corpus, so they are reused only when no page changed.
+			for i := range ix.Pages {
+				ix.Pages[i].Summary = lines[i]
+			}
+		} else {
+			r.extractive(ix, doc)
+		}
+		bar.add(len(ix.Pages))
+		return failedRead()
+	}
+	model := r.cfg.Summarizer.Model
+	if model == "" {
+		model = summary.DefaultModel
+	}
+	var todo []int
+	for i := range ix.Pages {
+		p := &ix.Pages[i]
+		if s, ok := r.prev.llmSummary(p.Hash, model); ok {
+			p.Summary, p.SummaryModel = s, model
+			bar.add(1)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	// Every page gets an extractive line first: it stays where the LLM call fails.
+	lines := summary.ExtractiveFunc(len(ix.Pages), doc, r.cfg.Summary)
+	for _, i := range todo {
+		ix.Pages[i].Summary = lines[i]
+	}
+	if err := failedRead(); err != nil {
+		return err
+	}
+	limit := r.cfg.SummaryConcurrency
+	if limit <= 0 {
+		limit = 4
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(limit)
+	var mu sync.Mutex
+	failed := 0
+	for _, i := range todo {
+		p := &ix.Pages[i]
+		g.Go(func() error {
+			defer bar.add(1)
+			d := doc(i)
+			if err := failedRead(); err != nil {
+				return err
+			}
+			s, err := r.cfg.Summarizer.Summarize(gctx, d)
+			if err != nil {
+				if gctx.Err() != nil {
+					return gctx.Err()
+				}
+				mu.Lock()
+				failed++
+				mu.Unlock()
+				r.cfg.Logger.Warn("LLM summary failed; keeping the extractive one", "url", p.URL, "err", err)
+				return nil
+			}
+			p.Summary, p.SummaryModel = s, model
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("ingest: summaries: %w", err)
+	}
+	if failed > 0 {
+		r.cfg.Logger.Warn("LLM summaries failed", "pages", failed)
+	}
+	return nil
+}
+
+func (r *run) extractive(ix *index.Index, doc func(i int) summary.Doc) {
+	lines := summary.ExtractiveFunc(len(ix.Pages), doc, r.cfg.Summary)
+	for i := range ix.Pages {
+		ix.Pages[i].Summary = lines[i]
+	}
+}
