@@ -53,6 +53,10 @@ const (
 	// evidenceLongRunes is the length past which a unit scores less (about two sentences): a long paragraph holds
 	// many words by its length alone.
 	evidenceLongRunes = 400
+	// evidenceAnswerType multiplies the score of a unit that holds the kind of answer the question asks for: a
+	// number beside the thing a "how many" question counts ("27 units"), or, for "what is X" and "tell me about
+	// X", a sentence that says what X is ("Cognitive Science is the cross-disciplinary study of ...").
+	evidenceAnswerType = 1.5
 	// evidenceContext is what a question term counts for when only the unit's heading or page title holds it:
 	// the unit is about it without naming it again.
 	evidenceContext = 0.75
@@ -62,6 +66,8 @@ const (
 	// evidenceLabelRunes is the longest unit that reads as a value under its heading ("Department Chair" then
 	// "Shachar Kariv"): it is read, and shown, with the heading.
 	evidenceLabelRunes = 60
+	// evidenceSubjectWords is how far into a sentence its subject may run before the verb that defines it.
+	evidenceSubjectWords = 12
 )
 
 // Evidence returns the units of res's passages that answer its question best, at most max, best first. It reads
@@ -78,6 +84,8 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
+	asked := q.askedTerm(res.Query)
+	defines := asksDefinition(res.Query)
 	titles := make(map[string]string, len(res.Pages))
 	for _, p := range res.Pages {
 		titles[p.URL] = p.Title
@@ -88,6 +96,12 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 		units := evidenceUnits(c.Text)
 		for k, u := range units {
 			e := q.score(u, title)
+			if e.Score > 0 && asked >= 0 && u.header == "" && q.numberBeside(u.text, asked) {
+				e.Score *= evidenceAnswerType
+			}
+			if e.Score > 0 && defines && q.subjectDefined(u.text) {
+				e.Score *= evidenceAnswerType
+			}
 			for n := k + 1; n < len(units) && units[n].para == u.para && u.para > 0; n++ {
 				e.Next = strings.TrimSpace(e.Next + " " + units[n].text)
 			}
@@ -172,13 +186,13 @@ func (q *passageQuery) quantityNear(text string) bool {
 			return true
 		}
 		isQ, isTerm := i == q.n, i >= 0 && i < q.n
-		if isQ && isQuantity(w) && pos-last[false] <= evidenceQuantityReach {
+		if isQ && statesNumber(w) && pos-last[false] <= evidenceQuantityReach {
 			near = true
 		}
 		if isTerm && pos-last[true] <= evidenceQuantityReach {
 			near = true
 		}
-		if isQ {
+		if isQ && statesNumber(w) {
 			last[true] = pos
 		} else if isTerm {
 			last[false] = pos
@@ -228,6 +242,87 @@ func (q *passageQuery) matches(text string) (uint64, [][2]int) {
 		start = end
 	}
 	return m, ranges
+}
+
+// askedTerm is the bit of the thing a "how many" or "how much" question counts ("units" in "how many units
+// ..."), -1 for other questions.
+func (q *passageQuery) askedTerm(question string) int {
+	words := questionWords(question)
+	for i := 0; i+2 < len(words); i++ {
+		if words[i] == "how" && (words[i+1] == "many" || words[i+1] == "much") {
+			for _, w := range words[i+2:] {
+				if t := q.term([]byte(w)); t >= 0 && t < q.n {
+					return t
+				}
+				if !textnorm.IsStopword(w) {
+					return -1 // "how much is tuition": the word after is the subject, never a unit counted
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// numberBeside reports whether text states a number right before or after (one word away at most, stopwords
+// aside) a word of term bit.
+func (q *passageQuery) numberBeside(text string, bit int) bool {
+	lastNumber, lastTerm, pos, found := -9, -9, 0, false
+	q.buf = textnorm.AppendWords(q.buf, text, func(w []byte) bool {
+		if textnorm.IsStopword(string(w)) {
+			return true
+		}
+		switch {
+		case statesNumber(w):
+			found = pos-lastTerm <= 2
+			lastNumber = pos
+		case q.term(w) == bit:
+			found = pos-lastNumber <= 2
+			lastTerm = pos
+		}
+		pos++
+		return !found
+	})
+	return found
+}
+
+// asksDefinition reports whether a question asks what something is: "what is X", "what's X", "what are X",
+// "tell me about X", "explain X".
+func asksDefinition(question string) bool {
+	words := questionWords(question)
+	if len(words) < 2 {
+		return false
+	}
+	switch {
+	case (words[0] == "what" && (words[1] == "is" || words[1] == "are")) || words[0] == "what's" || words[0] == "whats":
+		return true
+	case words[0] == "tell" && len(words) > 2 && words[2] == "about", words[0] == "explain", words[0] == "describe":
+		return true
+	}
+	return false
+}
+
+// subjectDefined reports whether text says what the question's subject is: question words, then "is", "are" or
+// "means" within the first evidenceSubjectWords words.
+func (q *passageQuery) subjectDefined(text string) bool {
+	pos, terms, found := 0, 0, false
+	q.buf = textnorm.AppendWords(q.buf, text, func(w []byte) bool {
+		switch s := string(w); {
+		case s == "is" || s == "are" || s == "means" || s == "refers":
+			found = terms > 0
+			return false
+		case q.term(w) >= 0 && q.term(w) < q.n:
+			terms++
+		}
+		pos++
+		return pos < evidenceSubjectWords
+	})
+	return found
+}
+
+// statesNumber reports whether a word states a number: it starts with a digit ("27", "1gb", "2016") or is a
+// number word ("four"). A code with digits inside it ("w207", "cs61a") is a name, not a quantity.
+func statesNumber(w []byte) bool {
+	return len(w) > 0 && ('0' <= w[0] && w[0] <= '9' || numberWords[string(w)])
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
