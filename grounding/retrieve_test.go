@@ -30,6 +30,7 @@ func TestRetrieveBody(t *testing.T) {
 	h := newHarness(t, server.Config{Grounder: g}, openaitest.Config{})
 	tests := []struct{ name, body string }{
 		{"query", `{"query":"how much is in-state tuition?"}`},
+		{"nothing", `{"query":"qwxz zzkv"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
