@@ -4,8 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
+)
+
+// The HTTP statuses of the errors below (RFC 9110, section 15; 429 is RFC 6585's), written out: the wire format
+// is data, and this package leaves HTTP itself to those that speak it.
+const (
+	statusBadRequest      = 400
+	statusUnauthorized    = 401
+	statusNotFound        = 404
+	statusTooLarge        = 413
+	statusTooManyRequests = 429
+	statusServerError     = 500
+	statusBadGateway      = 502
+	statusUnavailable     = 503
+	statusGatewayTimeout  = 504
 )
 
 // Error types used in OpenAI's error body. See
@@ -103,7 +116,7 @@ func (e *APIError) JSON() []byte {
 // RetryAfterValue returns the Retry-After header value for the error's status,
 // or "" when none is sent.
 func (e *APIError) RetryAfterValue() string {
-	if e.Status != http.StatusTooManyRequests && e.Status != http.StatusServiceUnavailable {
+	if e.Status != statusTooManyRequests && e.Status != statusUnavailable {
 		return ""
 	}
 	if e.RetryAfter != "" {
@@ -114,7 +127,7 @@ func (e *APIError) RetryAfterValue() string {
 
 // InvalidRequest returns a 400 invalid_request_error about param.
 func InvalidRequest(param, code, format string, args ...any) *APIError {
-	return &APIError{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Param: param, Code: code,
+	return &APIError{Status: statusBadRequest, Type: TypeInvalidRequest, Param: param, Code: code,
 		Message: fmt.Sprintf(format, args...)}
 }
 
@@ -123,7 +136,7 @@ const msgInvalidJSON = "We could not parse the JSON body of your request. (HINT:
 
 // InvalidJSON returns the 400 error for a body that is not a JSON object.
 func InvalidJSON(cause error) *APIError {
-	return &APIError{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Message: msgInvalidJSON, Err: cause}
+	return &APIError{Status: statusBadRequest, Type: TypeInvalidRequest, Message: msgInvalidJSON, Err: cause}
 }
 
 // InvalidAPIKey returns the 401 error for a missing or wrong client key.
@@ -133,43 +146,43 @@ func InvalidAPIKey(masked string) *APIError {
 	if masked != "" {
 		msg = "Incorrect API key provided: " + masked + "."
 	}
-	return &APIError{Status: http.StatusUnauthorized, Type: TypeInvalidRequest, Code: "invalid_api_key", Message: msg}
+	return &APIError{Status: statusUnauthorized, Type: TypeInvalidRequest, Code: "invalid_api_key", Message: msg}
 }
 
 // ModelNotFound returns the 404 error for an unknown model id.
 func ModelNotFound(id string) *APIError {
-	return &APIError{Status: http.StatusNotFound, Type: TypeInvalidRequest, Param: "model", Code: "model_not_found",
+	return &APIError{Status: statusNotFound, Type: TypeInvalidRequest, Param: "model", Code: "model_not_found",
 		Message: "The model `" + id + "` does not exist or you do not have access to it."}
 }
 
 // TooLarge returns the 413 error for a request body over limit bytes.
 func TooLarge(limit int) *APIError {
-	return &APIError{Status: http.StatusRequestEntityTooLarge, Type: TypeInvalidRequest, Code: "request_too_large",
+	return &APIError{Status: statusTooLarge, Type: TypeInvalidRequest, Code: "request_too_large",
 		Message: "Request body too large: the limit is " + strconv.Itoa(limit) + " bytes."}
 }
 
 // ServerError returns a 500 server_error that hides cause from the client.
 func ServerError(cause error) *APIError {
-	return &APIError{Status: http.StatusInternalServerError, Type: TypeServer, Err: cause,
+	return &APIError{Status: statusServerError, Type: TypeServer, Err: cause,
 		Message: "The server had an error while processing your request. Sorry about that!"}
 }
 
 // Unavailable returns a 503 server_error, sent while the server drains.
 func Unavailable(msg string) *APIError {
-	return &APIError{Status: http.StatusServiceUnavailable, Type: TypeServer, Code: "unavailable", Message: msg, RetryAfter: "5"}
+	return &APIError{Status: statusUnavailable, Type: TypeServer, Code: "unavailable", Message: msg, RetryAfter: "5"}
 }
 
 // UpstreamUnreachable returns the 502 error for an upstream that could not be
 // reached or dropped the connection before answering.
 func UpstreamUnreachable(upstream string, cause error) *APIError {
-	return &APIError{Status: http.StatusBadGateway, Type: TypeServer, Code: "upstream_unreachable", Upstream: upstream, Err: cause,
+	return &APIError{Status: statusBadGateway, Type: TypeServer, Code: "upstream_unreachable", Upstream: upstream, Err: cause,
 		Message: "The upstream model server could not be reached."}
 }
 
 // UpstreamTimeout returns the 504 error for an upstream that did not answer
 // in time.
 func UpstreamTimeout(upstream string, cause error) *APIError {
-	return &APIError{Status: http.StatusGatewayTimeout, Type: TypeServer, Code: "upstream_timeout", Upstream: upstream, Err: cause,
+	return &APIError{Status: statusGatewayTimeout, Type: TypeServer, Code: "upstream_timeout", Upstream: upstream, Err: cause,
 		Message: "The upstream model server did not answer in time."}
 }
 
@@ -181,8 +194,3 @@ func AsAPIError(err error) *APIError {
 	}
 	return ServerError(err)
 }
-
-var (
-	errEmptyResponse = errors.New("empty response")
-	errNoDone        = errors.New("stream ended without [DONE]")
-)

@@ -394,12 +394,13 @@ func TextMessage(role, text string) Message {
 	return Message{Role: role, Content: c, text: text, hasText: true}
 }
 
-// NewTextCall builds the call of one of the proxy's own requests upstream (query analysis, summaries): model
-// ("" for the upstream's default), text messages and extra body fields (temperature, response_format, ...).
-func NewTextCall(model string, msgs []Message, extra map[string]any) (*Call, error) {
+// NewTextRequest builds one of the proxy's own chat requests (query analysis, summaries) as if a client had sent
+// it: model ("" for the upstream's default), text messages and extra body fields (temperature, response_format,
+// ...).
+func NewTextRequest(model string, msgs []Message, extra map[string]any) (*ChatRequest, error) {
 	raw, err := MessagesJSON(msgs)
 	if err != nil {
-		return nil, fmt.Errorf("text call: %w", err)
+		return nil, fmt.Errorf("text request: %w", err)
 	}
 	body := map[string]any{"model": model, "messages": raw}
 	for k, v := range extra {
@@ -407,23 +408,11 @@ func NewTextCall(model string, msgs []Message, extra map[string]any) (*Call, err
 	}
 	b, err := Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("text call: %w", err)
+		return nil, fmt.Errorf("text request: %w", err)
 	}
 	req, err := DecodeChatRequest(b)
 	if err != nil {
-		return nil, fmt.Errorf("text call: %w", err)
+		return nil, fmt.Errorf("text request: %w", err)
 	}
-	return &Call{Request: req, Model: model}, nil
-}
-
-// FirstContent returns the text of a completion's first choice, an error when it has none.
-func FirstContent(completion []byte) (string, error) {
-	info, err := ParseCompletion(completion)
-	if err != nil {
-		return "", err
-	}
-	if len(info.Choices) == 0 || !info.Choices[0].HasContent {
-		return "", fmt.Errorf("completion without content")
-	}
-	return info.Choices[0].Content, nil
+	return req, nil
 }

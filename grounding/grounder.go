@@ -270,7 +270,6 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site stri
 		return a, nil, faqMatch{}, fmt.Errorf("retrieval: %w", err)
 	}
 	res.Durations["analysis"] = took
-	res.Timings["analysis"] = took.String()
 	if g.OnRetrieval != nil {
 		g.OnRetrieval(ctx, server.Retrieval{Durations: res.Durations, Confidence: res.Confidence, Empty: res.Empty})
 	}

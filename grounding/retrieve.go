@@ -13,18 +13,55 @@ import (
 
 // retrieveResponse is the body of POST /v1/retrieve.
 type retrieveResponse struct {
-	Object   string               `json:"object"`
-	Query    string               `json:"query"`
-	Analysis string               `json:"analysis"`
-	Rewrites []string             `json:"rewrites"`
-	Pages    []retrieval.PageHit  `json:"pages"`
-	Chunks   []retrieval.ChunkHit `json:"chunks"`
-	Context  string               `json:"context"`
+	Object   string           `json:"object"`
+	Query    string           `json:"query"`
+	Analysis string           `json:"analysis"`
+	Rewrites []string         `json:"rewrites"`
+	Pages    []retrievedPage  `json:"pages"`
+	Chunks   []retrievedChunk `json:"chunks"`
+	Context  string           `json:"context"`
 	// ContextTokens, Confidence and Empty say how much context there is and how sure retrieval is.
-	ContextTokens int               `json:"context_tokens"`
-	Confidence    float64           `json:"confidence"`
-	Empty         bool              `json:"empty"`
-	Timings       map[string]string `json:"timings"`
+	ContextTokens int     `json:"context_tokens"`
+	Confidence    float64 `json:"confidence"`
+	Empty         bool    `json:"empty"`
+	// Timings are the stages' durations in time.Duration's notation ("1.5ms").
+	Timings map[string]string `json:"timings"`
+}
+
+// retrievedPage is a page of the /v1/retrieve body.
+type retrievedPage struct {
+	URL       string  `json:"url"`
+	Title     string  `json:"title"`
+	Summary   string  `json:"summary"`
+	Community int     `json:"community"`
+	Score     float64 `json:"score"`
+}
+
+// retrievedChunk is a passage of the /v1/retrieve body.
+type retrievedChunk struct {
+	URL   string  `json:"url"`
+	Text  string  `json:"text"`
+	Score float64 `json:"score"`
+}
+
+// newRetrieveResponse writes what analysis and retrieval found as the /v1/retrieve body.
+func newRetrieveResponse(a retrieval.Analysis, res *retrieval.Result) retrieveResponse {
+	out := retrieveResponse{Object: "retrieval", Query: a.Question, Analysis: a.Source, Rewrites: res.Rewrites,
+		Pages: make([]retrievedPage, 0, len(res.Pages)), Chunks: make([]retrievedChunk, 0, len(res.Chunks)),
+		Context: res.Context, ContextTokens: res.ContextTokens, Confidence: res.Confidence, Empty: res.Empty}
+	for _, p := range res.Pages {
+		out.Pages = append(out.Pages, retrievedPage{URL: p.URL, Title: p.Title, Summary: p.Summary, Community: p.Community, Score: p.Score})
+	}
+	for _, c := range res.Chunks {
+		out.Chunks = append(out.Chunks, retrievedChunk{URL: c.URL, Text: c.Text, Score: c.Score})
+	}
+	if res.Durations != nil {
+		out.Timings = make(map[string]string, len(res.Durations))
+		for stage, d := range res.Durations {
+			out.Timings[stage] = d.String()
+		}
+	}
+	return out
 }
 
 // Routes implements server.Router: POST /v1/retrieve.
@@ -71,14 +108,5 @@ func (g *Grounder) retrieve(ctx context.Context, req *server.Request) (any, erro
 	if res == nil {
 		return nil, compat.InvalidRequest("messages", "", "the messages contain no user question")
 	}
-	return retrieveResponse{Object: "retrieval", Query: a.Question, Analysis: a.Source, Rewrites: res.Rewrites,
-		Pages: nonNil(res.Pages), Chunks: nonNil(res.Chunks), Context: res.Context, ContextTokens: res.ContextTokens,
-		Confidence: res.Confidence, Empty: res.Empty, Timings: res.Timings}, nil
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	return newRetrieveResponse(a, res), nil
 }

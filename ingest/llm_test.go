@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // summaryReply answers a summary request with one line naming the page's title, as a model would.
@@ -22,12 +22,12 @@ func summaryReply(r *openaitest.Request) openaitest.Reply {
 }
 
 func llmSummarizer(t testing.TB, srv *openaitest.Server) *summary.LLM {
-	c, err := compat.NewClient(compat.ClientConfig{Retries: -1,
-		Primary: compat.Upstream{BaseURL: srv.URL(), APIKey: "test-key", Model: summary.DefaultModel}})
+	c, err := upstream.New(upstream.Config{Retries: -1,
+		Primary: upstream.Endpoint{BaseURL: srv.URL(), APIKey: "test-key", Model: summary.DefaultModel}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &summary.LLM{Client: c}
+	return &summary.LLM{Ask: upstream.Asker{Client: c}.Ask}
 }
 
 func chatRequests(srv *openaitest.Server) int {

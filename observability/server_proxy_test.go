@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/cache"
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/examples"
@@ -24,6 +23,7 @@ import (
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // The settings of the proxy under test, as `ragproxy serve --index DIR
@@ -115,9 +115,9 @@ func startProxy(t *testing.T) *proxy {
 		t.Fatal(err)
 	}
 	obs := &server.MetricsObserver{Metrics: metrics, Logger: logger}
-	client, err := compat.NewClient(compat.ClientConfig{
-		Primary:  compat.Upstream{Name: "primary", BaseURL: primary.URL(), APIKey: upstreamKey, Model: upstreamModel},
-		Fallback: compat.Upstream{Name: "fallback", BaseURL: fallback.URL(), APIKey: upstreamKey, Model: fallbackModel},
+	client, err := upstream.New(upstream.Config{
+		Primary:  upstream.Endpoint{Name: "primary", BaseURL: primary.URL(), APIKey: upstreamKey, Model: upstreamModel},
+		Fallback: upstream.Endpoint{Name: "fallback", BaseURL: fallback.URL(), APIKey: upstreamKey, Model: fallbackModel},
 		// serve's default is 200ms; shorter keeps the rounds of traffic quick.
 		Backoff:          10 * time.Millisecond,
 		FirstByteTimeout: 2 * time.Minute,
@@ -158,7 +158,7 @@ func startProxy(t *testing.T) *proxy {
 		FAQ: faq.NewMatcher([]faq.Entry{{Question: "What are the library hours on Saturday?",
 			Answer: "On Saturday the library is open from 10:00 a.m. to 6:00 p.m.", URL: "https://www.lakeshore-poly.example/library/"}}),
 		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
-	g.Analyzer = &retrieval.LLMAnalyzer{Client: client, Model: upstreamModel, SiteName: assistant,
+	g.Analyzer = &retrieval.LLMAnalyzer{Ask: upstream.Asker{Client: client, Model: upstreamModel}.Ask, SiteName: assistant,
 		OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 	ca := grounding.NewCachedAnalyzer(g.Analyzer, tolerant("analysis"), upstreamModel+"\x00"+assistant, cacheTTL)
 	ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }

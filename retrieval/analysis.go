@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/llm"
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
@@ -98,14 +98,6 @@ func questionWords(q string) []string {
 	return words
 }
 
-// Completer sends one chat request upstream and returns the completion's body; *compat.Client implements it, with
-// the proxy's timeouts, retry rules, failover and cancellation.
-type Completer interface {
-	Complete(ctx context.Context, call *compat.Call) ([]byte, compat.Served, error)
-}
-
-var _ Completer = (*compat.Client)(nil)
-
 // DefaultAnalysisTimeout is LLMAnalyzer.Timeout's default.
 const DefaultAnalysisTimeout = 5 * time.Second
 
@@ -113,10 +105,8 @@ const DefaultAnalysisTimeout = 5 * time.Second
 // call fails, returns junk or takes longer than Timeout; it never returns an error, so a sick upstream slows an
 // answer by at most Timeout.
 type LLMAnalyzer struct {
-	// Client sends the analysis request. Required.
-	Client Completer
-	// Model is the chat model; "" means the client's default model.
-	Model string
+	// Ask asks the model (which one, and through which upstream, is the Ask's business). Required.
+	Ask llm.Ask
 	// Timeout bounds the whole analysis, retries and failover included; default DefaultAnalysisTimeout.
 	Timeout time.Duration
 	// SiteName describes the site in the prompt ("the UC Berkeley Academic Guide"); optional.
@@ -149,6 +139,7 @@ const AnalysisPrompt = `You prepare search queries for a website assistant%s. Re
 	`together find the answer: self-contained (resolve pronouns and follow-ups from earlier turns), with the ` +
 	`specific names, programs and terms spelled out, abbreviations expanded, and misspellings corrected.`
 
+// analysisSchema is the JSON Schema of the analysis reply.
 var analysisSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
@@ -190,25 +181,17 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	if name := cmp.Or(SiteNameOf(ctx), a.SiteName); name != "" {
 		site = " for " + name
 	}
-	call, err := compat.NewTextCall(a.Model, []compat.Message{
-		compat.TextMessage("system", fmt.Sprintf(AnalysisPrompt, site)),
-		compat.TextMessage("user", convo.String()),
-	}, map[string]any{"temperature": 0, "response_format": map[string]any{"type": "json_schema",
-		"json_schema": map[string]any{"name": "query_analysis", "strict": true, "schema": analysisSchema}}})
-	if err != nil {
-		return Analysis{}, fmt.Errorf("analysis: %w", err)
-	}
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = DefaultAnalysisTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, _, err := a.Client.Complete(ctx, call)
-	if err != nil {
-		return Analysis{}, fmt.Errorf("analysis: %w", err)
-	}
-	content, err := compat.FirstContent(resp)
+	reply, err := a.Ask(ctx, llm.Prompt{
+		System: fmt.Sprintf(AnalysisPrompt, site),
+		User:   convo.String(),
+		JSON:   &llm.Schema{Name: "query_analysis", Definition: analysisSchema},
+	})
 	if err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}
@@ -216,7 +199,7 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 		RetrievalNeeded *bool    `json:"retrieval_needed"`
 		Rewrites        []string `json:"rewrites"`
 	}
-	if err := json.Unmarshal([]byte(content), &out); err != nil {
+	if err := json.Unmarshal([]byte(reply.Text), &out); err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}
 	rw := dedupe(out.Rewrites)

@@ -2,16 +2,34 @@ package retrieval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/ragproxy/ragproxy/compat"
-	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/llm"
 )
+
+// asks is a fake llm.Ask: it answers every prompt with answer and records the prompts.
+type asks struct {
+	mu      sync.Mutex
+	prompts []llm.Prompt
+	answer  func(ctx context.Context) (llm.Reply, error)
+}
+
+func (a *asks) ask(ctx context.Context, p llm.Prompt) (llm.Reply, error) {
+	a.mu.Lock()
+	a.prompts = append(a.prompts, p)
+	a.mu.Unlock()
+	return a.answer(ctx)
+}
+
+// replying is a fake llm.Ask whose model answers text.
+func replying(text string) *asks {
+	return &asks{answer: func(context.Context) (llm.Reply, error) { return llm.Reply{Text: text}, nil }}
+}
 
 func TestLLMAnalyzer(t *testing.T) {
 	convo := []Message{
@@ -39,12 +57,9 @@ func TestLLMAnalyzer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := openaitest.NewServer(openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply {
-				return openaitest.Reply{Content: tt.reply}
-			}})
-			defer fake.Close()
+			model := replying(tt.reply)
 			var fellBack error
-			a := &LLMAnalyzer{Client: testClient(t, fake), OnFallback: func(err error) { fellBack = err }}
+			a := &LLMAnalyzer{Ask: model.ask, OnFallback: func(err error) { fellBack = err }}
 			got, err := a.Analyze(context.Background(), convo)
 			if err != nil {
 				t.Fatal(err)
@@ -55,56 +70,46 @@ func TestLLMAnalyzer(t *testing.T) {
 			if (fellBack != nil) != tt.fallback {
 				t.Errorf("fallback error = %v, want fallback %v", fellBack, tt.fallback)
 			}
-			req := fake.Requests()[0]
-			var body struct {
-				ResponseFormat struct {
-					Type       string `json:"type"`
-					JSONSchema struct {
-						Strict bool `json:"strict"`
-					} `json:"json_schema"`
-				} `json:"response_format"`
+			if len(model.prompts) != 1 {
+				t.Fatalf("%d prompts, want 1", len(model.prompts))
 			}
-			json.Unmarshal(req.Body, &body)
-			if body.ResponseFormat.Type != "json_schema" || !body.ResponseFormat.JSONSchema.Strict {
-				t.Errorf("request did not ask for strict JSON: %s", req.Body)
+			p := model.prompts[0]
+			if p.JSON == nil || p.JSON.Name != "query_analysis" || p.JSON.Definition["additionalProperties"] != false {
+				t.Errorf("prompt did not ask for strict JSON: %+v", p.JSON)
 			}
-			if !strings.Contains(req.Messages[1].Text(), "assistant: It is a BA.") {
-				t.Errorf("the conversation was not passed: %q", req.Messages[1].Text())
+			if p.Model != "" || p.Temperature != 0 {
+				t.Errorf("prompt asks for model %q at temperature %v; want the Ask's model at 0", p.Model, p.Temperature)
+			}
+			if !strings.Contains(p.User, "assistant: It is a BA.") {
+				t.Errorf("the conversation was not passed: %q", p.User)
 			}
 		})
 	}
 }
 
-// testClient is the proxy's upstream client in front of fake.
-func testClient(t *testing.T, fake *openaitest.Server) *compat.Client {
-	t.Helper()
-	c, err := compat.NewClient(compat.ClientConfig{Backoff: time.Millisecond,
-		Primary: compat.Upstream{BaseURL: fake.URL(), APIKey: "k", Model: "gpt-4o-mini"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// TestLLMAnalyzerSickUpstream checks that analysis never stalls or fails an answer: an upstream that is down,
-// hangs, or asks to be retried much later leaves the heuristic analysis, within the analysis deadline.
-func TestLLMAnalyzerSickUpstream(t *testing.T) {
+// TestLLMAnalyzerSickModel checks that analysis never stalls or fails an answer: a model that fails, or that does
+// not answer, leaves the heuristic analysis, within the analysis deadline.
+func TestLLMAnalyzerSickModel(t *testing.T) {
+	errDown := errors.New("upstream down")
 	tests := []struct {
 		name   string
-		fault  openaitest.Fault
-		status int // of the error the fallback reports; 0 for the deadline
+		answer func(ctx context.Context) (llm.Reply, error)
+		want   error // what the fallback reports
 	}{
-		{"down", openaitest.Fault{Status: 503}, 503},
-		{"hangs", openaitest.Fault{Hang: true}, 0},
-		{"rate limited for a minute", openaitest.Fault{Status: 429, RetryAfter: "60"}, 429},
+		{"fails", func(context.Context) (llm.Reply, error) { return llm.Reply{}, errDown }, errDown},
+		{"hangs", func(ctx context.Context) (llm.Reply, error) {
+			if _, ok := ctx.Deadline(); !ok {
+				return llm.Reply{}, errors.New("the analysis call has no deadline")
+			}
+			<-ctx.Done() // returns only because the analysis gave up
+			return llm.Reply{}, ctx.Err()
+		}, context.DeadlineExceeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := openaitest.NewServer(openaitest.Config{})
-			fake.FailAlways(&tt.fault)
-			defer fake.Close()
 			var fellBack error
-			a := &LLMAnalyzer{Client: testClient(t, fake), Timeout: 300 * time.Millisecond, OnFallback: func(err error) { fellBack = err }}
+			a := &LLMAnalyzer{Ask: (&asks{answer: tt.answer}).ask, Timeout: 50 * time.Millisecond,
+				OnFallback: func(err error) { fellBack = err }}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			got, err := a.Analyze(ctx, []Message{{Role: "user", Content: "fees?"}})
@@ -114,21 +119,8 @@ func TestLLMAnalyzerSickUpstream(t *testing.T) {
 			if ctx.Err() != nil {
 				t.Fatal("analysis outlived its deadline")
 			}
-			var apiErr *compat.APIError
-			switch {
-			case tt.status == 0 && !errors.Is(fellBack, context.DeadlineExceeded):
-				t.Errorf("fallback error = %v, want the analysis deadline", fellBack)
-			case tt.status != 0 && (!errors.As(fellBack, &apiErr) || apiErr.Status != tt.status):
-				t.Errorf("fallback error = %v, want the upstream's %d", fellBack, tt.status)
-			}
-			if tt.fault.Hang {
-				deadline := time.Now().Add(5 * time.Second)
-				for !fake.Requests()[0].Canceled && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
-				}
-				if !fake.Requests()[0].Canceled {
-					t.Errorf("a hung analysis call was left open")
-				}
+			if !errors.Is(fellBack, tt.want) {
+				t.Errorf("fallback error = %v, want %v", fellBack, tt.want)
 			}
 		})
 	}
@@ -154,25 +146,21 @@ func TestHeuristicAnalysis(t *testing.T) {
 // TestLLMAnalyzerSiteName checks that the analysis prompt names the site the context names, before the
 // analyzer's own.
 func TestLLMAnalyzerSiteName(t *testing.T) {
-	fake := openaitest.NewServer(openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply {
-		return openaitest.Reply{Content: `{"retrieval_needed":true,"rewrites":["a","b","c"]}`}
-	}})
-	defer fake.Close()
-	a := &LLMAnalyzer{Client: testClient(t, fake), SiteName: "Lakeshore Polytechnic"}
+	model := replying(`{"retrieval_needed":true,"rewrites":["a","b","c"]}`)
+	a := &LLMAnalyzer{Ask: model.ask, SiteName: "Lakeshore Polytechnic"}
 	msgs := []Message{{Role: "user", Content: "placement requirements?"}}
 	for _, ctx := range []context.Context{context.Background(), WithSiteName(context.Background(), "Lakeshore Polytechnic — Nursing")} {
 		if _, err := a.Analyze(ctx, msgs); err != nil {
 			t.Fatal(err)
 		}
 	}
-	reqs := fake.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
+	if len(model.prompts) != 2 {
+		t.Fatalf("%d prompts, want 2", len(model.prompts))
 	}
-	if p := reqs[0].Messages[0].Text(); !strings.Contains(p, "assistant for Lakeshore Polytechnic.") {
+	if p := model.prompts[0].System; !strings.Contains(p, "assistant for Lakeshore Polytechnic.") {
 		t.Errorf("prompt without a site in the context = %q", p)
 	}
-	if p := reqs[1].Messages[0].Text(); !strings.Contains(p, "assistant for Lakeshore Polytechnic — Nursing.") {
+	if p := model.prompts[1].System; !strings.Contains(p, "assistant for Lakeshore Polytechnic — Nursing.") {
 		t.Errorf("prompt for the nursing assistant = %q", p)
 	}
 }

@@ -287,39 +287,38 @@ func (r *Retriever) WithConfig(cfg Config) *Retriever {
 
 // PageHit is a retrieved page.
 type PageHit struct {
-	ID        int     `json:"-"`
-	URL       string  `json:"url"`
-	Title     string  `json:"title"`
-	Summary   string  `json:"summary"`
-	Community int     `json:"community"`
-	Score     float64 `json:"score"`
+	ID        int
+	URL       string
+	Title     string
+	Summary   string
+	Community int
+	Score     float64
 }
 
 // ChunkHit is a retrieved passage.
 type ChunkHit struct {
-	ID     int     `json:"-"`
-	PageID int     `json:"-"`
-	URL    string  `json:"url"`
-	Text   string  `json:"text"`
-	Score  float64 `json:"score"`
+	ID     int
+	PageID int
+	URL    string
+	Text   string
+	Score  float64
 }
 
 // Result is what retrieval found for one query.
 type Result struct {
-	Query    string     `json:"query"`
-	Rewrites []string   `json:"rewrites"`
-	Pages    []PageHit  `json:"pages"`
-	Chunks   []ChunkHit `json:"chunks"`
-	Context  string     `json:"context"`
+	Query    string
+	Rewrites []string
+	Pages    []PageHit
+	Chunks   []ChunkHit
+	Context  string
 	// ContextTokens is the o200k size of Context, summed over its parts (within a few tokens of counting it whole).
-	ContextTokens int `json:"context_tokens"`
+	ContextTokens int
 	// Confidence is the best cosine similarity between a query and a selected chunk or summary.
-	Confidence float64 `json:"confidence"`
+	Confidence float64
 	// Empty reports that nothing scored above the confidence floor.
-	Empty   bool              `json:"empty"`
-	Timings map[string]string `json:"timings"`
+	Empty bool
 	// Durations are the stage timings (analysis, embed, pages, communities, chunks, context).
-	Durations map[string]time.Duration `json:"-"`
+	Durations map[string]time.Duration
 }
 
 // Retrieve runs retrieval for a question and its rewrites (analysis already done; see Analyzer).
@@ -377,11 +376,6 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	res.Confidence = r.confidence(vecs, res)
 	res.Empty = len(res.Chunks) == 0 || res.Confidence < r.cfg.ConfidenceFloor
 	res.Durations["context"] = time.Since(t)
-
-	res.Timings = make(map[string]string, len(res.Durations))
-	for k, d := range res.Durations {
-		res.Timings[k] = d.String()
-	}
 	return res, nil
 }
 

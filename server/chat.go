@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // chatState is one chat request on its way through the proxy.
@@ -19,7 +20,7 @@ type chatState struct {
 	start   time.Time
 	req     *compat.ChatRequest
 	ground  *Grounding
-	call    compat.Call
+	call    upstream.Call
 	ctx     context.Context
 	cancel  func()
 	untrack func()
@@ -164,7 +165,7 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	if st.ground == nil {
 		st.ground = &Grounding{}
 	}
-	st.call = compat.Call{Request: req, Model: s.upstreamModel(req.Model)}
+	st.call = upstream.Call{Request: req, Model: s.upstreamModel(req.Model)}
 	if len(st.ground.Messages) > 0 {
 		msgs, err := compat.MessagesJSON(st.ground.Messages)
 		if err != nil {
@@ -216,7 +217,7 @@ func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
 		body = b.CompletionN(g.Answer.Text, st.req.N, g.Answer.usage(st.req.N), g.Answer.Annotations)
 		ev.Grounded = true
 	} else {
-		var served compat.Served
+		var served upstream.Served
 		var err error
 		st.prepared = time.Since(st.start)
 		body, served, err = s.up.Complete(st.ctx, &st.call)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // upstreamLog summarises what a fake upstream saw: one "model fault" entry
@@ -175,7 +175,7 @@ func TestClientLeavingIsNoticedAtOnce(t *testing.T) {
 			if tc.grounder != nil {
 				cfg.Grounder = tc.grounder
 			}
-			h := newHarness(t, harnessOpts{cfg: cfg, client: compat.ClientConfig{FirstByteTimeout: time.Hour}})
+			h := newHarness(t, harnessOpts{cfg: cfg, client: upstream.Config{FirstByteTimeout: time.Hour}})
 			h.Fake.FailAlways(&openaitest.Fault{Hang: true})
 			ctx, cancel := context.WithCancel(context.Background())
 			req, err := newStreamRequest(ctx, h.URL, tc.body)

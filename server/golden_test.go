@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // transcript renders a response as status, the headers that matter and the
@@ -44,7 +44,7 @@ func TestGoldenTranscripts(t *testing.T) {
 		fake   openaitest.Config
 		faults []openaitest.Fault
 		cfg    Config
-		client compat.ClientConfig
+		client upstream.Config
 		body   string
 		header []string
 	}{
@@ -72,7 +72,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			body: `{"messages":[{"role":"user","content":"a"}]}`},
 		{name: "error_unreachable.txt", faults: []openaitest.Fault{{Drop: true}, {Drop: true}},
 			body: `{"stream":true,"messages":[{"role":"user","content":"a"}]}`},
-		{name: "error_timeout.txt", faults: []openaitest.Fault{{Hang: true}, {Hang: true}}, client: compat.ClientConfig{FirstByteTimeout: 50 * time.Millisecond},
+		{name: "error_timeout.txt", faults: []openaitest.Fault{{Hang: true}, {Hang: true}}, client: upstream.Config{FirstByteTimeout: 50 * time.Millisecond},
 			body: `{"messages":[{"role":"user","content":"a"}]}`},
 		{name: "error_after_headers.txt", faults: []openaitest.Fault{{Delay: 150 * time.Millisecond, Status: 500}, {Status: 500}},
 			cfg: Config{Heartbeat: 100 * time.Millisecond}, body: `{"stream":true,"messages":[{"role":"user","content":"a"}]}`},

@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -37,7 +37,7 @@ type harnessOpts struct {
 	cfg      Config
 	fake     openaitest.Config
 	fallback *openaitest.Config
-	client   compat.ClientConfig
+	client   upstream.Config
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -45,16 +45,16 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	h := &harness{Fake: openaitest.NewServer(o.fake)}
 	t.Cleanup(h.Fake.Close)
 	cc := o.client
-	cc.Primary = compat.Upstream{BaseURL: h.Fake.URL(), APIKey: o.fake.APIKey, Model: "gpt-4o-mini"}
+	cc.Primary = upstream.Endpoint{BaseURL: h.Fake.URL(), APIKey: o.fake.APIKey, Model: "gpt-4o-mini"}
 	if o.fallback != nil {
 		h.Fallback = openaitest.NewServer(*o.fallback)
 		t.Cleanup(h.Fallback.Close)
-		cc.Fallback = compat.Upstream{BaseURL: h.Fallback.URL(), APIKey: o.fallback.APIKey, Model: "llama3"}
+		cc.Fallback = upstream.Endpoint{BaseURL: h.Fallback.URL(), APIKey: o.fallback.APIKey, Model: "llama3"}
 	}
 	if cc.Backoff == 0 {
 		cc.Backoff = time.Millisecond
 	}
-	client, err := compat.NewClient(cc)
+	client, err := upstream.New(cc)
 	if err != nil {
 		t.Fatal(err)
 	}

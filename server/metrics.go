@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/observability"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // MetricsObserver turns the server's events into observability.Metrics and
@@ -227,10 +227,10 @@ func taskLabel(task string) string {
 
 // errorType is the OpenTelemetry error.type of a failed upstream operation:
 // "canceled" for a request the client or a drain ended, else
-// compat.ErrorType ("timeout", "connection", the HTTP status, "_OTHER").
+// upstream.ErrorType ("timeout", "connection", the HTTP status, "_OTHER").
 func errorType(err error) string {
 	if errors.Is(err, errClientGone) || errors.Is(err, errCutOff) {
 		return "canceled"
 	}
-	return compat.ErrorType(err)
+	return upstream.ErrorType(err)
 }

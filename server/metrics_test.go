@@ -20,9 +20,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/observability"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // lockedBuffer is a log sink safe for the server's goroutines.
@@ -310,7 +310,7 @@ func TestMetricsRetrievalStages(t *testing.T) {
 func TestMetricsUpstreamAttempts(t *testing.T) {
 	tests := []struct {
 		name       string
-		client     compat.ClientConfig
+		client     upstream.Config
 		faults     []openaitest.Fault
 		fbFaults   []openaitest.Fault
 		wantStatus int
@@ -325,7 +325,7 @@ func TestMetricsUpstreamAttempts(t *testing.T) {
 		{name: "primary 500 then retry succeeds", faults: []openaitest.Fault{{Status: 500}},
 			wantStatus: 200, want: map[upstreamSeries]float64{{"primary", "error"}: 1, {"primary", "success"}: 1},
 			wantLog: "upstream=primary failover=false"},
-		{name: "primary 429 then fallback success", client: compat.ClientConfig{Retries: -1},
+		{name: "primary 429 then fallback success", client: upstream.Config{Retries: -1},
 			faults:     []openaitest.Fault{{Status: 429}},
 			wantStatus: 200, want: map[upstreamSeries]float64{{"primary", "rate_limited"}: 1, {"fallback", "success"}: 1},
 			failovers: 1, wantLog: "upstream=fallback failover=true"},
@@ -333,7 +333,7 @@ func TestMetricsUpstreamAttempts(t *testing.T) {
 			wantStatus: 200, want: map[upstreamSeries]float64{{"primary", "error"}: 2, {"fallback", "success"}: 1},
 			failovers: 1, wantLog: "upstream=fallback failover=true"},
 		{name: "primary first-byte timeout then fallback success",
-			client: compat.ClientConfig{Retries: -1, FirstByteTimeout: 100 * time.Millisecond},
+			client: upstream.Config{Retries: -1, FirstByteTimeout: 100 * time.Millisecond},
 			faults: []openaitest.Fault{{Hang: true}}, wantStatus: 200,
 			want:      map[upstreamSeries]float64{{"primary", "timeout"}: 1, {"fallback", "success"}: 1},
 			failovers: 1, wantLog: "upstream=fallback failover=true"},

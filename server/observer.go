@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // Observer receives the life of each chat request, for metrics, logs and
@@ -52,7 +53,7 @@ type Event struct {
 	// (EventUpstream, EventEnd). Grounded reports an answer written by the
 	// Grounder with no upstream call.
 	Upstream string
-	Attempts []compat.Attempt
+	Attempts []upstream.Attempt
 	Grounded bool
 	// Usage is set on EventUsage.
 	Usage compat.Usage
@@ -83,7 +84,7 @@ type Event struct {
 // at least one of its attempts went there, whether or not the fallback
 // answered. Retries on the primary alone are no failover.
 func (e Event) Failover() bool {
-	return compat.Served{Upstream: e.Upstream, Attempts: e.Attempts}.Failover()
+	return upstream.Served{Upstream: e.Upstream, Attempts: e.Attempts}.Failover()
 }
 
 // RequestObserver is an optional Observer capability: ObserveRequest is

@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // chunkSource yields raw chat.completion.chunk objects: an upstream
-// *compat.Stream or an answer the Grounder wrote.
+// *upstream.Stream or an answer the Grounder wrote.
 type chunkSource interface {
 	Next() bool
 	Chunk() []byte
@@ -19,7 +20,7 @@ type chunkSource interface {
 	Close() error
 }
 
-var _ chunkSource = (*compat.Stream)(nil)
+var _ chunkSource = (*upstream.Stream)(nil)
 
 // relay turns the source's chunks into the frames the client gets: it keeps
 // one id, makes sure each answer's first delta carries the role, runs a

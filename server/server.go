@@ -1,6 +1,6 @@
 // Package server is ragproxy's HTTP front: a fiber app that speaks OpenAI's
 // chat-completions API to any client (Open WebUI, LibreChat, the SDKs, curl)
-// and forwards to an OpenAI-compatible upstream through compat.Client. It
+// and forwards to an OpenAI-compatible upstream through upstream.Client. It
 // owns routing, client auth, the body-size limit, request ids, the SSE
 // writer with heartbeats, the mapping of every error to OpenAI's error body,
 // and graceful draining.
@@ -31,17 +31,18 @@ import (
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/ratelimit"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
-// Upstream is what the server needs from the model side; *compat.Client
+// Upstream is what the server needs from the model side; *upstream.Client
 // implements it.
 type Upstream interface {
-	Complete(ctx context.Context, call *compat.Call) ([]byte, compat.Served, error)
-	Stream(ctx context.Context, call *compat.Call) (*compat.Stream, compat.Served, error)
+	Complete(ctx context.Context, call *upstream.Call) ([]byte, upstream.Served, error)
+	Stream(ctx context.Context, call *upstream.Call) (*upstream.Stream, upstream.Served, error)
 	Models(ctx context.Context) ([]compat.Model, error)
 }
 
-var _ Upstream = (*compat.Client)(nil)
+var _ Upstream = (*upstream.Client)(nil)
 
 // ModelAlias is a model id the proxy serves itself.
 type ModelAlias struct {

@@ -12,11 +12,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 type opened struct {
-	stream *compat.Stream
-	served compat.Served
+	stream *upstream.Stream
+	served upstream.Served
 	err    error
 }
 

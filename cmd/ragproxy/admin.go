@@ -426,11 +426,11 @@ func (a *admin) applyConfig() (ingest.Config, error) {
 		return cfg, err
 	}
 	if a.f.up.online() {
-		client, err := a.f.up.compatClient()
+		ask, err := a.f.up.ask()
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Summarizer = &summary.LLM{Client: client, Model: a.f.up.model}
+		cfg.Summarizer = &summary.LLM{Ask: ask, Model: a.f.up.model}
 	}
 	return cfg, nil
 }

@@ -150,11 +150,11 @@ func (e *siteEval) run(ctx context.Context, dir, questions string) (eval.Report,
 	}
 	var an retrieval.Analyzer = retrieval.Heuristic{}
 	if e.up.online() {
-		client, err := e.up.compatClient()
+		ask, err := e.up.ask()
 		if err != nil {
 			return rep, fmt.Errorf("eval: %w", err)
 		}
-		an = &retrieval.LLMAnalyzer{Client: client, Model: e.up.model}
+		an = &retrieval.LLMAnalyzer{Ask: ask}
 		rep.Analyzer = "llm " + e.up.model
 	}
 	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {

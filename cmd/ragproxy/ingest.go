@@ -13,12 +13,13 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
 	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/llm"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // repeated is a flag that may be given several times.
@@ -44,9 +45,14 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 // online reports whether an upstream key is configured.
 func (u *upstreamFlags) online() bool { return u.key != "" }
 
-// compatClient is the upstream as the proxy's own client, with its timeouts, retries and failover rules.
-func (u *upstreamFlags) compatClient() (*compat.Client, error) {
-	return compat.NewClient(compat.ClientConfig{Primary: compat.Upstream{Name: "primary", BaseURL: u.url, APIKey: u.key, Model: u.model}})
+// ask is the upstream as the proxy's own client (its timeouts and retry rules) adapted to llm.Ask, asking for
+// --model unless a prompt names its model.
+func (u *upstreamFlags) ask() (llm.Ask, error) {
+	c, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{Name: "primary", BaseURL: u.url, APIKey: u.key, Model: u.model}})
+	if err != nil {
+		return nil, err
+	}
+	return upstream.Asker{Client: c, Model: u.model}.Ask, nil
 }
 
 func (u *upstreamFlags) client() openai.Client {
@@ -197,11 +203,11 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 	case "extractive":
 	case "llm", "auto":
 		if o.up.online() {
-			client, err := o.up.compatClient()
+			ask, err := o.up.ask()
 			if err != nil {
 				return nil, fmt.Errorf("ingest: %w", err)
 			}
-			cfg.Summarizer = &summary.LLM{Client: client, Model: o.up.model}
+			cfg.Summarizer = &summary.LLM{Ask: ask, Model: o.up.model}
 		} else if summaries == "llm" {
 			return nil, fmt.Errorf("ingest: --summaries llm needs OPENAI_API_KEY")
 		}

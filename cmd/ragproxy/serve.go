@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/cache"
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/index"
@@ -26,6 +25,7 @@ import (
 	"github.com/ragproxy/ragproxy/retrieval/qdrant"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
+	"github.com/ragproxy/ragproxy/upstream"
 	"github.com/ragproxy/ragproxy/webui"
 )
 
@@ -183,15 +183,15 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	obs := &server.MetricsObserver{Metrics: metrics, Logger: logger}
 
-	ccfg := compat.ClientConfig{
-		Primary:           compat.Upstream{Name: "primary", BaseURL: f.up.url, APIKey: f.up.key, Model: f.up.model},
-		Fallback:          compat.Upstream{Name: "fallback", BaseURL: f.fallbackURL, APIKey: f.fallbackKey, Model: f.fallbackModel},
+	ccfg := upstream.Config{
+		Primary:           upstream.Endpoint{Name: "primary", BaseURL: f.up.url, APIKey: f.up.key, Model: f.up.model},
+		Fallback:          upstream.Endpoint{Name: "fallback", BaseURL: f.fallbackURL, APIKey: f.fallbackKey, Model: f.fallbackModel},
 		Backoff:           f.retryBackoff,
 		MaxRetryAfter:     f.maxRetryAfter,
 		FirstByteTimeout:  f.upstreamTimeout,
 		StreamIdleTimeout: f.streamIdle,
 	}
-	client, err := compat.NewClient(ccfg)
+	client, err := upstream.New(ccfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -331,7 +331,7 @@ func (f serveFlags) openCache(ctx context.Context, logger *slog.Logger) (cache.C
 
 // ground loads the index and makes the server answer from it, and returns the reloader that switches to newer
 // versions.
-func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *compat.Client, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache) (*reloader, error) {
+func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *upstream.Client, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache) (*reloader, error) {
 	tok, err := tokenizer.New()
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -368,7 +368,8 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	if !f.offline() {
 		// Analysis goes through the same client as the answers (timeouts, retries, failover) under its own
 		// short deadline.
-		g.Analyzer = &retrieval.LLMAnalyzer{Client: client, Model: f.up.model, SiteName: site, Timeout: f.analysisTimeout,
+		ask := upstream.Asker{Client: client, Model: f.up.model}.Ask
+		g.Analyzer = &retrieval.LLMAnalyzer{Ask: ask, SiteName: site, Timeout: f.analysisTimeout,
 			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 		if analysisCache != nil {
 			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, f.up.model+"\x00"+name, f.cacheTTL)

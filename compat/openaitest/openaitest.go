@@ -165,6 +165,8 @@ type Server struct {
 	faults []Fault
 	always *Fault
 	models map[string]bool
+	// arrived is closed, and replaced, whenever a request arrives.
+	arrived chan struct{}
 }
 
 // NewServer starts a fake upstream; Close stops it.
@@ -184,7 +186,7 @@ func NewServer(cfg Config) *Server {
 	if cfg.Fingerprint == "" {
 		cfg.Fingerprint = "fp_fake"
 	}
-	s := &Server{cfg: cfg, models: map[string]bool{}}
+	s := &Server{cfg: cfg, models: map[string]bool{}, arrived: make(chan struct{})}
 	for _, m := range cfg.Models {
 		s.models[m] = true
 	}
@@ -242,33 +244,40 @@ func (s *Server) Requests() []Request {
 	return out
 }
 
+// Received waits until at least n requests have arrived, whether or not they
+// have been answered yet.
+func (s *Server) Received(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		got, arrived := len(s.reqs), s.arrived
+		s.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %d requests: %w", n, ctx.Err())
+		}
+	}
+}
+
 // Wait waits until request i (0-based) has been received and fully answered
 // (or abandoned) and returns its record.
 func (s *Server) Wait(ctx context.Context, i int) (Request, error) {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
+	if err := s.Received(ctx, i+1); err != nil {
+		return Request{}, fmt.Errorf("wait for request %d: %w", i, ctx.Err())
+	}
+	s.mu.Lock()
+	done := s.reqs[i].done
+	s.mu.Unlock()
+	select {
+	case <-done:
 		s.mu.Lock()
-		var done chan struct{}
-		if i < len(s.reqs) {
-			done = s.reqs[i].done
-		}
-		s.mu.Unlock()
-		if done != nil {
-			select {
-			case <-done:
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				return *s.reqs[i], nil
-			case <-ctx.Done():
-				return Request{}, fmt.Errorf("wait for request %d: %w", i, ctx.Err())
-			}
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return Request{}, fmt.Errorf("wait for request %d: %w", i, ctx.Err())
-		}
+		defer s.mu.Unlock()
+		return *s.reqs[i], nil
+	case <-ctx.Done():
+		return Request{}, fmt.Errorf("wait for request %d: %w", i, ctx.Err())
 	}
 }
 
@@ -298,6 +307,8 @@ func (s *Server) record(next http.Handler) http.Handler {
 		}
 		s.mu.Lock()
 		s.reqs = append(s.reqs, rec)
+		close(s.arrived)
+		s.arrived = make(chan struct{})
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()

@@ -81,3 +81,41 @@ func TestWireFormatWithSDK(t *testing.T) {
 		t.Errorf("recorded %d requests, want 7", n)
 	}
 }
+
+// TestReceived checks that Received returns once a request arrived, while the fake still holds it, and that Wait
+// returns once the fake is done with it.
+func TestReceived(t *testing.T) {
+	s := NewServer(Config{})
+	defer s.Close()
+	s.Fail(Fault{Hang: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	c := client(s)
+	go func() {
+		_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+		errc <- err
+	}()
+	if err := s.Received(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		t.Fatalf("the hung request ended before its caller left: %v", err)
+	default:
+	}
+	cancel()
+	req, err := s.Wait(context.Background(), 0)
+	if err != nil || !req.Canceled {
+		t.Errorf("Wait = canceled %v, %v; want the abandoned request", req.Canceled, err)
+	}
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("the caller got %v, want context.Canceled", err)
+	}
+	expired, stop := context.WithCancel(context.Background())
+	stop()
+	if err := s.Received(expired, 2); !errors.Is(err, context.Canceled) {
+		t.Errorf("Received(2) after one request = %v, want the context's error", err)
+	}
+}

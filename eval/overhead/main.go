@@ -22,9 +22,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 func main() {
@@ -59,7 +59,7 @@ func run(clientList string, block time.Duration, rounds, words int) error {
 		Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }})
 	defer fake.Close()
 
-	client, err := compat.NewClient(compat.ClientConfig{Primary: compat.Upstream{BaseURL: fake.URL(), Model: "gpt-4o-mini"}})
+	client, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{BaseURL: fake.URL(), Model: "gpt-4o-mini"}})
 	if err != nil {
 		return err
 	}

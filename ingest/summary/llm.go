@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/llm"
 )
 
 // LLMPrompt is the instruction given to the summarising model (the FHNW prototype: one dense line per page; we add that
@@ -18,19 +18,12 @@ const LLMPrompt = `You summarise one web page for a search index. Write a single
 // DefaultModel is the chat model LLM uses when Model is empty.
 const DefaultModel = "gpt-4o-mini"
 
-// Completer sends one chat request upstream and returns the completion's body; *compat.Client implements it, with
-// the proxy's timeouts, retry rules and failover.
-type Completer interface {
-	Complete(ctx context.Context, call *compat.Call) ([]byte, compat.Served, error)
-}
-
-var _ Completer = (*compat.Client)(nil)
-
 // LLM writes summaries with an OpenAI-compatible chat model.
 type LLM struct {
-	// Client sends the requests. Required.
-	Client Completer
-	// Model is the chat model; default gpt-4o-mini.
+	// Ask asks the model. Required.
+	Ask llm.Ask
+	// Model is the chat model, asked for by name: an index records the model that wrote its summaries, and
+	// pages added to it later must be summarised by the same one. Default gpt-4o-mini.
 	Model string
 	// MaxInputChars bounds the page text sent; default 24000 (about 6k tokens).
 	MaxInputChars int
@@ -50,22 +43,11 @@ func (l *LLM) Summarize(ctx context.Context, d Doc) (string, error) {
 	if len(text) > limit {
 		text = text[:limit]
 	}
-	call, err := compat.NewTextCall(model, []compat.Message{
-		compat.TextMessage("system", LLMPrompt),
-		compat.TextMessage("user", "Title: "+d.Title+"\n\n"+text),
-	}, map[string]any{"temperature": 0})
+	reply, err := l.Ask(ctx, llm.Prompt{Model: model, System: LLMPrompt, User: "Title: " + d.Title + "\n\n" + text})
 	if err != nil {
 		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
 	}
-	resp, _, err := l.Client.Complete(ctx, call)
-	if err != nil {
-		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
-	}
-	content, err := compat.FirstContent(resp)
-	if err != nil {
-		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
-	}
-	line := strings.Join(strings.Fields(content), " ")
+	line := strings.Join(strings.Fields(reply.Text), " ")
 	if line == "" {
 		return "", fmt.Errorf("summarize %q: %w", d.Title, errors.New("empty summary"))
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // Harness is a running gateway and its fake upstream.
@@ -29,8 +29,8 @@ func Start(tb testing.TB, cfg server.Config, fake openaitest.Config) *Harness {
 	tb.Helper()
 	h := &Harness{Fake: openaitest.NewServer(fake)}
 	tb.Cleanup(h.Fake.Close)
-	client, err := compat.NewClient(compat.ClientConfig{Backoff: time.Millisecond,
-		Primary: compat.Upstream{BaseURL: h.Fake.URL(), APIKey: fake.APIKey, Model: "gpt-4o-mini"}})
+	client, err := upstream.New(upstream.Config{Backoff: time.Millisecond,
+		Primary: upstream.Endpoint{BaseURL: h.Fake.URL(), APIKey: fake.APIKey, Model: "gpt-4o-mini"}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package compat
+package upstream
 
 import (
 	"context"
@@ -15,10 +15,12 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/tidwall/gjson"
+
+	"github.com/ragproxy/ragproxy/compat"
 )
 
-// Upstream is one OpenAI-compatible server.
-type Upstream struct {
+// Endpoint is one OpenAI-compatible server.
+type Endpoint struct {
 	// Name labels the upstream in errors, logs and metrics ("primary", "fallback").
 	Name string
 	// BaseURL is the API root including /v1, e.g. https://api.openai.com/v1.
@@ -32,21 +34,21 @@ type Upstream struct {
 }
 
 // Redacted returns u with the API key masked, for logging.
-func (u Upstream) Redacted() Upstream {
+func (u Endpoint) Redacted() Endpoint {
 	if u.APIKey != "" {
 		u.APIKey = "REDACTED"
 	}
 	return u
 }
 
-// ClientConfig configures a Client. The zero value of every field but
-// Primary works.
-type ClientConfig struct {
+// Config configures a Client. The zero value of every field but Primary
+// works.
+type Config struct {
 	// Primary is the upstream tried first.
-	Primary Upstream
+	Primary Endpoint
 	// Fallback is tried when the primary keeps failing; ignored when its
 	// BaseURL is empty.
-	Fallback Upstream
+	Fallback Endpoint
 	// Retries is how many times each upstream is retried after a retryable
 	// failure before moving on. Default 1; negative means no retries.
 	Retries int
@@ -75,7 +77,7 @@ type ClientConfig struct {
 }
 
 // Redacted returns c with keys masked, for logging.
-func (c ClientConfig) Redacted() ClientConfig {
+func (c Config) Redacted() Config {
 	c.Primary = c.Primary.Redacted()
 	c.Fallback = c.Fallback.Redacted()
 	return c
@@ -84,18 +86,19 @@ func (c ClientConfig) Redacted() ClientConfig {
 // Client sends chat requests upstream with retry and failover. It is safe for
 // concurrent use.
 type Client struct {
-	cfg       ClientConfig
-	upstreams []upstream
+	cfg     Config
+	targets []target
 }
 
-type upstream struct {
-	Upstream
+// target is one configured Endpoint with its SDK client.
+type target struct {
+	Endpoint
 	fallback bool
 	api      openai.Client
 }
 
-// NewClient returns a client for cfg.
-func NewClient(cfg ClientConfig) (*Client, error) {
+// New returns a client for cfg.
+func New(cfg Config) (*Client, error) {
 	if cfg.Primary.BaseURL == "" {
 		return nil, errors.New("new upstream client: primary base URL is empty")
 	}
@@ -127,11 +130,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		hc = &http.Client{Transport: NewTransport(cfg.MaxIdleConnsPerHost)}
 	}
 	c := &Client{cfg: cfg}
-	add := func(u Upstream, fallback bool, name string) {
+	add := func(u Endpoint, fallback bool, name string) {
 		if u.Name == "" {
 			u.Name = name
 		}
-		c.upstreams = append(c.upstreams, upstream{Upstream: u, fallback: fallback, api: openai.NewClient(
+		c.targets = append(c.targets, target{Endpoint: u, fallback: fallback, api: openai.NewClient(
 			option.WithBaseURL(u.BaseURL),
 			option.WithAPIKey(u.APIKey),
 			option.WithHTTPClient(hc),
@@ -165,7 +168,7 @@ func NewTransport(maxIdlePerHost int) *http.Transport {
 // Call is one chat request to send upstream.
 type Call struct {
 	// Request is the decoded client request.
-	Request *ChatRequest
+	Request *compat.ChatRequest
 	// Model is the upstream model to ask for; "" means the upstream's
 	// configured Model (the client used an alias or sent none).
 	Model string
@@ -173,7 +176,7 @@ type Call struct {
 	Messages json.RawMessage
 }
 
-func (u *upstream) model(call *Call) string {
+func (u *target) model(call *Call) string {
 	if u.fallback && u.Model != "" {
 		return u.Model
 	}
@@ -186,7 +189,7 @@ func (u *upstream) model(call *Call) string {
 // Complete sends a non-stream request and returns the upstream's body.
 func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, error) {
 	var body []byte
-	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *upstream, payload []byte) error {
+	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *target, payload []byte) error {
 		defer release()
 		var res *http.Response
 		err := u.api.Post(ctx, "chat/completions", nil, &res, option.WithRequestBody("application/json", payload))
@@ -212,7 +215,7 @@ func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, erro
 // 5xx) are retried and failed over. The caller must Close the stream.
 func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error) {
 	var st *Stream
-	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *upstream, payload []byte) error {
+	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *target, payload []byte) error {
 		var res *http.Response
 		err := u.api.Post(ctx, "chat/completions", nil, &res,
 			option.WithRequestBody("application/json", payload),
@@ -233,7 +236,7 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 			// A first event that is no chunk: nothing was sent to the client yet, so another attempt can still
 			// answer.
 			s.Close()
-			return UpstreamUnreachable(u.Name, fmt.Errorf("upstream %s: first stream event is not a JSON object", u.Name))
+			return compat.UpstreamUnreachable(u.Name, fmt.Errorf("upstream %s: first stream event is not a JSON object", u.Name))
 		}
 		s.idle(c.cfg.StreamIdleTimeout)
 		st = s
@@ -247,11 +250,11 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 // failed over instead of reaching the client as a success.
 func checkCompletion(name string, body []byte) error {
 	if !gjson.ValidBytes(body) {
-		return UpstreamUnreachable(name, fmt.Errorf("upstream %s: completion is not JSON", name))
+		return compat.UpstreamUnreachable(name, fmt.Errorf("upstream %s: completion is not JSON", name))
 	}
 	r := gjson.GetManyBytes(body, "error", "choices")
 	if e := r[0]; e.Exists() && e.Type != gjson.Null {
-		ae := &APIError{Status: http.StatusBadGateway, Type: TypeServer, Upstream: name, Body: body,
+		ae := &compat.APIError{Status: http.StatusBadGateway, Type: compat.TypeServer, Upstream: name, Body: body,
 			Message: e.Get("message").String(), Err: fmt.Errorf("upstream %s: error body with status 200", name)}
 		if t := e.Get("type").String(); t != "" {
 			ae.Type = t
@@ -262,7 +265,7 @@ func checkCompletion(name string, body []byte) error {
 		return ae
 	}
 	if !r[1].IsArray() || len(r[1].Array()) == 0 {
-		return UpstreamUnreachable(name, fmt.Errorf("upstream %s: completion without choices", name))
+		return compat.UpstreamUnreachable(name, fmt.Errorf("upstream %s: completion without choices", name))
 	}
 	return nil
 }
@@ -270,7 +273,7 @@ func checkCompletion(name string, body []byte) error {
 // attemptFunc performs one attempt against u. ctx carries the first-byte
 // deadline; release ends ctx. On success the attempt either called release
 // or handed it to what it returned (a Stream calls it on Close).
-type attemptFunc func(ctx context.Context, release func(), u *upstream, payload []byte) error
+type attemptFunc func(ctx context.Context, release func(), u *target, payload []byte) error
 
 // errFirstByteTimeout cancels an attempt that got no first byte in time.
 var errFirstByteTimeout = errors.New("first byte timeout")
@@ -282,8 +285,8 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 	var served Served
 	var last error
 	payloads := map[string][]byte{}
-	for i := range c.upstreams {
-		u := &c.upstreams[i]
+	for i := range c.targets {
+		u := &c.targets[i]
 		model := u.model(call)
 		payload, ok := payloads[model]
 		if !ok {
@@ -327,7 +330,7 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 			if !Retryable(err) {
 				return served, err
 			}
-			var ae *APIError
+			var ae *compat.APIError
 			if errors.As(err, &ae) && ae.Status == http.StatusGatewayTimeout {
 				// An upstream that took the whole timeout is not asked again: that would hold the client for
 				// another timeout. The fallback, if any, is tried instead.
@@ -339,7 +342,7 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 }
 
 // once runs one attempt under the first-byte timeout and classifies its error.
-func (c *Client) once(ctx context.Context, u *upstream, payload []byte, attempt attemptFunc) error {
+func (c *Client) once(ctx context.Context, u *target, payload []byte, attempt attemptFunc) error {
 	actx, cancel := context.WithCancelCause(ctx)
 	release := func() { cancel(nil) }
 	timer := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errFirstByteTimeout) })
@@ -353,18 +356,18 @@ func (c *Client) once(ctx context.Context, u *upstream, payload []byte, attempt 
 	}
 	// The timer fired: whatever the attempt returned is cut short.
 	release()
-	return UpstreamTimeout(u.Name, fmt.Errorf("upstream %s: %w", u.Name, errFirstByteTimeout))
+	return compat.UpstreamTimeout(u.Name, fmt.Errorf("upstream %s: %w", u.Name, errFirstByteTimeout))
 }
 
-// classify turns an attempt's error into an *APIError.
+// classify turns an attempt's error into a *compat.APIError.
 func classify(name string, err error) error {
-	var ae *APIError
+	var ae *compat.APIError
 	if errors.As(err, &ae) {
 		return err
 	}
 	var oe *openai.Error
 	if errors.As(err, &oe) {
-		out := &APIError{Status: oe.StatusCode, Type: oe.Type, Message: oe.Message, Param: oe.Param, Code: oe.Code,
+		out := &compat.APIError{Status: oe.StatusCode, Type: oe.Type, Message: oe.Message, Param: oe.Param, Code: oe.Code,
 			Upstream: name, Err: fmt.Errorf("upstream %s: %w", name, err)}
 		if oe.Response != nil {
 			out.RetryAfter = oe.Response.Header.Get("Retry-After")
@@ -374,20 +377,20 @@ func classify(name string, err error) error {
 		}
 		if out.Message == "" && len(out.Body) == 0 {
 			out.Message = http.StatusText(oe.StatusCode)
-			out.Type = TypeServer
+			out.Type = compat.TypeServer
 		}
 		return out
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return UpstreamTimeout(name, fmt.Errorf("upstream %s: %w", name, err))
+		return compat.UpstreamTimeout(name, fmt.Errorf("upstream %s: %w", name, err))
 	}
-	return UpstreamUnreachable(name, fmt.Errorf("upstream %s: %w", name, err))
+	return compat.UpstreamUnreachable(name, fmt.Errorf("upstream %s: %w", name, err))
 }
 
 // Retryable reports whether err, returned before any byte reached the client,
 // may be retried or failed over: connection errors, timeouts, 429 and 5xx.
 func Retryable(err error) bool {
-	var ae *APIError
+	var ae *compat.APIError
 	if !errors.As(err, &ae) {
 		return false
 	}
@@ -397,7 +400,7 @@ func Retryable(err error) bool {
 // retryAfter returns the pause an upstream's 429 or 503 asked for in its
 // Retry-After header (seconds or an HTTP date).
 func retryAfter(err error) (time.Duration, bool) {
-	var ae *APIError
+	var ae *compat.APIError
 	if !errors.As(err, &ae) || ae.RetryAfter == "" ||
 		ae.Status != http.StatusTooManyRequests && ae.Status != http.StatusServiceUnavailable {
 		return 0, false
@@ -423,15 +426,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Models lists the primary upstream's models.
-func (c *Client) Models(ctx context.Context) ([]Model, error) {
-	u := &c.upstreams[0]
+func (c *Client) Models(ctx context.Context) ([]compat.Model, error) {
+	u := &c.targets[0]
 	page, err := u.api.Models.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list upstream models: %w", classify(u.Name, err))
 	}
-	out := make([]Model, 0, len(page.Data))
+	out := make([]compat.Model, 0, len(page.Data))
 	for _, m := range page.Data {
-		out = append(out, NewModel(m.ID, m.OwnedBy, m.Created))
+		out = append(out, compat.NewModel(m.ID, m.OwnedBy, m.Created))
 	}
 	return out, nil
 }

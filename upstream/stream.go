@@ -1,4 +1,4 @@
-package compat
+package upstream
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/tidwall/gjson"
 )
 
@@ -46,10 +47,13 @@ func (s *Stream) idle(d time.Duration) {
 	}
 }
 
-// Errors that end an upstream stream the proxy gave up on.
+// Errors that end an upstream stream the proxy gave up on, or that ended
+// wrongly.
 var (
 	errEventTooLarge = errors.New("upstream stream event too large")
 	errStreamIdle    = errors.New("upstream stream idle")
+	errEmptyResponse = errors.New("empty response")
+	errNoDone        = errors.New("stream ended without [DONE]")
 )
 
 // guardedBody bounds what reading an upstream stream may cost: a line (an event's data) longer than maxLine fails
@@ -122,7 +126,7 @@ func (s *Stream) advance() bool {
 		return false
 	}
 	if s.dec == nil {
-		s.err = UpstreamUnreachable(s.upstream, errEmptyResponse)
+		s.err = compat.UpstreamUnreachable(s.upstream, errEmptyResponse)
 		return false
 	}
 	for s.dec.Next() {
@@ -138,10 +142,10 @@ func (s *Stream) advance() bool {
 		if e := gjson.GetBytes(data, "error"); e.Exists() {
 			// An error event inside a 200 stream (vLLM, Ollama, OpenAI's
 			// server_error mid-stream).
-			s.err = &APIError{Status: http.StatusBadGateway, Type: TypeServer, Upstream: s.upstream,
+			s.err = &compat.APIError{Status: http.StatusBadGateway, Type: compat.TypeServer, Upstream: s.upstream,
 				Message: e.Get("message").String(), Body: append([]byte(nil), data...)}
 			if e.Get("type").String() != "" {
-				s.err.(*APIError).Type = e.Get("type").String()
+				s.err.(*compat.APIError).Type = e.Get("type").String()
 			}
 			return false
 		}
@@ -151,16 +155,16 @@ func (s *Stream) advance() bool {
 	if err := s.dec.Err(); err != nil {
 		switch {
 		case errors.Is(err, errStreamIdle):
-			s.err = UpstreamTimeout(s.upstream, fmt.Errorf("upstream %s: %w", s.upstream, err))
+			s.err = compat.UpstreamTimeout(s.upstream, fmt.Errorf("upstream %s: %w", s.upstream, err))
 		case errors.Is(err, errEventTooLarge):
-			s.err = UpstreamUnreachable(s.upstream, fmt.Errorf("upstream %s: %w", s.upstream, err))
+			s.err = compat.UpstreamUnreachable(s.upstream, fmt.Errorf("upstream %s: %w", s.upstream, err))
 		default:
-			s.err = UpstreamUnreachable(s.upstream, err)
+			s.err = compat.UpstreamUnreachable(s.upstream, err)
 		}
 		return false
 	}
 	// EOF without [DONE]: treat as a dropped connection.
-	s.err = UpstreamUnreachable(s.upstream, errNoDone)
+	s.err = compat.UpstreamUnreachable(s.upstream, errNoDone)
 	return false
 }
 

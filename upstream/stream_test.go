@@ -1,4 +1,4 @@
-package compat_test
+package upstream_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // TestStreamBounds checks that a sick upstream stream ends with an error instead of holding the request: an event
@@ -27,7 +28,7 @@ func TestStreamBounds(t *testing.T) {
 			fake := openaitest.NewServer(openaitest.Config{})
 			defer fake.Close()
 			fake.Fail(tt.fault)
-			c, err := compat.NewClient(compat.ClientConfig{Primary: compat.Upstream{BaseURL: fake.URL(), Model: "gpt-4o-mini"},
+			c, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{BaseURL: fake.URL(), Model: "gpt-4o-mini"},
 				MaxEventBytes: 256 << 10, StreamIdleTimeout: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
@@ -38,7 +39,7 @@ func TestStreamBounds(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			s, _, err := c.Stream(ctx, &compat.Call{Request: req})
+			s, _, err := c.Stream(ctx, &upstream.Call{Request: req})
 			if err != nil {
 				t.Fatalf("the first chunk should arrive: %v", err)
 			}
@@ -59,18 +60,23 @@ func TestStreamBounds(t *testing.T) {
 	}
 }
 
-// waitCanceled waits until the fake saw its last request's connection go away.
+// waitCanceled checks that the fake saw its last request's connection go away: it waits until the fake is done
+// with the request, which a stalled or endless stream is only once its caller left.
 func waitCanceled(t *testing.T, fake *openaitest.Server) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		reqs := fake.Requests()
-		if len(reqs) > 0 && reqs[len(reqs)-1].Canceled {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n := len(fake.Requests())
+	if n == 0 {
+		t.Fatal("the upstream got no request")
 	}
-	t.Error("the upstream call was not cancelled")
+	req, err := fake.Wait(ctx, n-1)
+	if err != nil {
+		t.Fatalf("the upstream call was not cancelled: %v", err)
+	}
+	if !req.Canceled {
+		t.Error("the upstream call was answered to its end, not cancelled")
+	}
 }
 
 // TestSuccessThatIsNot checks that a 200 which carries no answer (an error body, no choices, a first stream event
@@ -93,9 +99,9 @@ func TestSuccessThatIsNot(t *testing.T) {
 			fallback := openaitest.NewServer(openaitest.Config{Models: []string{"llama3"}})
 			defer fallback.Close()
 			primary.FailAlways(&tt.fault)
-			c, err := compat.NewClient(compat.ClientConfig{Backoff: time.Millisecond,
-				Primary:  compat.Upstream{BaseURL: primary.URL(), Model: "gpt-4o-mini"},
-				Fallback: compat.Upstream{BaseURL: fallback.URL(), Model: "llama3"}})
+			c, err := upstream.New(upstream.Config{Backoff: time.Millisecond,
+				Primary:  upstream.Endpoint{BaseURL: primary.URL(), Model: "gpt-4o-mini"},
+				Fallback: upstream.Endpoint{BaseURL: fallback.URL(), Model: "llama3"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,10 +110,10 @@ func TestSuccessThatIsNot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var served compat.Served
+			var served upstream.Served
 			if tt.stream {
-				var s *compat.Stream
-				s, served, err = c.Stream(context.Background(), &compat.Call{Request: req})
+				var s *upstream.Stream
+				s, served, err = c.Stream(context.Background(), &upstream.Call{Request: req})
 				if err == nil {
 					for s.Next() {
 					}
@@ -115,7 +121,7 @@ func TestSuccessThatIsNot(t *testing.T) {
 					s.Close()
 				}
 			} else {
-				_, served, err = c.Complete(context.Background(), &compat.Call{Request: req})
+				_, served, err = c.Complete(context.Background(), &upstream.Call{Request: req})
 			}
 			if err != nil || served.Upstream != "fallback" || len(served.Attempts) < 2 {
 				t.Errorf("err %v, served by %q after %d attempts; want the fallback's answer", err, served.Upstream, len(served.Attempts))

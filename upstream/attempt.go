@@ -1,4 +1,4 @@
-package compat
+package upstream
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ragproxy/ragproxy/compat"
 )
 
 // Outcome classifies one attempt against an upstream.
@@ -19,7 +21,7 @@ const (
 	// OutcomeError: any other failure (a 4xx or 5xx other than 429, a
 	// dropped or refused connection, an error event before any content).
 	OutcomeError Outcome = "error"
-	// OutcomeTimeout: no first byte within ClientConfig.FirstByteTimeout, or
+	// OutcomeTimeout: no first byte within Config.FirstByteTimeout, or
 	// the caller's deadline passed.
 	OutcomeTimeout Outcome = "timeout"
 	// OutcomeRateLimited: the upstream answered 429.
@@ -34,7 +36,7 @@ const (
 type Attempt struct {
 	// Upstream names the upstream the attempt went to.
 	Upstream string
-	// Fallback reports that Upstream is ClientConfig.Fallback.
+	// Fallback reports that Upstream is Config.Fallback.
 	Fallback bool
 	// Outcome classifies the attempt.
 	Outcome Outcome
@@ -71,7 +73,7 @@ func (s Served) Failover() bool {
 	return false
 }
 
-func newAttempt(u *upstream, err error, d time.Duration) Attempt {
+func newAttempt(u *target, err error, d time.Duration) Attempt {
 	t := ErrorType(err)
 	return Attempt{Upstream: u.Name, Fallback: u.fallback, Outcome: outcomeOf(t), ErrorType: t, Err: err, Duration: d}
 }
@@ -80,7 +82,7 @@ func newAttempt(u *upstream, err error, d time.Duration) Attempt {
 // for an upstream call: "" for nil; "canceled" for a cancelled context;
 // "timeout" for a first-byte timeout or a passed deadline; "connection" for
 // an upstream that could not be reached or dropped the connection; the HTTP
-// status ("429", "500") for any other *APIError; "_OTHER" otherwise.
+// status ("429", "500") for any other *compat.APIError; "_OTHER" otherwise.
 func ErrorType(err error) string {
 	if err == nil {
 		return ""
@@ -88,7 +90,7 @@ func ErrorType(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "canceled"
 	}
-	var ae *APIError
+	var ae *compat.APIError
 	if errors.As(err, &ae) {
 		switch ae.Code {
 		case "upstream_timeout":
