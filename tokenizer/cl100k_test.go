@@ -129,3 +129,52 @@ func FuzzCL100kMatchesTiktoken(f *testing.F) {
 		checkAgainstReference(t, tok, ref, s)
 	})
 }
+
+// BenchmarkCountCL100k40KBMarkdown is BenchmarkCount40KBMarkdown for cl100k_base.
+func BenchmarkCountCL100k40KBMarkdown(b *testing.B) {
+	text := markdownPage()
+	b.Run("ours", func(b *testing.B) {
+		tok, _ := newCL100k(b)
+		tok.Count(text)
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		n := 0
+		start, _ := cpuTime()
+		for b.Loop() {
+			n = tok.Count(text)
+		}
+		reportCPU(b, start, len(text))
+		b.ReportMetric(float64(n), "tokens/op")
+	})
+	b.Run("tiktoken-go", func(b *testing.B) {
+		_, ref := newCL100k(b)
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		n := 0
+		start, _ := cpuTime()
+		for b.Loop() {
+			n = len(ref.EncodeOrdinary(text))
+		}
+		reportCPU(b, start, len(text))
+		b.ReportMetric(float64(n), "tokens/op")
+	})
+}
+
+// TestCL100kCorpusMatchesTiktoken is TestCorpusMatchesTiktoken for cl100k_base.
+func TestCL100kCorpusMatchesTiktoken(t *testing.T) {
+	pages := corpusPages(t)
+	tok, ref := newCL100k(t)
+	for i, p := range pages {
+		if testing.Short() && len(p) > 20_000 {
+			p = p[:20_000]
+		}
+		if want, got := ref.EncodeOrdinary(p), tok.Encode(p); !cmp.Equal(want, got) {
+			for _, line := range strings.SplitAfter(p, "\n") {
+				if w, g := ref.EncodeOrdinary(line), tok.Encode(line); !cmp.Equal(w, g) && len(w) > 0 {
+					t.Fatalf("page %d: line %q (-tiktoken-go +ours):\n%s", i, line, cmp.Diff(w, g))
+				}
+			}
+			t.Fatalf("page %d: tokens differ (%d tiktoken-go, %d ours)", i, len(want), len(got))
+		}
+	}
+}

@@ -10,7 +10,9 @@ import (
 
 // Limits are the per-key limits of OpenAI's rate-limit guide and billing:
 // a budget of tokens and per-minute rates of requests and tokens. The zero
-// value imposes none.
+// value imposes none. While RPM or TPM is set, every chat and embeddings
+// response (200 or error) carries that limit's x-ratelimit-limit-*,
+// x-ratelimit-remaining-* and x-ratelimit-reset-* headers, as OpenAI's do.
 type Limits struct {
 	// Quota is the key's budget of billed tokens (chat prompt and completion
 	// tokens, embeddings input tokens). Once the key has been billed at least

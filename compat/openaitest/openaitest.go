@@ -62,7 +62,7 @@ type Config struct {
 	// its own in KeyLimits; each key (the bearer token, "" when none) is
 	// counted apart. Default: none.
 	Limits Limits
-	// KeyLimits are limits for particular keys.
+	// KeyLimits are limits for particular keys. Default: none.
 	KeyLimits map[string]Limits
 	// Now is the clock the rate limits refill by. Default time.Now; tests
 	// pass a clock they advance, so that no test sleeps.
