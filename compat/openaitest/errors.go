@@ -20,6 +20,14 @@ type apiError struct {
 	retryAfter time.Duration
 }
 
+// errorObject is the "error" member of OpenAI's error body, in its field order.
+type errorObject struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
 func (e *apiError) body() []byte {
 	nullable := func(s string) *string {
 		if s == "" {
@@ -28,18 +36,8 @@ func (e *apiError) body() []byte {
 		return &s
 	}
 	b, _ := json.Marshal(struct {
-		Error struct {
-			Message string  `json:"message"`
-			Type    string  `json:"type"`
-			Param   *string `json:"param"`
-			Code    *string `json:"code"`
-		} `json:"error"`
-	}{Error: struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	}{e.message, e.typ, nullable(e.param), nullable(e.code)}})
+		Error errorObject `json:"error"`
+	}{errorObject{e.message, e.typ, nullable(e.param), nullable(e.code)}})
 	return b
 }
 

@@ -434,12 +434,7 @@ func writeError(w http.ResponseWriter, status int, body, modelID string, content
 
 // ErrorBody returns the error body OpenAI sends for status.
 func ErrorBody(status int, modelID string) string {
-	type object struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	}
+	type object = errorObject
 	code := func(s string) *string { return &s }
 	var o object
 	switch status {
