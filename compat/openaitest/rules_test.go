@@ -490,3 +490,39 @@ func TestFormatReset(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// Concurrent requests share a key's limit: at a standing clock exactly RPM of
+// them pass.
+func TestRateLimitsConcurrent(t *testing.T) {
+	c := newClock()
+	s := NewServer(Config{Now: c.Now, Limits: Limits{RPM: 10}})
+	defer s.Close()
+	statuses := make([]int, 30)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, s.URL()+"/chat/completions",
+				strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`))
+			req.Header.Set("Authorization", "Bearer sk-a")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	got := map[int]int{}
+	for _, st := range statuses {
+		got[st]++
+	}
+	if diff := cmp.Diff(map[int]int{200: 10, 429: 20}, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	st := s.Stats()
+	if diff := cmp.Diff([]int{10, 20}, []int{st.Served["chat/completions"], st.Refused["rate_limit_exceeded"]}); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
+	}
+}
