@@ -154,7 +154,7 @@ func BenchmarkNewCached(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := loadEncoder(); err != nil {
+		if _, err := loadEncoder(O200kBase, o200kFile, o200kSpecial, (*classTable).nextPiece); err != nil {
 			b.Fatal(err)
 		}
 	}

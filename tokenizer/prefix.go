@@ -10,8 +10,9 @@ import (
 // chunks of a page) cost a lookup each instead of a pass over each. Build it with Tokenizer.Pieces; it is not
 // safe for concurrent use.
 //
-// Count(a, b) equals Tokenizer.Count(s[a:b]). It rests on a property of the o200k_base pre-tokenisation
-// pattern: it has no look-behind, and its only look-ahead, (?!\S), decides the end of a whitespace run. So the
+// Count(a, b) equals Tokenizer.Count(s[a:b]). It rests on a property of the pre-tokenisation patterns of
+// o200k_base and cl100k_base: neither has look-behind, and their only look-ahead, (?!\S), decides the end
+// of a whitespace run. So the
 // pieces of s[a:b], when a is a piece boundary of s, are the pieces of s up to the last boundary q at or before
 // the end of s[a:b] without its trailing whitespace: no piece before q looked past that end, where the two
 // strings first differ. The rest, s[q:b], is usually a piece or two and is counted afresh.
@@ -59,7 +60,7 @@ func (t *Tokenizer) Pieces(s string, p *Pieces) *Pieces {
 	var scratch [linearMergeMax]int
 	n := 0
 	for i := 0; i < len(s); {
-		j := t.enc.classes.nextPiece(s, i)
+		j := t.enc.next(s, i)
 		piece := s[i:j]
 		if len(piece) <= hotMaxLen {
 			k0, k1 := hotKey(piece)

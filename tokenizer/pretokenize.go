@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -116,7 +117,15 @@ func (t *classTable) nextPiece(s string, i int) int {
 		}
 		return j
 	}
-	// " ?[^\s\p{L}\p{N}]+[\r\n/]*". Without the space the run would have to start at the space, which is \s.
+	return t.punctOrSpace(s, i, "\r\n/")
+}
+
+// punctOrSpace matches the alternatives the two patterns share, at s[i] where no word or number starts:
+// " ?[^\s\p{L}\p{N}]+" followed by any of the bytes of trail ("[\r\n/]*" in o200k_base, "[\r\n]*" in
+// cl100k_base), else the whitespace alternatives. Without the space the run would have to start at the
+// space, which is \s.
+func (t *classTable) punctOrSpace(s string, i int, trail string) int {
+	b0 := s[i]
 	j := i
 	if b0 == ' ' {
 		j++
@@ -130,7 +139,7 @@ func (t *classTable) nextPiece(s string, i int) int {
 				}
 				j += w
 			}
-			for j < len(s) && (s[j] == '\r' || s[j] == '\n' || s[j] == '/') {
+			for j < len(s) && strings.IndexByte(trail, s[j]) >= 0 {
 				j++
 			}
 			return j
@@ -263,3 +272,47 @@ func asciiWord(s string, i int) int {
 }
 
 func isASCIILetter(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }
+
+// nextPieceCL100k is nextPiece for cl100k_base, whose pattern (tiktoken's openai_public.py, tiktoken-go's
+// encoding.go) is the ordered alternation
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)
+//	[^\r\n\p{L}\p{N}]?\p{L}+
+//	\p{N}{1,3}
+//	 ?[^\s\p{L}\p{N}]+[\r\n]*
+//	\s*[\r\n]+
+//	\s+(?!\S)
+//	\s+
+//
+// matched with regexp2's semantics, as nextPiece does. Unlike o200k_base, a contraction is a piece of its
+// own, a word is any run of letters whatever their case (marks, \p{M}, are not letters here), and a run of
+// punctuation does not take a trailing "/".
+func (t *classTable) nextPieceCL100k(s string, i int) int {
+	if s[i] == '\'' {
+		if j := contraction(s, i); j > i {
+			return j
+		}
+	}
+	c0, w0 := t.at(s, i)
+	b0 := s[i]
+	if c0&classLetter != 0 {
+		return t.run(s, i, classLetter)
+	}
+	if c0&classNumber == 0 && b0 != '\r' && b0 != '\n' { // [^\r\n\p{L}\p{N}] before a word
+		if j := t.run(s, i+w0, classLetter); j > i+w0 {
+			return j
+		}
+	}
+	if c0&classNumber != 0 { // \p{N}{1,3}
+		j := i + w0
+		for k := 1; k < 3 && j < len(s); k++ {
+			c, w := t.at(s, j)
+			if c&classNumber == 0 {
+				break
+			}
+			j += w
+		}
+		return j
+	}
+	return t.punctOrSpace(s, i, "\r\n")
+}

@@ -67,7 +67,7 @@ func ourPieces(tok *Tokenizer, s string) []string {
 	s = validUTF8(s)
 	var pieces []string
 	for i := 0; i < len(s); {
-		j := tok.enc.classes.nextPiece(s, i)
+		j := tok.enc.next(s, i)
 		pieces = append(pieces, s[i:j])
 		i = j
 	}

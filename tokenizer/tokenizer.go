@@ -1,5 +1,7 @@
 // Package tokenizer counts, encodes, decodes and truncates text with OpenAI's o200k_base byte-pair encoding
-// (the tokenizer of gpt-4o and gpt-4o-mini), entirely offline.
+// (the tokenizer of gpt-4o and gpt-4o-mini), entirely offline. It also has cl100k_base, the encoding OpenAI
+// counts embeddings inputs with (text-embedding-3-small and -large, text-embedding-ada-002), so that a batch
+// can be cut as the upstream counts it.
 //
 // The BPE ranks come from github.com/pkoukk/tiktoken-go-loader, which embeds them in the binary. The
 // pre-tokeniser and the merge loop are this package's own: github.com/pkoukk/tiktoken-go gives the same
@@ -12,48 +14,79 @@ package tokenizer
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
-// EncodingName is the name of the encoding every Tokenizer uses.
-const EncodingName = "o200k_base"
-
-// o200kFile is the file name under which tiktoken-go-loader embeds the ranks; the loader uses only the
-// base name of this URL and never fetches it.
-const o200kFile = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-
-// o200k_base's control tokens. Encode never produces them; Decode renders them as text, as tiktoken does.
+// Encoding names, as tiktoken spells them.
 const (
-	endOfText   = 199999
-	endOfPrompt = 200018
+	// O200kBase is the encoding of gpt-4o, gpt-4o-mini, gpt-4.1, the o-series and gpt-5.
+	O200kBase = "o200k_base"
+	// CL100kBase is the encoding of gpt-4, gpt-3.5-turbo and OpenAI's embeddings models.
+	CL100kBase = "cl100k_base"
 )
 
-// encoder is the loaded o200k_base encoding. It is never modified after loading.
+// EncodingName is the name of the encoding New uses.
+const EncodingName = O200kBase
+
+// The file names under which tiktoken-go-loader embeds the ranks; the loader uses only the base name of
+// these URLs and never fetches them.
+const (
+	o200kFile  = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+	cl100kFile = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+)
+
+// The control tokens of each encoding (tiktoken's openai_public.py). Encode never produces them; Decode
+// renders them as text, as tiktoken does.
+var (
+	o200kSpecial  = map[int]string{199999: "<|endoftext|>", 200018: "<|endofprompt|>"}
+	cl100kSpecial = map[int]string{100257: "<|endoftext|>", 100258: "<|fim_prefix|>", 100259: "<|fim_middle|>",
+		100260: "<|fim_suffix|>", 100276: "<|endofprompt|>"}
+)
+
+// encoder is a loaded encoding. It is never modified after loading.
 type encoder struct {
+	name     string
 	ranks    map[string]int // token bytes -> id
 	decoder  []string       // id -> token bytes; "" for unused ids
 	byteRank [256]int       // id of each single byte
 	classes  *classTable
+	// split returns the end of the pre-tokenisation piece at s[i]: the encodings differ in their patterns.
+	split func(t *classTable, s string, i int) int
 }
+
+// next returns the end of the piece that starts at s[i], i < len(s); s must be valid UTF-8.
+func (e *encoder) next(s string, i int) int { return e.split(e.classes, s, i) }
 
 // loadO200k builds the encoding once per process.
 //
 // This is the one piece of package-level state, and it is deliberate: loading parses about 200k embedded
 // ranks (tens of milliseconds and tens of MB), and the result is never mutated afterwards. Doing it here
 // (and not in init) keeps programs that never count tokens from paying for it.
-var loadO200k = sync.OnceValues(loadEncoder)
+// cl100k_base is loaded the same way, on first use, and only by programs that ask for it.
+var (
+	loadO200k = sync.OnceValues(func() (*encoder, error) {
+		return loadEncoder(O200kBase, o200kFile, o200kSpecial, (*classTable).nextPiece)
+	})
+	loadCL100k = sync.OnceValues(func() (*encoder, error) {
+		return loadEncoder(CL100kBase, cl100kFile, cl100kSpecial, (*classTable).nextPieceCL100k)
+	})
+)
 
-// loadEncoder parses the embedded o200k_base ranks and builds the decoding and character tables.
-func loadEncoder() (*encoder, error) {
-	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(o200kFile)
+// loadEncoder parses embedded ranks and builds the decoding and character tables.
+func loadEncoder(name, file string, special map[int]string, split func(*classTable, string, int) int) (*encoder, error) {
+	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(file)
 	if err != nil {
 		return nil, err
 	}
-	e := &encoder{ranks: ranks, classes: newClassTable()}
-	maxID := max(endOfText, endOfPrompt)
+	e := &encoder{name: name, ranks: ranks, classes: newClassTable(), split: split}
+	maxID := 0
+	for id := range special {
+		maxID = max(maxID, id)
+	}
 	for _, id := range ranks {
 		maxID = max(maxID, id)
 	}
@@ -61,7 +94,9 @@ func loadEncoder() (*encoder, error) {
 	for tok, id := range ranks {
 		e.decoder[id] = tok
 	}
-	e.decoder[endOfText], e.decoder[endOfPrompt] = "<|endoftext|>", "<|endofprompt|>"
+	for id, text := range special {
+		e.decoder[id] = text
+	}
 	for b := range 256 {
 		id, ok := ranks[string([]byte{byte(b)})]
 		if !ok {
@@ -72,7 +107,8 @@ func loadEncoder() (*encoder, error) {
 	return e, nil
 }
 
-// Tokenizer counts and encodes text with o200k_base. The zero value is not usable; call New.
+// Tokenizer counts and encodes text with one encoding, o200k_base unless made by NewEncoding. The zero
+// value is not usable; call New.
 type Tokenizer struct {
 	enc   *encoder
 	hot   *hotCache   // short pieces -> count (and token)
@@ -90,8 +126,45 @@ func New() (*Tokenizer, error) {
 	return &Tokenizer{enc: enc, hot: new(hotCache), cache: newPieceCache()}, nil
 }
 
-// Name returns the encoding name, "o200k_base".
-func (t *Tokenizer) Name() string { return EncodingName }
+// NewEncoding returns a Tokenizer for the named encoding, O200kBase or CL100kBase, loading it on first use
+// as New does.
+func NewEncoding(name string) (*Tokenizer, error) {
+	var load func() (*encoder, error)
+	switch name {
+	case O200kBase:
+		load = loadO200k
+	case CL100kBase:
+		load = loadCL100k
+	default:
+		return nil, fmt.Errorf("tokenizer: unknown encoding %q", name)
+	}
+	enc, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: load %s: %w", name, err)
+	}
+	return &Tokenizer{enc: enc, hot: new(hotCache), cache: newPieceCache()}, nil
+}
+
+// ForModel returns the encoding OpenAI counts a model's tokens with: cl100k_base for the embeddings models
+// (text-embedding-3-small, -3-large, text-embedding-ada-002), gpt-4 and gpt-4-turbo and gpt-3.5-turbo;
+// o200k_base for gpt-4o, gpt-4.1, gpt-4.5, the o-series, gpt-5 and any model it does not know (the
+// encoding of every chat model OpenAI has released since gpt-4o). The table follows tiktoken's model.py.
+func ForModel(model string) string {
+	for _, p := range []string{"gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5"} {
+		if strings.HasPrefix(model, p) {
+			return O200kBase
+		}
+	}
+	for _, p := range []string{"text-embedding-3-", "text-embedding-ada-002", "gpt-4", "gpt-3.5", "gpt-35"} {
+		if strings.HasPrefix(model, p) {
+			return CL100kBase
+		}
+	}
+	return O200kBase
+}
+
+// Name returns the encoding name, "o200k_base" or "cl100k_base".
+func (t *Tokenizer) Name() string { return t.enc.name }
 
 // Encode returns the token ids of s. Special-token text such as "<|endoftext|>" is encoded as ordinary text,
 // so untrusted input can never produce a control token. Each byte of s that is not part of valid UTF-8 is
@@ -103,7 +176,7 @@ func (t *Tokenizer) Encode(s string) []int {
 	s = validUTF8(s)
 	out := make([]int, 0, len(s)/4+1)
 	for i := 0; i < len(s); {
-		j := t.enc.classes.nextPiece(s, i)
+		j := t.enc.next(s, i)
 		out = t.appendPiece(out, s[i:j])
 		i = j
 	}
@@ -119,7 +192,7 @@ func (t *Tokenizer) Count(s string) int {
 	var scratch [linearMergeMax]int
 	n := 0
 	for i := 0; i < len(s); {
-		j := t.enc.classes.nextPiece(s, i)
+		j := t.enc.next(s, i)
 		piece := s[i:j]
 		i = j
 		if len(piece) <= hotMaxLen {
@@ -205,7 +278,7 @@ func (t *Tokenizer) Truncate(s string, maxTokens int) string {
 	// Pieces encode independently, so encoding can stop at the first piece that crosses the limit.
 	var toks []int
 	for i := 0; i < len(s) && len(toks) <= maxTokens; {
-		j := t.enc.classes.nextPiece(s, i)
+		j := t.enc.next(s, i)
 		toks = t.appendPiece(toks, s[i:j])
 		i = j
 	}

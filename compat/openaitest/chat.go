@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -95,6 +96,10 @@ func Words(text string) []string {
 	return out
 }
 
+// promptTokens is the fake's prompt size, words plus 3 per message, which
+// usage reports and the limits and Stats bill. It is not a real tokenizer's
+// count: the golden transcripts of the packages that use the fake hold these
+// figures.
 func promptTokens(r *Request) int {
 	n := 0
 	for _, m := range r.Messages {
@@ -137,17 +142,94 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", rec.Model)
 		return
 	}
+	params, e := chatParams(rec.raw)
+	if e == nil && IsReasoningModel(rec.Model) {
+		e = params.checkReasoning()
+	}
+	if e != nil {
+		s.refuse(w, e)
+		return
+	}
+	prompt := promptTokens(rec)
+	if e := s.admit(w, r, rec.Model, prompt+params.maxCompletion); e != nil {
+		s.refuse(w, e)
+		return
+	}
 	if !sleepCtx(ctx, s.cfg.FirstByteDelay) {
 		return
 	}
 	reply := s.cfg.Reply(rec)
 	id := fmt.Sprintf("chatcmpl-fake%d", n)
-	prompt := promptTokens(rec)
+	key := bearer(r)
 	if !rec.Stream {
-		s.complete(w, rec, id, reply, prompt)
+		s.complete(w, rec, key, id, reply, prompt)
 		return
 	}
-	s.stream(w, r, rec, id, reply, prompt, f)
+	s.stream(w, r, rec, key, id, reply, prompt, f)
+}
+
+// IsReasoningModel reports whether OpenAI's API treats model as a reasoning
+// model: the o-series (o1, o3, o3-mini, o4-mini, ...) and gpt-5 and its
+// variants, which take neither temperature (but its default) nor max_tokens
+// (OpenAI's reasoning guide: "use max_completion_tokens").
+func IsReasoningModel(model string) bool {
+	if strings.HasPrefix(model, "gpt-5") {
+		return true
+	}
+	return len(model) >= 2 && model[0] == 'o' && '1' <= model[1] && model[1] <= '9'
+}
+
+// chatRequestParams are the chat parameters the rules read.
+type chatRequestParams struct {
+	temperature   *float64
+	maxTokens     bool // max_tokens was sent (not null)
+	maxCompletion int  // max_completion_tokens, else max_tokens; 0 when neither
+}
+
+// chatParams reads the parameters from a body, by exact key as OpenAI does.
+func chatParams(body []byte) (chatRequestParams, *apiError) {
+	var p chatRequestParams
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return p, invalid("We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)", "", "")
+	}
+	present := func(k string) bool { v, ok := fields[k]; return ok && string(v) != "null" }
+	if present("temperature") {
+		var t float64
+		if json.Unmarshal(fields["temperature"], &t) != nil {
+			return p, invalid("Invalid type for 'temperature': expected a decimal, but got "+string(fields["temperature"])+" instead.", "temperature", "invalid_type")
+		}
+		p.temperature = &t
+	}
+	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		if !present(k) {
+			continue
+		}
+		var n int
+		if json.Unmarshal(fields[k], &n) != nil {
+			return p, invalid("Invalid type for '"+k+"': expected an integer, but got "+string(fields[k])+" instead.", k, "invalid_type")
+		}
+		if k == "max_tokens" {
+			p.maxTokens = true
+		}
+		p.maxCompletion = n
+	}
+	return p, nil
+}
+
+// checkReasoning applies a reasoning model's refusals, with OpenAI's
+// messages: a temperature other than the default 1 is an unsupported value,
+// max_tokens an unsupported parameter.
+func (p chatRequestParams) checkReasoning() *apiError {
+	if p.temperature != nil && *p.temperature != 1 {
+		return invalid(fmt.Sprintf("Unsupported value: 'temperature' does not support %s with this model. Only the default (1) value is supported.",
+			strconv.FormatFloat(*p.temperature, 'g', -1, 64)), "temperature", "unsupported_value")
+	}
+	if p.maxTokens {
+		return invalid("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+			"max_tokens", "unsupported_parameter")
+	}
+	return nil
 }
 
 // content is the text of answer i.
@@ -158,7 +240,7 @@ func (r Reply) content(i int) string {
 	return r.Content
 }
 
-func (s *Server) complete(w http.ResponseWriter, rec *Request, id string, reply Reply, prompt int) {
+func (s *Server) complete(w http.ResponseWriter, rec *Request, key, id string, reply Reply, prompt int) {
 	var choices []completionChoice
 	completionTokens := 0
 	for i := range rec.N {
@@ -182,10 +264,11 @@ func (s *Server) complete(w http.ResponseWriter, rec *Request, id string, reply 
 	if !reply.NoUsage {
 		c.Usage = &usage{PromptTokens: prompt, CompletionTokens: completionTokens, TotalTokens: prompt + completionTokens}
 	}
+	s.bill(key, chatEndpoint, rec.Model, prompt+completionTokens)
 	writeJSON(w, http.StatusOK, c)
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id string, reply Reply, prompt int, f *Fault) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, key, id string, reply Reply, prompt int, f *Fault) {
 	ctx := r.Context()
 	flusher, _ := w.(http.Flusher)
 	h := w.Header()
@@ -237,6 +320,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, id
 	for i := range answers {
 		frames = append(frames, withChoice(base, i, delta{}, &finish))
 	}
+	// Billed when the answer is decided: OpenAI bills what it generates,
+	// whether or not the caller reads it to the end.
+	s.bill(key, chatEndpoint, rec.Model, prompt+completionTokens)
 	if rec.IncludeUsage && !reply.NoUsage {
 		u := base
 		u.Choices = []chunkChoice{}

@@ -1,10 +1,21 @@
-// Package openaitest is a fake OpenAI-compatible upstream for tests and
+// Package openaitest is a stand-in for OpenAI's API in tests and
 // benchmarks: an httptest server that speaks OpenAI's wire format for
 // /v1/chat/completions (streaming and not, n answers, with the usage chunk
 // and error bodies), /v1/embeddings (deterministic vectors, float or base64)
 // and /v1/models. Latency and per-request failures (status codes, dropped
 // connections, hangs, drops mid-stream) can be injected, and every request it
 // received is recorded, including whether the caller cancelled it.
+//
+// It enforces the rules OpenAI's API reference states, with OpenAI's error
+// bodies: an embeddings request holds at most 2048 inputs, none empty, each
+// at most 8192 tokens and 300,000 in all, counted with cl100k_base as OpenAI
+// counts them for its embeddings models, and dimensions only for
+// text-embedding-3; a reasoning model (o1, o3, o4-mini and the other
+// o-series, gpt-5) takes no temperature but the default and no max_tokens.
+// Limits, per key, are options: a token quota that runs out for good
+// (insufficient_quota) and requests- and tokens-per-minute limits answered
+// with OpenAI's x-ratelimit-* headers, on a clock tests can drive. Stats
+// counts the tokens billed per endpoint and model and the refusals per code.
 //
 // A Server is safe for concurrent use.
 package openaitest
@@ -19,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // Config configures a fake upstream. The zero value works.
@@ -45,6 +58,15 @@ type Config struct {
 	Fingerprint string
 	// NoRecordBodies skips keeping request bodies (benchmarks).
 	NoRecordBodies bool
+	// Limits are the quota and rate limits of every key without limits of
+	// its own in KeyLimits; each key (the bearer token, "" when none) is
+	// counted apart. Default: none.
+	Limits Limits
+	// KeyLimits are limits for particular keys. Default: none.
+	KeyLimits map[string]Limits
+	// Now is the clock the rate limits refill by. Default time.Now; tests
+	// pass a clock they advance, so that no test sleeps.
+	Now func() time.Time
 }
 
 // Reply is the answer the fake sends to a chat request.
@@ -167,6 +189,17 @@ type Server struct {
 	models map[string]bool
 	// arrived is closed, and replaced, whenever a request arrives.
 	arrived chan struct{}
+	// cl100k counts embeddings inputs; it is loaded by the first embeddings
+	// request, so chat-only tests never pay for it.
+	cl100k     *tokenizer.Tokenizer
+	cl100kErr  error
+	cl100kOnce sync.Once
+
+	keyLimits map[string]Limits
+	keys      map[string]*keyState
+	billed    map[Billed]int
+	served    map[string]int
+	refused   map[string]int
 }
 
 // NewServer starts a fake upstream; Close stops it.
@@ -186,7 +219,17 @@ func NewServer(cfg Config) *Server {
 	if cfg.Fingerprint == "" {
 		cfg.Fingerprint = "fp_fake"
 	}
-	s := &Server{cfg: cfg, models: map[string]bool{}, arrived: make(chan struct{})}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, models: map[string]bool{}, arrived: make(chan struct{}), keys: map[string]*keyState{},
+		billed: map[Billed]int{}, served: map[string]int{}, refused: map[string]int{}}
+	for k, l := range cfg.KeyLimits {
+		if s.keyLimits == nil {
+			s.keyLimits = map[string]Limits{}
+		}
+		s.keyLimits[k] = l
+	}
 	for _, m := range cfg.Models {
 		s.models[m] = true
 	}
@@ -320,7 +363,7 @@ func (s *Server) record(next http.Handler) http.Handler {
 			close(rec.done)
 		}()
 		if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
-			writeError(w, http.StatusUnauthorized, "", "")
+			s.refuse(w, errInvalidKey(bearer(r)))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, rec)))
@@ -402,12 +445,7 @@ func writeError(w http.ResponseWriter, status int, body, modelID string, content
 
 // ErrorBody returns the error body OpenAI sends for status.
 func ErrorBody(status int, modelID string) string {
-	type object struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	}
+	type object = errorObject
 	code := func(s string) *string { return &s }
 	var o object
 	switch status {

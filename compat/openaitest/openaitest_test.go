@@ -119,3 +119,38 @@ func TestReceived(t *testing.T) {
 		t.Errorf("Received(2) after one request = %v, want the context's error", err)
 	}
 }
+
+// TestRefusalsWithSDK checks that the official SDK reads the rules' refusals
+// as OpenAI's errors: status, type, param and code.
+func TestRefusalsWithSDK(t *testing.T) {
+	s := NewServer(Config{Models: []string{"o3-mini", "text-embedding-3-small"}, KeyLimits: map[string]Limits{"sk-fake": {Quota: 1}}})
+	defer s.Close()
+	c := client(s)
+	ctx := context.Background()
+	type got struct {
+		Status            int
+		Type, Param, Code string
+	}
+	read := func(err error) got {
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) {
+			return got{}
+		}
+		return got{apiErr.StatusCode, apiErr.Type, apiErr.Param, apiErr.Code}
+	}
+	_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "o3-mini", Temperature: openai.Float(0),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	_, err2 := c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"a", ""}}})
+	if _, err := c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("spend the quota")}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err3 := c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("a")}})
+	want := []got{{400, "invalid_request_error", "temperature", "unsupported_value"}, {400, "invalid_request_error", "", ""},
+		{429, "insufficient_quota", "", "insufficient_quota"}}
+	if diff := cmp.Diff(want, []got{read(err), read(err2), read(err3)}); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
