@@ -230,10 +230,6 @@ func New(cfg Config, up Upstream) *Server {
 	return s
 }
 
-// App returns the fiber app, for mounting extra routes (metrics, retrieve)
-// before Serve.
-func (s *Server) App() *fiber.App { return s.app }
-
 // Run listens on Config.Listen and serves until ctx ends, then drains.
 func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
