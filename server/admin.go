@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
@@ -57,7 +56,7 @@ func (s *Server) adminAuth(c *fiber.Ctx) error {
 // adminRoute serves one admin route like a Router's, and logs who did what and how it ended.
 func (s *Server) adminRoute(rt Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		ctx := context.WithValue(c.UserContext(), requestIDKey{}, requestID(c))
+		ctx := c.UserContext()
 		who, _ := c.Locals(adminKey{}).(string)
 		attrs := []any{"request_id", requestID(c), "admin_key", who, "method", c.Method(), "path", c.Path(), "remote", c.IP()}
 		req, err := routeRequest(c)

@@ -72,24 +72,30 @@ type cacheState struct {
 	// result is "hit" or "miss" once looked up.
 	result string
 	// handoff, when set, makes this request the one computing the answer
-	// for concurrent identical requests: end sends the answer (or nil) there
-	// exactly once. settled is closed once the Group is done with it (the
-	// answer stored if it can be, waiting requests answered).
+	// for concurrent identical requests: finish sends the answer (or nil)
+	// there exactly once. settled is closed once the Group is done with it
+	// (the answer stored if it can be, waiting requests answered).
 	handoff chan *cachedAnswer
 	settled chan struct{}
 	// served reports an answer replayed from the cache.
 	served bool
 }
 
-// responseCache is the server's response cache; nil when Config.Cache is nil.
+// responseCache is the server's response cache; nil when Config.Cache is nil. It knows of the server only what
+// its keys hold besides the request: the upstream a model goes to and the index version, which may change while
+// serving.
 type responseCache struct {
 	group    *cache.Group
 	excluded map[string]bool
 	settings string
 	prompt   string
+	// varier is the Grounder when it reads headers (nil otherwise).
+	varier        Varier
+	upstreamModel func(model string) string
+	indexVersion  func() string
 }
 
-func newResponseCache(cfg Config) *responseCache {
+func newResponseCache(cfg Config, upstreamModel func(string) string, indexVersion func() string) *responseCache {
 	if cfg.Cache == nil {
 		return nil
 	}
@@ -97,61 +103,57 @@ func newResponseCache(cfg Config) *responseCache {
 	if ttl <= 0 {
 		ttl = defaultCacheTTL
 	}
+	v, _ := cfg.Grounder.(Varier)
 	return &responseCache{group: &cache.Group{Cache: cfg.Cache, TTL: ttl}, excluded: keyExcludedFields(),
-		settings: cfg.RetrievalSettings, prompt: cfg.PromptVersion}
+		settings: cfg.RetrievalSettings, prompt: cfg.PromptVersion, varier: v, upstreamModel: upstreamModel,
+		indexVersion: indexVersion}
 }
 
 // errNotShared tells requests waiting on a concurrent identical request that
 // its answer cannot be replayed; each then asks upstream itself.
 var errNotShared = errors.New("response cache: answer not shareable")
 
-// serve looks the request up. served is true when the request was answered
-// here (a hit, or an error while waiting); otherwise the request goes on its
-// usual way, with st.cache telling end what to store.
-func (rc *responseCache) serve(c *fiber.Ctx, s *Server, st *chatState, header http.Header) (served bool, err error) {
-	st.cache = rc.policy(s, st, header)
-	if st.cache == nil {
-		return false, nil
+// lookup looks the request up. It returns the cache's part in the request (nil when it takes none, which finish
+// is then told of) and, when the answer is known already, that answer for the caller to replay: stored, or
+// computed by a concurrent identical request. err reports that ctx ended while the request waited for such an
+// answer.
+func (rc *responseCache) lookup(ctx context.Context, req *compat.ChatRequest, task string, h http.Header) (*cacheState, *cachedAnswer, error) {
+	cs := rc.policy(req, task, h)
+	if cs == nil {
+		return nil, nil, nil
 	}
-	cs := st.cache
 	switch {
 	case cs.read && cs.write:
-		return rc.flight(c, s, st)
+		return rc.flight(ctx, cs)
 	case cs.read: // no-store: a lookup only
-		val, ok, _ := rc.group.Cache.Get(st.ctx, cs.key)
+		val, ok, _ := rc.group.Cache.Get(ctx, cs.key)
 		if a := decodeAnswer(val, ok); a != nil {
-			cs.result = "hit"
-			return true, rc.replay(c, s, st, a)
+			cs.result, cs.served = "hit", true
+			return cs, a, nil
 		}
 		cs.result = "miss"
 	}
-	if cs.write {
-		c.Set(headerXCache, "MISS") // this answer will be stored
-	}
-	return false, nil
+	return cs, nil, nil
 }
 
-// flight runs the lookup through the Group: on a miss this request either
-// leads (goes upstream, and end hands its answer over) or waits for the
-// leader's answer and replays it.
-func (rc *responseCache) flight(c *fiber.Ctx, s *Server, st *chatState) (bool, error) {
-	cs := st.cache
+// flight runs the lookup through the Group: on a miss this request either leads (goes upstream, and finish hands
+// its answer over) or waits for the leader's answer.
+func (rc *responseCache) flight(ctx context.Context, cs *cacheState) (*cacheState, *cachedAnswer, error) {
 	led := make(chan struct{})
 	handoff := make(chan *cachedAnswer, 1)
 	type done struct {
-		val     []byte
-		outcome cache.Outcome
-		err     error
+		val []byte
+		err error
 	}
-	// Buffered, so the goroutine ends once the Group returns even when this
+	// Buffered, so the goroutine ends once the Group returns (which it does when ctx ends) even when this
 	// request no longer listens (it became the leader).
 	resc := make(chan done, 1)
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
-		val, outcome, err := rc.group.Do(st.ctx, cs.key, func(context.Context) ([]byte, bool, error) {
+		val, _, err := rc.group.Do(ctx, cs.key, func(context.Context) ([]byte, bool, error) {
 			close(led)
-			a := <-handoff // end sends exactly once
+			a := <-handoff // finish sends exactly once
 			if a == nil || a.FinishReason != "stop" {
 				return nil, false, errNotShared
 			}
@@ -161,45 +163,31 @@ func (rc *responseCache) flight(c *fiber.Ctx, s *Server, st *chatState) (bool, e
 			}
 			return b, true, nil
 		})
-		resc <- done{val, outcome, err}
+		resc <- done{val, err}
 	}()
 	select {
 	case <-led:
 		cs.handoff, cs.settled, cs.result = handoff, settled, "miss"
-		c.Set(headerXCache, "MISS")
-		return false, nil
+		return cs, nil, nil
 	case r := <-resc:
-		if r.err != nil {
-			if st.ctx.Err() != nil {
-				err := compat.Unavailable("The server is shutting down.")
-				s.end(st, Event{Status: err.Status, Err: err})
-				return true, err
-			}
-			// The leader's answer could not be shared: answer this one
-			// uncached, as if there were no cache.
-			st.cache = nil
-			return false, nil
+		if r.err != nil && ctx.Err() != nil {
+			return nil, nil, r.err
 		}
-		a := decodeAnswer(r.val, true)
+		// An answer that could not be shared: this one is answered uncached, as if there were no cache.
+		a := decodeAnswer(r.val, r.err == nil)
 		if a == nil {
-			st.cache = nil
-			return false, nil
+			return nil, nil, nil
 		}
-		cs.result = "hit" // Shared counts as a hit: no upstream call of its own
-		return true, rc.replay(c, s, st, a)
+		cs.result, cs.served = "hit", true // Shared counts as a hit: no upstream call of its own
+		return cs, a, nil
 	}
 }
 
-// finish runs as the request ends: it hands the answer to waiting identical
-// requests, or stores it.
-func (rc *responseCache) finish(st *chatState, ev Event) {
-	cs := st.cache
-	if rc == nil || cs == nil || cs.served {
+// finish runs as the request ends, with its answer (nil when there is none to keep): it hands the answer to
+// waiting identical requests, or stores it.
+func (rc *responseCache) finish(ctx context.Context, cs *cacheState, a *cachedAnswer) {
+	if cs.served {
 		return
-	}
-	a := st.answer
-	if ev.Err != nil || ev.Status != http.StatusOK {
-		a = nil
 	}
 	if cs.handoff != nil {
 		cs.handoff <- a // buffered; the Group stores a storable answer
@@ -211,7 +199,7 @@ func (rc *responseCache) finish(st *chatState, ev Event) {
 	}
 	if cs.write && a.storable() {
 		if b, err := json.Marshal(a); err == nil {
-			_ = rc.group.Cache.Set(st.ctx, cs.key, b, rc.group.TTL) // see Config.Cache: wrap in a Tolerant
+			_ = rc.group.Cache.Set(ctx, cs.key, b, rc.group.TTL) // see Config.Cache: wrap in a Tolerant
 		}
 	}
 }
@@ -225,43 +213,6 @@ func decodeAnswer(val []byte, ok bool) *cachedAnswer {
 		return nil
 	}
 	return &a
-}
-
-// replay answers the request from a, as a stream or as JSON.
-func (rc *responseCache) replay(c *fiber.Ctx, s *Server, st *chatState, a *cachedAnswer) error {
-	st.cache.served = true
-	b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: a.Model, Created: time.Now().Unix()}
-	if b.Model == "" {
-		b.Model = s.responseModel(st.req.Model)
-	}
-	c.Set(headerXCache, "HIT")
-	ev := Event{Status: http.StatusOK, Cache: "hit"}
-	if st.req.Stream {
-		st.ground = &Grounding{Events: a.Events}
-		src := &answerSource{i: -1}
-		src.chunks = append(src.chunks, b.Role())
-		if a.Content != "" || len(a.Annotations) > 0 {
-			src.chunks = append(src.chunks, b.Content(a.Content, a.Annotations...))
-		}
-		src.chunks = append(src.chunks, b.Finish(a.FinishReason))
-		if a.Usage != nil {
-			src.chunks = append(src.chunks, b.Usage(*a.Usage))
-		}
-		s.streamBody(c, st, func(sw *sseWriter) { s.relay(sw, st, src, ev) })
-		return nil
-	}
-	var u compat.Usage
-	if a.Usage != nil {
-		u = *a.Usage
-		s.observeUsage(st, u)
-	}
-	body := b.Completion(a.Content, u, a.Annotations)
-	if s.collect {
-		ev.Content = a.Content
-	}
-	s.end(st, ev)
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(http.StatusOK).Send(body)
 }
 
 // completionAnswer is the record of a non-stream answer, nil when it holds
@@ -278,9 +229,9 @@ func completionAnswer(body []byte, text string, anns []compat.Annotation, usage 
 
 // policy decides whether and how the cache takes part in a request; nil
 // means not at all.
-func (rc *responseCache) policy(s *Server, st *chatState, h http.Header) *cacheState {
+func (rc *responseCache) policy(req *compat.ChatRequest, task string, h http.Header) *cacheState {
 	optIn := strings.ToLower(strings.TrimSpace(h.Get(headerCacheOptIn)))
-	if optIn == "off" || !cacheable(st.req, optIn == "on") {
+	if optIn == "off" || !cacheable(req, optIn == "on") {
 		return nil
 	}
 	cs := &cacheState{read: true, write: true}
@@ -297,7 +248,7 @@ func (rc *responseCache) policy(s *Server, st *chatState, h http.Header) *cacheS
 	if !cs.read && !cs.write {
 		return nil
 	}
-	cs.key = rc.key(s, st, h)
+	cs.key = rc.key(req, task, h)
 	return cs
 }
 
@@ -353,19 +304,19 @@ func textOnly(content json.RawMessage) bool {
 }
 
 // key derives the cache key of a request.
-func (rc *responseCache) key(s *Server, st *chatState, h http.Header) string {
-	body := make(map[string]json.RawMessage, len(st.req.Fields))
-	for k, v := range st.req.Fields {
+func (rc *responseCache) key(req *compat.ChatRequest, task string, h http.Header) string {
+	body := make(map[string]json.RawMessage, len(req.Fields))
+	for k, v := range req.Fields {
 		if !rc.excluded[k] {
 			body[k] = v
 		}
 	}
 	// What the Grounder decides from headers: the task (which folds in
 	// X-Ragproxy-Retrieval: off) and whatever else it reads of them.
-	grounding := map[string]any{"task": st.task}
-	if v, ok := s.cfg.Grounder.(Varier); ok {
-		grounding["vary"] = v.Vary(h)
+	grounding := map[string]any{"task": task}
+	if rc.varier != nil {
+		grounding["vary"] = rc.varier.Vary(h)
 	}
-	return cache.Key(cacheKeyVersion, s.upstreamModel(st.req.Model), st.req.Model, body, grounding,
-		rc.settings, s.indexVersion(), rc.prompt)
+	return cache.Key(cacheKeyVersion, rc.upstreamModel(req.Model), req.Model, body, grounding,
+		rc.settings, rc.indexVersion(), rc.prompt)
 }

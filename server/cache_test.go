@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -330,5 +331,94 @@ func TestCacheAnswerNotShared(t *testing.T) {
 	defer cancel()
 	if _, err := h.Fake.Wait(ctx, 1); err != nil {
 		t.Errorf("no second upstream call: %v", err)
+	}
+}
+
+// lifeRecorder passes on each request's EventStart and EventEnd.
+type lifeRecorder struct {
+	starts chan struct{}
+	ends   chan Event
+}
+
+func (o *lifeRecorder) Observe(_ context.Context, ev Event) {
+	switch ev.Kind {
+	case EventStart:
+		o.starts <- struct{}{}
+	case EventEnd:
+		o.ends <- ev
+	}
+}
+
+// TestCacheWaiterClientGone checks a request waiting on an identical one in flight whose own client leaves is
+// recorded as a client that left (not as a drain's 503), and that the request it waited on is still answered.
+func TestCacheWaiterClientGone(t *testing.T) {
+	lru, _ := cache.NewLRU(cache.LRUConfig{})
+	rec := &lifeRecorder{starts: make(chan struct{}, 2), ends: make(chan Event, 2)}
+	upstream, answer := make(chan struct{}, 1), make(chan struct{})
+	h := newCacheHarness(t, lru, Config{Observer: rec}, openaitest.Config{Reply: func(r *openaitest.Request) openaitest.Reply {
+		upstream <- struct{}{}
+		<-answer // the leader's answer waits until the waiter's client has left
+		return openaitest.Echo(r)
+	}})
+	var once sync.Once
+	release := func() { once.Do(func() { close(answer) }) }
+	t.Cleanup(release) // runs before the harness stops
+	wait := waitCtx(t)
+	await := func(what string) {
+		t.Helper()
+		select {
+		case <-rec.starts:
+		case <-wait.Done():
+			t.Fatalf("%s never started", what)
+		}
+	}
+	body := `{"temperature":0,` + cacheQuestion + `}`
+	leader := make(chan int, 1)
+	go func() {
+		resp, _ := h.postNoKeepAlive(t, body)
+		leader <- resp.StatusCode
+	}()
+	await("the leader")
+	select {
+	case <-upstream:
+	case <-wait.Done():
+		t.Fatal("the leader never went upstream")
+	}
+	ctx, leave := context.WithCancel(context.Background())
+	req, err := newStreamRequest(ctx, h.URL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		if resp, err := httpClientNoPool().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	await("the waiter")
+	leave()
+	<-gone
+	var ev Event
+	select {
+	case ev = <-rec.ends:
+	case <-wait.Done():
+		t.Fatal("the waiter never ended")
+	}
+	if !ev.ClientGone || !errors.Is(ev.Err, errClientGone) || ev.Status == http.StatusServiceUnavailable {
+		t.Errorf("waiter ended with status %d, client gone %v, err %v; want the client recorded as gone", ev.Status,
+			ev.ClientGone, ev.Err)
+	}
+	release()
+	select {
+	case code := <-leader:
+		if code != http.StatusOK {
+			t.Errorf("leader: status %d, want 200", code)
+		}
+	case <-wait.Done():
+		t.Fatal("the leader was never answered")
+	}
+	if ev := <-rec.ends; ev.Status != http.StatusOK || ev.Cache != "miss" {
+		t.Errorf("leader ended with status %d, cache %q; want 200 and a miss", ev.Status, ev.Cache)
 	}
 }

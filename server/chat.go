@@ -14,14 +14,21 @@ import (
 	"github.com/ragproxy/ragproxy/upstream"
 )
 
-// chatState is one chat request on its way through the proxy.
+// A chat request has one life: chat opens it (its context, EventStart, the watch for the client leaving), answer
+// answers it, and finish, deferred where the request ends, records how it ended and releases it. complete,
+// stream and replay each return an outcome; a stream's is returned by its body, which fasthttp writes after the
+// handler returned, so a stream is finished there.
+
+// chatState is one chat request on its way through the proxy. Its context is not kept here: every step takes it
+// as its first parameter.
 type chatState struct {
-	id      string
-	start   time.Time
-	req     *compat.ChatRequest
-	ground  *Grounding
-	call    upstream.Call
-	ctx     context.Context
+	id     string
+	start  time.Time
+	req    *compat.ChatRequest
+	header http.Header
+	ground *Grounding
+	call   upstream.Call
+	// cancel ends the request's context; untrack removes it from the requests a drain cuts off.
 	cancel  func()
 	untrack func()
 	task    string
@@ -29,54 +36,95 @@ type chatState struct {
 	prepared time.Duration
 	// cache is the response cache's part in this request, nil when none.
 	cache *cacheState
-	// answer is the complete answer as sent, once there is one the response
-	// cache may keep.
-	answer *cachedAnswer
-	// ended is set once end ran.
-	ended bool
 	// limitKey names the client in the rate limits ("" without limits).
 	limitKey string
 	// stopWatch ends the watch for the client leaving (see watchClient).
 	stopWatch func()
 }
 
-// observeUsage reports an answer's usage and counts its tokens against the client's limits (not for an answer
-// replayed from the cache, which cost no upstream tokens).
-func (s *Server) observeUsage(st *chatState, u compat.Usage) {
-	ev := s.event(st, EventUsage)
-	ev.Usage = u
-	s.obs.Observe(st.ctx, ev)
-	if st.cache == nil || !st.cache.served {
-		s.charge(st.ctx, st.limitKey, u.CompletionTokens)
-	}
+// outcome is how a chat request ended: what finish records.
+type outcome struct {
+	// status is the HTTP status the client got (200 for a stream that failed after its headers went out, with
+	// err set). err is what ended the request; for a response not yet written it is also what the client gets.
+	status int
+	err    error
+	// clientGone reports that the client left before its answer was complete.
+	clientGone bool
+	// served names the upstream that answered and lists every attempt; grounded reports an answer the
+	// Grounder wrote, with no upstream call.
+	served   upstream.Served
+	grounded bool
+	// usage is the answer's usage when it reported one; estimate is the answers' text in bytes, which the
+	// rate limits charge when it did not.
+	usage    *compat.Usage
+	estimate int
+	// content is the first answer's text as sent; answer is the record the response cache may keep (nil
+	// when there is none).
+	content string
+	answer  *cachedAnswer
 }
 
-// chargeEstimate counts an answer whose upstream reported no usage against the client's token limit, at the
-// prompt estimate's four bytes a token, so an upstream without usage reporting does not make answers free.
-func (s *Server) chargeEstimate(st *chatState, contentBytes int) {
-	if st.cache == nil || !st.cache.served {
-		s.charge(st.ctx, st.limitKey, (contentBytes+3)/4)
-	}
-}
+// streamBody writes a stream's frames once its headers went out, and returns the request's outcome.
+type streamBody func(ctx context.Context, sw *sseWriter) outcome
 
 func (s *Server) event(st *chatState, kind EventKind) Event {
 	return Event{Kind: kind, RequestID: st.id, Model: st.req.Model, Stream: st.req.Stream, Elapsed: time.Since(st.start),
 		Task: st.task, Prepared: st.prepared}
 }
 
-// end releases the request and reports EventEnd.
-func (s *Server) end(st *chatState, ev Event) {
-	st.ended = true
-	if st.stopWatch != nil {
-		st.stopWatch()
+// open starts the request's life and returns its own context: fasthttp's RequestCtx ends at shutdown and never
+// on client disconnect, so it does not fit. This one ends when the client goes away (watchClient, or a failed
+// write, notices), when the request is finished, or when a drain runs out of time.
+func (s *Server) open(ctx context.Context, c *fiber.Ctx, req *compat.ChatRequest, limitKey string) (context.Context, *chatState) {
+	header := requestHeader(c)
+	locals := &chatLocals{stream: req.Stream, task: TaskKind(header, req.Messages)}
+	c.Locals(localChat, locals)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
+	st := &chatState{id: requestID(c), start: requestStart(c), req: req, header: header, cancel: cancel,
+		untrack: s.track(cancel), task: locals.task, limitKey: limitKey}
+	s.obs.Observe(ctx, s.event(st, EventStart))
+	locals.observed = true
+	st.stopWatch = watchClient(c, func() { cancelCause(errClientGone) })
+	return ctx, st
+}
+
+// finish records how the request ended and releases it: the answer's usage (EventUsage) and its tokens charged
+// against the client (not for an answer replayed from the cache, which cost no upstream tokens), the answer
+// handed to the response cache, EventEnd. It runs once per request, where the request ends: deferred in the
+// handler, or on the stream writer for a stream whose headers went out.
+func (s *Server) finish(ctx context.Context, st *chatState, out outcome) {
+	if out.usage != nil {
+		ev := s.event(st, EventUsage)
+		ev.Usage = *out.usage
+		s.obs.Observe(ctx, ev)
 	}
-	ev.Kind, ev.RequestID, ev.Model, ev.Stream = EventEnd, st.id, st.req.Model, st.req.Stream
-	ev.Elapsed, ev.Task, ev.Prepared = time.Since(st.start), st.task, st.prepared
-	if ev.Cache == "" && st.cache != nil {
+	if st.cache == nil || !st.cache.served {
+		tokens := (out.estimate + 3) / 4 // the prompt estimate's four bytes a token, so no usage is not free
+		if out.usage != nil {
+			tokens = out.usage.CompletionTokens
+		}
+		s.charge(ctx, st.limitKey, tokens)
+	}
+	st.stopWatch()
+	ev := s.event(st, EventEnd)
+	ev.Status, ev.Err, ev.ClientGone = out.status, out.err, out.clientGone
+	if out.clientGone && !errors.Is(ev.Err, errClientGone) {
+		ev.Err = errors.Join(errClientGone, out.err) // the cancelled call's error, from the client leaving
+	}
+	ev.Upstream, ev.Attempts, ev.Grounded = out.served.Upstream, out.served.Attempts, out.grounded
+	if s.collect {
+		ev.Content = out.content
+	}
+	if st.cache != nil {
 		ev.Cache = st.cache.result
+		answer := out.answer
+		if ev.Err != nil || ev.Status != http.StatusOK {
+			answer = nil
+		}
+		s.cache.finish(ctx, st.cache, answer)
 	}
-	s.cache.finish(st, ev)
-	s.obs.Observe(st.ctx, ev)
+	s.obs.Observe(ctx, ev)
 	st.cancel()
 	st.untrack()
 }
@@ -98,13 +146,15 @@ func (s *Server) takeLarge(body []byte) (release func()) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			pause := 2 * time.Since(start)
-			go func() { time.Sleep(pause); <-s.large }()
+			// A timer, not a sleeping goroutine, gives the slot back: nothing waits, and the slot is
+			// this request's to free, so the receive never blocks.
+			time.AfterFunc(2*time.Since(start), func() { <-s.large })
 		})
 	}
 }
 
 func (s *Server) chat(c *fiber.Ctx) error {
+	ctx := c.UserContext()
 	body := c.Body()
 	release := s.takeLarge(body)
 	defer release()
@@ -118,67 +168,85 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	limitKey := ""
 	if s.cfg.RateLimits.enabled() {
 		limitKey = clientKey(c)
-		if err := s.admit(context.Background(), c, limitKey); err != nil {
+		if err := s.admit(ctx, c, limitKey); err != nil {
 			return err
 		}
 	}
-	// The request's own context: fasthttp's RequestCtx ends at shutdown and
-	// never on client disconnect, so neither fits. This one ends when the
-	// client goes away (watchClient, or a failed write, notices), when the
-	// request is done, or when a drain runs out of time.
-	id := requestID(c)
-	header := requestHeader(c)
-	locals := &chatLocals{stream: req.Stream, task: TaskKind(header, req.Messages)}
-	c.Locals(localChat, locals)
-	ctx, cancelCause := context.WithCancelCause(context.WithValue(context.Background(), requestIDKey{}, id))
-	cancel := func() { cancelCause(nil) }
-	st := &chatState{id: id, start: requestStart(c), req: req, ctx: ctx, cancel: cancel, untrack: s.track(cancel),
-		task: locals.task, limitKey: limitKey}
-	s.obs.Observe(ctx, s.event(st, EventStart))
-	locals.observed = true
-	st.stopWatch = watchClient(c, func() { cancelCause(errClientGone) })
+	ctx, st := s.open(ctx, c, req, limitKey)
+	var out outcome
+	streamed := false // the stream's body finishes the request
 	defer func() {
 		// A panic below is answered by the recover middleware; the request still ends here, so it is not left
 		// in flight.
-		if r := recover(); r != nil {
-			if !st.ended {
-				s.end(st, Event{Status: http.StatusInternalServerError, Err: fmt.Errorf("handler panicked: %v", r)})
-			}
+		r := recover()
+		if r != nil {
+			out = outcome{status: http.StatusInternalServerError, err: fmt.Errorf("handler panicked: %v", r)}
+		}
+		if !streamed {
+			s.finish(ctx, st, out)
+		}
+		if r != nil {
 			panic(r)
 		}
 	}()
+	out, sb := s.answer(ctx, c, st, release)
+	if sb != nil {
+		streamed = true
+		s.streamBody(ctx, c, st, sb)
+		return nil
+	}
+	return out.err
+}
 
+// answer answers the request: from the response cache, with the Grounder's answer, or from upstream. An answer
+// given at once returns its outcome and a nil body; a stream returns the body that writes it.
+func (s *Server) answer(ctx context.Context, c *fiber.Ctx, st *chatState, release func()) (outcome, streamBody) {
 	if s.cache != nil {
-		if served, err := s.cache.serve(c, s, st, header); served {
-			return err
+		cs, a, err := s.cache.lookup(ctx, st.req, st.task, st.header)
+		st.cache = cs
+		switch {
+		case err != nil:
+			return waitEnded(ctx, err), nil
+		case a != nil:
+			return s.replay(c, st, a)
+		case cs != nil && cs.write:
+			c.Set(headerXCache, "MISS") // this answer will be stored
 		}
 	}
 	if s.cfg.Grounder != nil {
-		g, err := s.cfg.Grounder.Ground(ctx, &GroundRequest{Model: req.Model, Stream: req.Stream,
-			Messages: req.Messages, Request: req, Header: header, Task: st.task})
+		g, err := s.cfg.Grounder.Ground(ctx, &GroundRequest{Model: st.req.Model, Stream: st.req.Stream,
+			Messages: st.req.Messages, Request: st.req, Header: st.header, Task: st.task})
 		if err != nil {
-			s.end(st, Event{Status: compat.AsAPIError(err).Status, Err: err})
-			return err
+			return outcome{status: compat.AsAPIError(err).Status, err: err}, nil
 		}
 		st.ground = g
 	}
 	if st.ground == nil {
 		st.ground = &Grounding{}
 	}
-	st.call = upstream.Call{Request: req, Model: s.upstreamModel(req.Model)}
+	st.call = upstream.Call{Request: st.req, Model: s.upstreamModel(st.req.Model)}
 	if len(st.ground.Messages) > 0 {
 		msgs, err := compat.MessagesJSON(st.ground.Messages)
 		if err != nil {
-			s.end(st, Event{Status: http.StatusInternalServerError, Err: err})
-			return err
+			return outcome{status: http.StatusInternalServerError, err: err}, nil
 		}
 		st.call.Messages = msgs
 	}
 	release()
-	if req.Stream {
-		return s.stream(c, st)
+	if st.req.Stream {
+		return s.stream(ctx, st)
 	}
-	return s.complete(c, st)
+	return s.complete(ctx, c, st), nil
+}
+
+// waitEnded is the outcome of a request whose context ended while it waited for a concurrent identical request's
+// answer: its client left, recorded as any request whose client left, or a drain ran out of time.
+func waitEnded(ctx context.Context, err error) outcome {
+	if errors.Is(context.Cause(ctx), errClientGone) {
+		return outcome{status: compat.AsAPIError(err).Status, err: err, clientGone: true}
+	}
+	ae := compat.Unavailable("The server is shutting down.")
+	return outcome{status: ae.Status, err: ae}
 }
 
 // upstreamModel maps the client's model to the one asked upstream: an alias
@@ -199,6 +267,11 @@ func (s *Server) responseModel(model string) string {
 	return s.cfg.Models[0].ID
 }
 
+// chunkBuilder writes the chunks of an answer the proxy writes itself, under the request's id.
+func (s *Server) chunkBuilder(st *chatState) compat.ChunkBuilder {
+	return compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
+}
+
 func requestHeader(c *fiber.Ctx) http.Header {
 	h := http.Header{}
 	for k, v := range c.Request().Header.All() {
@@ -208,86 +281,81 @@ func requestHeader(c *fiber.Ctx) http.Header {
 }
 
 // complete answers a non-stream request.
-func (s *Server) complete(c *fiber.Ctx, st *chatState) error {
+func (s *Server) complete(ctx context.Context, c *fiber.Ctx, st *chatState) outcome {
 	g := st.ground
 	var body []byte
-	ev := Event{Status: http.StatusOK}
+	out := outcome{status: http.StatusOK}
 	if g.Answer != nil {
-		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
-		body = b.CompletionN(g.Answer.Text, st.req.N, g.Answer.usage(st.req.N), g.Answer.Annotations)
-		ev.Grounded = true
+		body = s.chunkBuilder(st).CompletionN(g.Answer.Text, st.req.N, g.Answer.usage(st.req.N), g.Answer.Annotations)
+		out.grounded = true
 	} else {
-		var served upstream.Served
 		var err error
 		st.prepared = time.Since(st.start)
-		body, served, err = s.up.Complete(st.ctx, &st.call)
-		ev.Upstream, ev.Attempts = served.Upstream, served.Attempts
-		up := s.event(st, EventUpstream)
-		up.Upstream, up.Attempts, up.Err = served.Upstream, served.Attempts, err
-		s.obs.Observe(st.ctx, up)
+		body, out.served, err = s.up.Complete(ctx, &st.call)
+		s.observeUpstream(ctx, st, out.served, err)
 		if err != nil {
-			ev.Status, ev.Err = compat.AsAPIError(err).Status, err
-			if errors.Is(context.Cause(st.ctx), errClientGone) {
-				ev.ClientGone, ev.Err = true, errors.Join(errClientGone, err)
-			}
-			s.end(st, ev)
-			return err
+			out.status, out.err = compat.AsAPIError(err).Status, err
+			out.clientGone = errors.Is(context.Cause(ctx), errClientGone)
+			return out
 		}
 	}
 	info, err := compat.ParseCompletion(body)
 	if err != nil {
-		err = compat.UpstreamUnreachable(ev.Upstream, err)
-		ev.Status, ev.Err = http.StatusBadGateway, err
-		s.end(st, ev)
-		return err
+		out.status, out.err = http.StatusBadGateway, compat.UpstreamUnreachable(out.served.Upstream, err)
+		return out
 	}
-	var text string // the first answer's
-	if len(info.Choices) > 0 {
-		text = info.Choices[0].Content
+	body, text, annotations, err := filterChoices(g, body, info)
+	if err != nil {
+		out.status, out.err = http.StatusInternalServerError, err
+		return out
 	}
-	var annotations []compat.Annotation // the first answer's
-	if g.NewFilter != nil {
-		// Each answer (n of them when the request asks for n > 1) is filtered on its own and carries its own
-		// annotations. An answer without text (a tool call) is left as it is.
-		for pos, ch := range info.Choices {
-			if !ch.HasContent {
-				continue
-			}
-			f := g.NewFilter()
-			t := f.Filter(ch.Content) + f.Trailer()
-			anns, _ := citations(f)
-			if pos == 0 {
-				text, annotations = t, anns
-			}
-			if body, err = compat.SetMessageContent(body, pos, t); err == nil && len(anns) > 0 {
-				body, err = compat.SetMessageAnnotations(body, pos, anns)
-			}
-			if err != nil {
-				ev.Status, ev.Err = http.StatusInternalServerError, err
-				s.end(st, ev)
-				return err
-			}
-		}
-	}
-	if info.Usage != nil {
-		s.observeUsage(st, *info.Usage)
-	} else {
-		n := 0
+	out.usage = info.Usage
+	if info.Usage == nil {
 		for _, ch := range info.Choices {
-			n += len(ch.Content)
+			out.estimate += len(ch.Content)
 		}
-		s.chargeEstimate(st, n)
 	}
-	if s.collect {
-		ev.Content = text
-	}
+	out.content = text
 	if st.cache != nil {
 		if g.Answer != nil {
 			annotations = g.Answer.Annotations
 		}
-		st.answer = completionAnswer(body, text, annotations, info.Usage)
+		out.answer = completionAnswer(body, text, annotations, info.Usage)
 	}
-	s.end(st, ev)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(http.StatusOK).Send(body)
+	_ = c.Status(http.StatusOK).Send(body) // fiber's Send only sets the body: its error is always nil
+	return out
+}
+
+// filterChoices runs the Grounding's content filter over each answer of a completion (n of them when the
+// request asks for n > 1), each on its own and with its own annotations; an answer without text (a tool call)
+// is left as it is. It returns the body as sent and the first answer's text and annotations.
+func filterChoices(g *Grounding, body []byte, info compat.CompletionInfo) ([]byte, string, []compat.Annotation, error) {
+	var text string // the first answer's
+	if len(info.Choices) > 0 {
+		text = info.Choices[0].Content
+	}
+	if g.NewFilter == nil {
+		return body, text, nil, nil
+	}
+	var annotations []compat.Annotation // the first answer's
+	for pos, ch := range info.Choices {
+		if !ch.HasContent {
+			continue
+		}
+		f := g.NewFilter()
+		t := f.Filter(ch.Content) + f.Trailer()
+		anns, _ := citations(f)
+		if pos == 0 {
+			text, annotations = t, anns
+		}
+		var err error
+		if body, err = compat.SetMessageContent(body, pos, t); err == nil && len(anns) > 0 {
+			body, err = compat.SetMessageAnnotations(body, pos, anns)
+		}
+		if err != nil {
+			return nil, "", nil, err
+		}
+	}
+	return body, text, annotations, nil
 }

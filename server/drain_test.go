@@ -93,12 +93,15 @@ func TestDrainDoesNotWaitForIdleConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	open := h.srv.app.Server().GetOpenConnectionsCount() // the kept-alive connection
 	idle, err := net.Dial("tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer idle.Close()
-	time.Sleep(50 * time.Millisecond) // let the server accept it
+	if !waitFor(waitCtx(t), func() bool { return h.srv.app.Server().GetOpenConnectionsCount() > open }) {
+		t.Fatal("the server never accepted the idle connection")
+	}
 	h.stop()
 	waitServe(t, h, 15*time.Second, "Serve still draining a connection that never sent a request")
 }

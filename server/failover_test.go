@@ -149,10 +149,12 @@ func TestDisconnectCancelsUpstream(t *testing.T) {
 	}
 }
 
-// blockingGrounder waits in Ground until its request ends, as a slow analysis would, and records that it ended.
-type blockingGrounder struct{ ended chan struct{} }
+// blockingGrounder waits in Ground until its request ends, as a slow analysis would, and records that it began
+// and that it ended.
+type blockingGrounder struct{ began, ended chan struct{} }
 
 func (g *blockingGrounder) Ground(ctx context.Context, _ *GroundRequest) (*Grounding, error) {
+	close(g.began)
 	<-ctx.Done()
 	close(g.ended)
 	return nil, ctx.Err()
@@ -168,7 +170,7 @@ func TestClientLeavingIsNoticedAtOnce(t *testing.T) {
 	}{
 		{"stream, silent upstream", `{"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil},
 		{"non-stream, silent upstream", `{"messages":[{"role":"user","content":"x"}]}`, nil},
-		{"during analysis", `{"stream":true,"messages":[{"role":"user","content":"x"}]}`, &blockingGrounder{ended: make(chan struct{})}},
+		{"during analysis", `{"stream":true,"messages":[{"role":"user","content":"x"}]}`, &blockingGrounder{began: make(chan struct{}), ended: make(chan struct{})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Heartbeat: time.Hour}
@@ -192,7 +194,11 @@ func TestClientLeavingIsNoticedAtOnce(t *testing.T) {
 					t.Fatal("the request never reached the upstream")
 				}
 			} else {
-				time.Sleep(100 * time.Millisecond) // the request is in Ground
+				select {
+				case <-tc.grounder.began: // the request is in Ground
+				case <-waitCtx(t).Done():
+					t.Fatal("the request never reached Ground")
+				}
 			}
 			left := time.Now()
 			cancel() // the client goes away

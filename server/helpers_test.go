@@ -192,3 +192,10 @@ func newStreamRequest(ctx context.Context, base, body string) (*http.Request, er
 func httpClientNoPool() *http.Client {
 	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 }
+
+// tracked counts the requests a drain would cut off: those not yet finished.
+func (s *Server) tracked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.inflight)
+}

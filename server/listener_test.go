@@ -33,12 +33,13 @@ func TestCappedListenerWaitsOutEMFILE(t *testing.T) {
 	ln := newCappedListener(&flakyListener{Listener: inner, fails: 3}, 2, 0, func(error) { errs++ })
 	ln.pause = time.Millisecond
 	defer ln.Close()
-	go func() {
-		if c, err := net.Dial("tcp", inner.Addr().String()); err == nil {
-			defer c.Close()
-			time.Sleep(time.Second)
-		}
-	}()
+	// The kernel completes the connection before any Accept, so it waits in the backlog for the listener to
+	// get past its failures.
+	client, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
 	c, err := ln.Accept()
 	if err != nil {
 		t.Fatalf("Accept after EMFILE: %v", err)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -46,6 +47,8 @@ func (s *Server) requestMeta(c *fiber.Ctx) error {
 	c.Locals(localStart, start)
 	c.Locals(localRequestID, id)
 	c.Set(headerRequestID, id)
+	// The request's context carries its id: every handler runs its work under c.UserContext().
+	c.SetUserContext(context.WithValue(c.UserContext(), requestIDKey{}, id))
 	err := c.Next()
 	if err != nil {
 		err = s.handleError(c, err)

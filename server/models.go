@@ -72,12 +72,12 @@ func (s *Server) models(ctx context.Context) []compat.Model {
 }
 
 func (s *Server) listModels(c *fiber.Ctx) error {
-	return c.JSON(compat.ModelList{Object: "list", Data: s.models(context.Background())})
+	return c.JSON(compat.ModelList{Object: "list", Data: s.models(c.UserContext())})
 }
 
 func (s *Server) getModel(c *fiber.Ctx) error {
 	id := c.Params("+")
-	for _, m := range s.models(context.Background()) {
+	for _, m := range s.models(c.UserContext()) {
 		if m.ID == id {
 			return c.JSON(m)
 		}
@@ -94,7 +94,7 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 		return compat.Unavailable("The server is shutting down.")
 	}
 	if s.cfg.Ready != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), modelsTimeout)
+		ctx, cancel := context.WithTimeout(c.UserContext(), modelsTimeout)
 		defer cancel()
 		if err := s.cfg.Ready(ctx); err != nil {
 			return compat.Unavailable("Not ready: " + err.Error())

@@ -203,7 +203,7 @@ func New(cfg Config, up Upstream) *Server {
 		s.collect = co.CollectContent()
 	}
 	s.reqObs, _ = s.obs.(RequestObserver)
-	s.cache = newResponseCache(cfg)
+	s.cache = newResponseCache(cfg, s.upstreamModel, s.indexVersion)
 	s.large = make(chan struct{}, 1)
 	s.limits = cfg.RateLimits.Store
 	if s.limits == nil {
@@ -230,10 +230,6 @@ func New(cfg Config, up Upstream) *Server {
 	s.routes()
 	return s
 }
-
-// App returns the fiber app, for mounting extra routes (metrics, retrieve)
-// before Serve.
-func (s *Server) App() *fiber.App { return s.app }
 
 // Run listens on Config.Listen and serves until ctx ends, then drains.
 func (s *Server) Run(ctx context.Context) error {
@@ -347,12 +343,11 @@ func (s *Server) routes() {
 // out as JSON, and an error takes the one path to OpenAI's error body.
 func (s *Server) extraRoute(rt Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		ctx := context.WithValue(c.UserContext(), requestIDKey{}, requestID(c))
 		req, err := routeRequest(c)
 		if err != nil {
 			return err
 		}
-		out, err := rt.Handle(ctx, req)
+		out, err := rt.Handle(c.UserContext(), req)
 		if err != nil {
 			return err
 		}

@@ -63,8 +63,11 @@ func TestSoak(t *testing.T) {
 	direct, directFailed := run(h.Fake.URL(), "gpt-4o-mini", duration*4/10)
 	// A first short round fills the connection pools, so that what stays afterwards is the baseline.
 	run(h.URL, "ragproxy", duration/10)
-	waitFor(waitCtx(t), func() bool { return metricValue(t, m.Registry(), "ragproxy_inflight_streams", nil) == 0 })
-	time.Sleep(100 * time.Millisecond)
+	// The baseline is taken once every request has finished, released and been untracked, not merely left the
+	// in-flight gauge (which finish moves before it releases the request).
+	waitFor(waitCtx(t), func() bool {
+		return metricValue(t, m.Registry(), "ragproxy_inflight_streams", nil) == 0 && h.srv.tracked() == 0
+	})
 	before := runtime.NumGoroutine()
 	proxied, failed := run(h.URL, "ragproxy", duration/2)
 	if failed != 0 || directFailed != 0 || len(proxied) == 0 {

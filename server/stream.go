@@ -21,78 +21,73 @@ type opened struct {
 	err    error
 }
 
-// stream answers a streaming request. The upstream is opened first; if it
-// answers (or fails) within one heartbeat interval the client gets either
-// the stream or a proper error status. Otherwise the 200 headers go out and
-// ": ping" comments keep the connection alive until it does; a failure then
+// stream answers a streaming request. The upstream is opened first; if it answers (or fails) within one heartbeat
+// interval the client gets either the stream or a proper error status (the returned outcome, with a nil body).
+// Otherwise the 200 headers go out and ": ping" comments keep the connection alive until it does; a failure then
 // becomes a data: {"error":...} frame.
-func (s *Server) stream(c *fiber.Ctx, st *chatState) error {
+func (s *Server) stream(ctx context.Context, st *chatState) (outcome, streamBody) {
 	g := st.ground
 	if g.Answer != nil {
-		b := compat.ChunkBuilder{ID: "chatcmpl-" + st.id[len("req_"):], Model: s.responseModel(st.req.Model), Created: st.start.Unix()}
-		src := newAnswerSource(b, g.Answer, st.req.N)
-		s.streamBody(c, st, func(sw *sseWriter) {
-			s.relay(sw, st, src, Event{Status: http.StatusOK, Grounded: true})
-		})
-		return nil
+		src := newAnswerSource(s.chunkBuilder(st), g.Answer, st.req.N)
+		return outcome{}, func(ctx context.Context, sw *sseWriter) outcome {
+			return s.relay(ctx, sw, st, src, g, outcome{status: http.StatusOK, grounded: true})
+		}
 	}
 
+	// Buffered, so the goroutine ends once the call returns (it ends with ctx) even when nobody receives.
 	ch := make(chan opened, 1)
 	st.prepared = time.Since(st.start)
 	go func() {
-		stream, served, err := s.up.Stream(st.ctx, &st.call)
+		stream, served, err := s.up.Stream(ctx, &st.call)
 		ch <- opened{stream, served, err}
 	}()
 	timer := time.NewTimer(s.cfg.Heartbeat)
+	defer timer.Stop()
 	select {
 	case o := <-ch:
-		timer.Stop()
-		s.observeUpstream(st, o)
+		s.observeUpstream(ctx, st, o.served, o.err)
 		if o.err != nil {
-			s.end(st, Event{Upstream: o.served.Upstream, Attempts: o.served.Attempts, Status: compat.AsAPIError(o.err).Status, Err: o.err})
-			return o.err
+			return outcome{status: compat.AsAPIError(o.err).Status, err: o.err, served: o.served}, nil
 		}
-		s.streamBody(c, st, func(sw *sseWriter) {
-			s.relay(sw, st, o.stream, Event{Status: http.StatusOK, Upstream: o.served.Upstream, Attempts: o.served.Attempts})
-		})
+		return outcome{}, func(ctx context.Context, sw *sseWriter) outcome {
+			return s.relay(ctx, sw, st, o.stream, g, outcome{status: http.StatusOK, served: o.served})
+		}
 	case <-timer.C:
-		s.streamBody(c, st, func(sw *sseWriter) {
+		return outcome{}, func(ctx context.Context, sw *sseWriter) outcome {
 			_ = sw.ping() // commits the headers
 			stop := sw.heartbeat(s.cfg.Heartbeat)
 			o := <-ch
 			stop()
-			s.observeUpstream(st, o)
-			ev := Event{Status: http.StatusOK, Upstream: o.served.Upstream, Attempts: o.served.Attempts}
+			s.observeUpstream(ctx, st, o.served, o.err)
+			out := outcome{status: http.StatusOK, served: o.served}
 			if o.err != nil {
 				s.streamError(sw, st, o.err)
-				ev.Err = o.err
-				s.end(st, ev)
-				return
+				out.err = o.err
+				return out
 			}
-			s.relay(sw, st, o.stream, ev)
-		})
+			return s.relay(ctx, sw, st, o.stream, g, out)
+		}
 	}
-	return nil
 }
 
-// streamBody answers with an event stream that write produces on fasthttp's stream-writer goroutine. A panic
-// there would end the whole process, so it is recovered: logged, the client gets a server_error frame, and the
-// request ends.
-func (s *Server) streamBody(c *fiber.Ctx, st *chatState, write func(sw *sseWriter)) {
+// streamBody answers with an event stream that body writes on fasthttp's stream-writer goroutine, which finishes
+// the request. A panic there would end the whole process, so it is recovered: logged, the client gets a
+// server_error frame, and the request ends.
+func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, body streamBody) {
 	setSSEHeaders(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		sw := newSSEWriter(w, st.cancel)
+		var out outcome
 		defer func() {
 			if r := recover(); r != nil {
 				err := fmt.Errorf("stream panicked: %v", r)
 				s.log.Error("stream panicked", "request_id", st.id, "err", err, "stack", string(debug.Stack()))
 				s.streamError(sw, st, compat.ServerError(err))
-				if !st.ended {
-					s.end(st, Event{Status: http.StatusOK, Err: err})
-				}
+				out = outcome{status: http.StatusOK, err: err}
 			}
+			s.finish(ctx, st, out)
 		}()
-		write(sw)
+		out = body(ctx, sw)
 	})
 }
 
@@ -105,22 +100,21 @@ func setSSEHeaders(c *fiber.Ctx) {
 	c.Set("X-Accel-Buffering", "no")
 }
 
-func (s *Server) observeUpstream(st *chatState, o opened) {
+// observeUpstream reports EventUpstream: the upstream call answered or failed.
+func (s *Server) observeUpstream(ctx context.Context, st *chatState, served upstream.Served, err error) {
 	ev := s.event(st, EventUpstream)
-	ev.Upstream, ev.Attempts, ev.Err = o.served.Upstream, o.served.Attempts, o.err
-	s.obs.Observe(st.ctx, ev)
+	ev.Upstream, ev.Attempts, ev.Err = served.Upstream, served.Attempts, err
+	s.obs.Observe(ctx, ev)
 }
 
-// relay copies the source to the client, then the Grounder's extra events
-// and [DONE]; it runs on fasthttp's stream-writer goroutine and owns the
-// end of the request.
-func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) {
+// relay copies the source to the client, then the Grounding's extra events and [DONE]; it runs on fasthttp's
+// stream-writer goroutine and returns out completed with how the stream ended.
+func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src chunkSource, g *Grounding, out outcome) outcome {
 	defer src.Close()
 	stop := sw.heartbeat(s.cfg.Heartbeat)
 	defer stop()
-	g := st.ground
 	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, events: g.Events, collect: s.collect || st.cache != nil,
-		onFirstToken: func() { s.obs.Observe(st.ctx, s.event(st, EventFirstToken)) }}
+		onFirstToken: func() { s.obs.Observe(ctx, s.event(st, EventFirstToken)) }}
 	var err error
 	for err == nil && src.Next() {
 		err = r.chunk(src.Chunk(), sw.data)
@@ -138,19 +132,14 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 	if err == nil {
 		err = sw.raw(frameDone)
 	}
-	if r.usage != nil {
-		s.observeUsage(st, *r.usage)
-	} else {
-		s.chargeEstimate(st, r.contentBytes)
-	}
+	out.usage, out.estimate = r.usage, r.contentBytes
 	if err != nil {
 		if werr := sw.failed(); werr != nil {
 			err = werr
-			ev.ClientGone = true
-		} else if errors.Is(context.Cause(st.ctx), errClientGone) {
-			err = errors.Join(errClientGone, err) // seen before any write failed
-			ev.ClientGone = true
-		} else if st.ctx.Err() != nil {
+			out.clientGone = true
+		} else if errors.Is(context.Cause(ctx), errClientGone) {
+			out.clientGone = true // seen before any write failed
+		} else if ctx.Err() != nil {
 			// Not the client and not the upstream: a drain ran out of time.
 			err = errors.Join(errCutOff, err)
 			s.streamError(sw, st, compat.Unavailable("The server is shutting down."))
@@ -158,19 +147,17 @@ func (s *Server) relay(sw *sseWriter, st *chatState, src chunkSource, ev Event) 
 			s.streamError(sw, st, err)
 		}
 	}
-	ev.Err = err
-	if s.collect {
-		ev.Content = r.content.String()
-	}
+	out.err = err
+	out.content = r.content.String()
 	if err == nil && st.cache != nil && r.finished && !r.special {
 		anns := r.answerAnnotations()
 		if g.Answer != nil {
 			anns = g.Answer.Annotations
 		}
-		st.answer = &cachedAnswer{Model: r.builder.Model, Content: r.content.String(), FinishReason: r.finishReason,
+		out.answer = &cachedAnswer{Model: r.builder.Model, Content: r.content.String(), FinishReason: r.finishReason,
 			Annotations: anns, Usage: r.usage, Events: r.sentEvents()}
 	}
-	s.end(st, ev)
+	return out
 }
 
 // errCutOff marks a stream ended by a drain that ran out of time.
