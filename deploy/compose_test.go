@@ -20,7 +20,7 @@ func TestCompose(t *testing.T) {
 	}
 	var doc struct {
 		Services map[string]struct {
-			Environment map[string]string    `yaml:"environment"`
+			Environment map[string]string     `yaml:"environment"`
 			Healthcheck *struct{ Test []any } `yaml:"healthcheck"`
 			DependsOn   map[string]struct {
 				Condition string `yaml:"condition"`
