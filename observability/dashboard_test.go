@@ -73,6 +73,25 @@ func isLabelName(w string) bool {
 }
 
 // TestPromtoolCheckConfig validates the Prometheus scrape config shipped in deploy/.
+// TestDashboardErrorsExcludeSuccess checks that a panel grouping calls by error_type counts failures only:
+// successful calls carry error_type="" (OpenTelemetry sets error.type on failures alone), and a panel that
+// keeps them draws every call as an error.
+func TestDashboardErrorsExcludeSuccess(t *testing.T) {
+	n := 0
+	for _, expr := range dashboardExprs(t) {
+		if !strings.Contains(expr, "by ("+labelErrorType+")") {
+			continue
+		}
+		n++
+		if !strings.Contains(expr, labelErrorType+`!=""`) {
+			t.Errorf("%s: groups by %s without leaving out the successful calls (%s!=\"\")", expr, labelErrorType, labelErrorType)
+		}
+	}
+	if n == 0 {
+		t.Error("no panel shows upstream errors by error_type")
+	}
+}
+
 func TestPromtoolCheckConfig(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
