@@ -31,7 +31,7 @@ func dashboardExprs(t *testing.T) []string {
 }
 
 // TestDashboardCoversMetrics checks, without any binary, that the dashboard
-// reads every metric family ragproxy serves (runtime and ingest families
+// reads every metric family ragproxy serves (runtime families
 // aside) and that every family it reads exists.
 func TestDashboardCoversMetrics(t *testing.T) {
 	exprs := strings.Join(dashboardExprs(t), "\n")
@@ -41,8 +41,8 @@ func TestDashboardCoversMetrics(t *testing.T) {
 	for _, mf := range gather(t, m) {
 		name := mf.GetName()
 		families = append(families, name)
-		if strings.HasPrefix(name, "ragproxy_ingest_") || strings.HasPrefix(name, "promhttp_") {
-			continue // ingest metrics are served by `ragproxy ingest --metrics-listen`, not this dashboard
+		if strings.HasPrefix(name, "promhttp_") {
+			continue
 		}
 		if !strings.Contains(exprs, name) {
 			t.Errorf("dashboard has no panel reading %s", name)
@@ -73,6 +73,25 @@ func isLabelName(w string) bool {
 }
 
 // TestPromtoolCheckConfig validates the Prometheus scrape config shipped in deploy/.
+// TestDashboardErrorsExcludeSuccess checks that a panel grouping calls by error_type counts failures only:
+// successful calls carry error_type="" (OpenTelemetry sets error.type on failures alone), and a panel that
+// keeps them draws every call as an error.
+func TestDashboardErrorsExcludeSuccess(t *testing.T) {
+	n := 0
+	for _, expr := range dashboardExprs(t) {
+		if !strings.Contains(expr, "by ("+labelErrorType+")") {
+			continue
+		}
+		n++
+		if !strings.Contains(expr, labelErrorType+`!=""`) {
+			t.Errorf("%s: groups by %s without leaving out the successful calls (%s!=\"\")", expr, labelErrorType, labelErrorType)
+		}
+	}
+	if n == 0 {
+		t.Error("no panel shows upstream errors by error_type")
+	}
+}
+
 func TestPromtoolCheckConfig(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {

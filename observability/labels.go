@@ -68,14 +68,9 @@ func knownProviders() []string {
 	}
 }
 
-// knownIngestResults lists the results of one page in an ingest run.
-func knownIngestResults() []string {
-	return []string{"fetched", "unchanged", "processed", "skipped", "failed"}
-}
-
-// knownIngestStages lists the ingest stages an error can come from.
-func knownIngestStages() []string {
-	return []string{"crawl", "clean", "links", "chunk", "summarise", "graph", "embed", "write"}
+// knownBackends lists the backends a server probes for readiness.
+func knownBackends() []string {
+	return []string{"qdrant", "neo4j", "redis"}
 }
 
 // labelSet is a closed set of label values.

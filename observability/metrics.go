@@ -92,50 +92,46 @@ type Metrics struct {
 	results   labelSet
 	outcomes  labelSet
 	errTypes  labelSet
-	ingestRes labelSet
-	ingestStg labelSet
+	backends  labelSet
 
-	requests        *prometheus.CounterVec
-	opDuration      *prometheus.HistogramVec
-	tokenUsage      *prometheus.HistogramVec
-	ttft            *prometheus.HistogramVec
-	streamDuration  *prometheus.HistogramVec
-	stageDuration   *prometheus.HistogramVec
-	confidence      prometheus.Histogram
-	retrievalEmpty  prometheus.Counter
-	cacheRequests   *prometheus.CounterVec
-	upstreamReqs    *prometheus.CounterVec
-	failovers       prometheus.Counter
-	inflight        prometheus.Gauge
-	disconnects     prometheus.Counter
-	overhead        prometheus.Histogram
-	indexInfo       *prometheus.GaugeVec
-	indexPages      *prometheus.GaugeVec
-	indexReloads    *prometheus.CounterVec
-	faqAnswers      *prometheus.CounterVec
-	indexChunks     *prometheus.GaugeVec
-	ingestPages     *prometheus.CounterVec
-	ingestChunks    prometheus.Counter
-	ingestErrors    *prometheus.CounterVec
-	ingestLastBuild prometheus.Gauge
+	requests       *prometheus.CounterVec
+	opDuration     *prometheus.HistogramVec
+	tokenUsage     *prometheus.HistogramVec
+	ttft           *prometheus.HistogramVec
+	streamDuration *prometheus.HistogramVec
+	stageDuration  *prometheus.HistogramVec
+	confidence     prometheus.Histogram
+	retrievalEmpty prometheus.Counter
+	cacheRequests  *prometheus.CounterVec
+	upstreamReqs   *prometheus.CounterVec
+	failovers      prometheus.Counter
+	inflight       prometheus.Gauge
+	disconnects    prometheus.Counter
+	overhead       prometheus.Histogram
+	indexInfo      *prometheus.GaugeVec
+	indexPages     *prometheus.GaugeVec
+	indexReloads   *prometheus.CounterVec
+	faqAnswers     *prometheus.CounterVec
+	indexChunks    *prometheus.GaugeVec
+	indexBuilt     *prometheus.GaugeVec
+	backendUp      *prometheus.GaugeVec
 }
 
 // New builds a Metrics with a fresh registry holding every ragproxy metric.
 func New(cfg Config) (*Metrics, error) {
 	m := &Metrics{
-		reg:       prometheus.NewRegistry(),
-		now:       cfg.Now,
-		provider:  cfg.Provider,
-		models:    newLabelSet(cfg.Models),
-		routes:    newLabelSet(defaultRoutes(), cfg.Routes),
-		caches:    newLabelSet(defaultCaches(), cfg.Caches),
-		tasks:     newLabelSet(knownTasks()),
-		stages:    newLabelSet(knownStages()),
-		results:   newLabelSet(knownCacheResults()),
-		outcomes:  newLabelSet(knownOutcomes()),
-		errTypes:  newLabelSet(knownErrTypes()),
-		ingestRes: newLabelSet(knownIngestResults()),
-		ingestStg: newLabelSet(knownIngestStages()),
+		reg:      prometheus.NewRegistry(),
+		now:      cfg.Now,
+		provider: cfg.Provider,
+		models:   newLabelSet(cfg.Models),
+		routes:   newLabelSet(defaultRoutes(), cfg.Routes),
+		caches:   newLabelSet(defaultCaches(), cfg.Caches),
+		tasks:    newLabelSet(knownTasks()),
+		stages:   newLabelSet(knownStages()),
+		results:  newLabelSet(knownCacheResults()),
+		outcomes: newLabelSet(knownOutcomes()),
+		errTypes: newLabelSet(knownErrTypes()),
+		backends: newLabelSet(knownBackends()),
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -233,29 +229,24 @@ func New(cfg Config) (*Metrics, error) {
 		Name: "ragproxy_index_chunks",
 		Help: "Chunks in the loaded index.",
 	}, []string{"name"})
-	m.ingestPages = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ragproxy_ingest_pages_total",
-		Help: "Pages seen by ingest, by result (fetched, unchanged, processed, skipped, failed).",
-	}, []string{"result"})
-	m.ingestChunks = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "ragproxy_ingest_chunks_total",
-		Help: "Chunks written by ingest.",
-	})
-	m.ingestErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ragproxy_ingest_errors_total",
-		Help: "Ingest errors by stage.",
-	}, []string{"stage"})
-	m.ingestLastBuild = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "ragproxy_ingest_last_success_timestamp_seconds",
-		Help: "Unix time the last ingest run finished writing the index.",
-	})
+	// The served index's build time, not the time an ingest run ended: ingest runs as its own process (a CronJob,
+	// `docker compose run`), which no Prometheus scrapes, and what an alert on a stale index asks is how old the
+	// answers' pages are.
+	m.indexBuilt = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ragproxy_index_build_timestamp_seconds",
+		Help: "Unix time the loaded index version was built.",
+	}, []string{"name"})
+	m.backendUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ragproxy_backend_up",
+		Help: "Whether a configured backend (qdrant, neo4j, redis) answered the last readiness probe: 1 or 0.",
+	}, []string{"backend"})
 
 	cs := []prometheus.Collector{
 		m.requests, m.opDuration, m.tokenUsage, m.ttft, m.streamDuration,
 		m.stageDuration, m.confidence, m.retrievalEmpty, m.cacheRequests,
 		m.upstreamReqs, m.failovers, m.inflight, m.disconnects, m.overhead,
 		m.indexInfo, m.indexPages, m.indexChunks, m.indexReloads, m.faqAnswers,
-		m.ingestPages, m.ingestChunks, m.ingestErrors, m.ingestLastBuild,
+		m.indexBuilt, m.backendUp,
 	}
 	if !cfg.NoRuntimeMetrics {
 		cs = append(cs,
@@ -386,24 +377,17 @@ func (m *Metrics) FAQAnswer(kind string) {
 	}
 }
 
-// IngestPage counts one page an ingest run handled, with result "fetched",
-// "unchanged", "processed", "skipped" or "failed".
-func (m *Metrics) IngestPage(result string) {
-	m.ingestPages.WithLabelValues(m.ingestRes.bound(result)).Inc()
+// SetIndexBuilt publishes the build time of the loaded index version (its manifest's built_at); call it with
+// SetIndexInfo on each load.
+func (m *Metrics) SetIndexBuilt(name string, t time.Time) {
+	m.indexBuilt.WithLabelValues(name).Set(float64(t.UnixNano()) / 1e9)
 }
 
-// IngestChunks counts chunks an ingest run wrote.
-func (m *Metrics) IngestChunks(n int) {
-	if n > 0 {
-		m.ingestChunks.Add(float64(n))
+// BackendUp records a readiness probe of a backend: "qdrant", "neo4j" or "redis" (anything else is Other).
+func (m *Metrics) BackendUp(backend string, up bool) {
+	v := 0.0
+	if up {
+		v = 1
 	}
+	m.backendUp.WithLabelValues(m.backends.bound(backend)).Set(v)
 }
-
-// IngestError counts an ingest error in a stage: "crawl", "clean", "links",
-// "chunk", "summarise", "graph", "embed" or "write".
-func (m *Metrics) IngestError(stage string) {
-	m.ingestErrors.WithLabelValues(m.ingestStg.bound(stage)).Inc()
-}
-
-// IngestFinished records the time an ingest run finished writing the index.
-func (m *Metrics) IngestFinished(t time.Time) { m.ingestLastBuild.Set(float64(t.UnixNano()) / 1e9) }

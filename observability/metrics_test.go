@@ -131,10 +131,8 @@ func TestBoundedCounters(t *testing.T) {
 	m.Upstream("openai", "exploded")
 	m.RetrievalStage("pages", 3*time.Millisecond)
 	m.RetrievalStage("rerank-v9", time.Millisecond)
-	m.IngestPage("processed")
-	m.IngestPage("weird")
-	m.IngestError("embed")
-	m.IngestError("nowhere")
+	m.BackendUp("qdrant", true)
+	m.BackendUp("etcd", false)
 
 	tests := []struct {
 		name string
@@ -147,8 +145,8 @@ func TestBoundedCounters(t *testing.T) {
 		{"upstream azure timeout", testutil.ToFloat64(m.upstreamReqs.WithLabelValues("azure", "timeout")), 1},
 		{"upstream other success", testutil.ToFloat64(m.upstreamReqs.WithLabelValues(Other, "success")), 1},
 		{"upstream openai other", testutil.ToFloat64(m.upstreamReqs.WithLabelValues("openai", Other)), 1},
-		{"ingest pages other", testutil.ToFloat64(m.ingestPages.WithLabelValues(Other)), 1},
-		{"ingest errors other", testutil.ToFloat64(m.ingestErrors.WithLabelValues(Other)), 1},
+		{"backend qdrant up", testutil.ToFloat64(m.backendUp.WithLabelValues("qdrant")), 1},
+		{"backend other down", testutil.ToFloat64(m.backendUp.WithLabelValues(Other)), 0},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

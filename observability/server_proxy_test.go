@@ -167,6 +167,10 @@ func startProxy(t *testing.T) *proxy {
 	scfg.Models = []server.ModelAlias{{ID: assistant, Upstream: upstreamModel}}
 	m := r.Index().Manifest
 	obs.Metrics.SetIndexInfo(assistant, m.Version, m.Embedder, m.Pages, m.Chunks)
+	obs.Metrics.SetIndexBuilt(assistant, m.BuiltAt)
+	// serve probes its Qdrant, Neo4j and Redis; this server has none, so a stand-in backend feeds the gauge.
+	scfg.Ready = server.NewReadiness(server.ReadinessConfig{OnProbe: metrics.BackendUp,
+		Backends: []server.Backend{{Name: "redis", Probe: func(context.Context) error { return nil }}}})
 	settings, err := json.Marshal(struct {
 		Retrieval retrieval.Config
 		Offline   bool

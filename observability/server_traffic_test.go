@@ -118,6 +118,7 @@ func (p *proxy) round(ctx context.Context, t *testing.T, n int) {
 	p.do(ctx, t, post("retrieve nothing", "/v1/retrieve", `{"query":"qwxz zzkv"}`, 200))
 	p.do(ctx, t, call{name: "models", method: http.MethodGet, path: "/v1/models", want: 200})
 	p.do(ctx, t, call{name: "healthz", method: http.MethodGet, path: "/healthz", want: 200})
+	p.do(ctx, t, call{name: "readyz", method: http.MethodGet, path: "/readyz", want: 200})
 }
 
 // abandonStream starts a stream with a long answer, reads three events and

@@ -51,11 +51,9 @@ func feedSynthetic(m *Metrics, round int) {
 	m.IndexReload("unchanged")
 	m.FAQAnswer("direct")
 	m.FAQAnswer("evidence")
-	m.IngestPage("processed")
-	m.IngestPage("unchanged")
-	m.IngestChunks(12)
-	m.IngestError("crawl")
-	m.IngestFinished(time.Now())
+	m.SetIndexBuilt("berkeley-guide", time.Now())
+	m.BackendUp("qdrant", true)
+	m.BackendUp("redis", round%2 == 0)
 }
 
 // scrape returns the body h serves for GET /metrics.

@@ -93,14 +93,16 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	if s.draining.Load() {
 		return compat.Unavailable("The server is shutting down.")
 	}
+	out := fiber.Map{"status": "ready"}
 	if s.cfg.Ready != nil {
-		ctx, cancel := context.WithTimeout(c.UserContext(), modelsTimeout)
-		defer cancel()
-		if err := s.cfg.Ready(ctx); err != nil {
-			return compat.Unavailable("Not ready: " + err.Error())
+		rep := s.cfg.Ready.Check(c.UserContext())
+		if !rep.Ready {
+			return compat.Unavailable("Not ready: " + rep.down())
+		}
+		if len(rep.Backends) > 0 {
+			out["backends"] = rep.Backends
 		}
 	}
-	out := fiber.Map{"status": "ready"}
 	if v := s.indexVersion(); v != "" {
 		out["index_version"] = v
 	}

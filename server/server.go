@@ -124,8 +124,10 @@ type Config struct {
 	// are its routes. Without admin keys every /admin request gets 403. Default none.
 	AdminKeys []string
 	Admin     []Route
-	// Ready, when set, is consulted by /readyz.
-	Ready func(ctx context.Context) error
+	// Ready, when set, probes the backends for /readyz, which reports each of them and answers 503 while one the
+	// answers need is down. /healthz never consults it: a backend outage is no reason to restart the process.
+	// Default none: ready once listening.
+	Ready *Readiness
 	// Logger receives server logs. Default: discard.
 	Logger *slog.Logger
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/index"
@@ -21,7 +22,8 @@ func runDemo(ctx context.Context, args []string) error {
 	dir := fs.String("index", defaultDemoIndex(), "where the demo index is kept")
 	listen := fs.String("listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
 	rebuild := fs.Bool("rebuild", false, "rebuild the demo index")
-	if err := fs.Parse(args); err != nil {
+	own, rest := splitDemoArgs(fs, args)
+	if err := fs.Parse(own); err != nil {
 		return err
 	}
 	if err := ensureDemoIndex(ctx, *dir, *rebuild); err != nil {
@@ -35,7 +37,34 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Fprintf(os.Stderr, "demo: serving the Lakeshore Polytechnic example site at http://%s/v1 as model \"lakeshore\"\n", *listen)
 	fmt.Fprintf(os.Stderr, "demo: chat with it in a browser at http://%s/\n", *listen)
 	return runServe(ctx, append([]string{"--index", *dir, "--listen", *listen, "--name", "lakeshore", "--site-name", "Lakeshore Polytechnic",
-		"--faq", faqFile}, fs.Args()...))
+		"--faq", faqFile}, append(rest, fs.Args()...)...))
+}
+
+// splitDemoArgs separates the flags fs defines from the others, which go to serve with their values: a flag of
+// serve's written "--log-level warn" takes the next argument as its value unless that is a flag itself (demo
+// takes no arguments, and serve refuses a stray one as it would without demo).
+func splitDemoArgs(fs *flag.FlagSet, args []string) (own, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case a == "--" || !strings.HasPrefix(a, "-"):
+			return own, append(rest, args[i:]...)
+		case fs.Lookup(name) != nil:
+			own = append(own, a)
+			if _, isBool := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); !hasValue && !isBool && i+1 < len(args) {
+				i++
+				own = append(own, args[i])
+			}
+		default:
+			rest = append(rest, a)
+			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				rest = append(rest, args[i])
+			}
+		}
+	}
+	return own, rest
 }
 
 func defaultDemoIndex() string {

@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"stats":  {summary: "describe an index", run: runStats},
 	"eval":   {summary: "measure retrieval and answer quality on a question set", run: runEval},
 	"demo":   {summary: "index the bundled example site and serve it offline", run: runDemo},
+	"health": {summary: "ask a running server's /readyz (the image's healthcheck)", run: runHealth},
 }
 
 func main() {

@@ -93,6 +93,7 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 			})
 			rl.loadedAt = time.Now()
 			rl.metrics.SetIndexInfo(rl.name, m.Version, m.Embedder, m.Pages, m.Chunks)
+			rl.metrics.SetIndexBuilt(rl.name, m.BuiltAt)
 			rl.metrics.IndexReload("switched")
 			res := rl.result(true, served.Version, start)
 			rl.logger.Info("index reloaded", "reason", reason, "version", m.Version, "previous", served.Version,

@@ -216,6 +216,12 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeCache()
+	ready, closeReady, err := f.readiness(ctx, backend, metrics)
+	if err != nil {
+		return err
+	}
+	defer closeReady()
+	scfg.Ready = ready
 	tolerant := func(name string) cache.Cache {
 		if backend == nil {
 			return nil
@@ -381,6 +387,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 	scfg.Models = []server.ModelAlias{{ID: name, Upstream: f.up.model}}
 	m := r.Index().Manifest
 	obs.Metrics.SetIndexInfo(name, m.Version, m.Embedder, m.Pages, m.Chunks)
+	obs.Metrics.SetIndexBuilt(name, m.BuiltAt)
 	// Everything besides the request that shapes an answer goes into the response cache key: the Grounder gives
 	// the index version (it changes with a re-ingest), the prompt version changes with the prompt or the binary.
 	settings, err := json.Marshal(struct {
