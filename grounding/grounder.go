@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
@@ -266,10 +267,16 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site stri
 	if err != nil {
 		return a, nil, faqMatch{}, fmt.Errorf("retrieval: %w", err)
 	}
-	res.Durations["analysis"] = took
-	res.Timings["analysis"] = took.String()
+	res.Durations[retrieval.StageAnalysis] = took
+	res.Timings[retrieval.StageAnalysis] = took.String()
 	if g.OnRetrieval != nil {
-		g.OnRetrieval(ctx, server.Retrieval{Durations: res.Durations, Confidence: res.Confidence, Empty: res.Empty})
+		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty}
+		for _, stage := range retrieval.Stages() {
+			if d, ok := res.Durations[stage]; ok {
+				rep.Stages = append(rep.Stages, observability.StageTiming{Stage: stage, Duration: d})
+			}
+		}
+		g.OnRetrieval(ctx, rep)
 	}
 	if found {
 		res = withFAQ(res, fm.Entry)

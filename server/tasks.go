@@ -60,6 +60,16 @@ var taskRules = []taskRule{
 	{kind: TaskMerge, openings: []string{"you have been provided with a set of responses from various models"}},
 }
 
+// Tasks returns the task kinds TaskKind names a client's background task by, the task label of the metrics
+// (TaskOther is counted as other, and TaskBypass as an ordinary request).
+func Tasks() []string {
+	kinds := make([]string, len(taskRules))
+	for i, r := range taskRules {
+		kinds[i] = r.kind
+	}
+	return kinds
+}
+
 // TaskKind classifies a chat request once, from its headers and its whole conversation: "" for a user's question,
 // TaskBypass for X-Ragproxy-Retrieval: off, else the kind of a client's background task. An X-OpenWebUI-Task
 // header counts only when it names one of Open WebUI's tasks: versions of Open WebUI without header templating

@@ -176,7 +176,7 @@ func runServe(ctx context.Context, args []string) error {
 	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: level})
 	metrics, err := observability.New(observability.Config{
 		Models:    append([]string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel}, f.assistants.names()...),
-		Upstreams: []string{"primary", "fallback"},
+		Upstreams: []string{"primary", "fallback"}, Tasks: server.Tasks(), Stages: retrieval.Stages(),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
