@@ -153,8 +153,10 @@ func (s *Server) chat(c *fiber.Ctx) error {
 		}
 	}
 	if s.cfg.Grounder != nil {
-		g, err := s.cfg.Grounder.Ground(ctx, &GroundRequest{Model: req.Model, Stream: req.Stream,
-			Messages: req.Messages, Request: req, Header: header, Task: st.task})
+		gr := &GroundRequest{Model: req.Model, Stream: req.Stream, Messages: req.Messages, Request: req,
+			Header: header, Task: st.task}
+		gr.TaskHeading, gr.TaskPrompts = classifyPrompts(req.Messages)
+		g, err := s.cfg.Grounder.Ground(ctx, gr)
 		if err != nil {
 			s.end(st, Event{Status: compat.AsAPIError(err).Status, Err: err})
 			return err

@@ -103,12 +103,11 @@ func promptHead(text string) string {
 	return strings.ToLower(text[:min(len(text), 200)])
 }
 
-// HasTaskHeading reports a message that opens with Open WebUI's "### Task:" heading.
-func HasTaskHeading(text string) bool { return strings.HasPrefix(promptHead(text), taskPromptHeading) }
-
 // promptTask returns the task kind of a message that is a task prompt, "" for any other message.
-func promptTask(text string) string {
-	head := promptHead(text)
+func promptTask(text string) string { return promptTaskOf(promptHead(text)) }
+
+// promptTaskOf is promptTask of a message's promptHead.
+func promptTaskOf(head string) string {
 	if rest, ok := strings.CutPrefix(head, taskPromptHeading); ok {
 		line, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
 		for _, r := range taskRules {
@@ -128,5 +127,14 @@ func promptTask(text string) string {
 	return ""
 }
 
-// IsTaskPrompt reports whether a message's text is a client's task prompt.
-func IsTaskPrompt(text string) bool { return promptTask(text) != "" }
+// classifyPrompts reads each message as a task prompt or not, for GroundRequest: whether any message opens with
+// Open WebUI's "### Task:" heading, and which messages are task prompts.
+func classifyPrompts(msgs []compat.Message) (heading bool, prompts []bool) {
+	prompts = make([]bool, len(msgs))
+	for i, m := range msgs {
+		head := promptHead(m.Text())
+		heading = heading || strings.HasPrefix(head, taskPromptHeading)
+		prompts[i] = promptTaskOf(head) != ""
+	}
+	return heading, prompts
+}
