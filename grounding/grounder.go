@@ -13,6 +13,7 @@ import (
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/siteurl"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -212,8 +213,8 @@ func (g *Grounder) linkHosts(r *retrieval.Retriever) []string {
 		}
 	}
 	for _, p := range r.Index().Pages {
-		if n, ok := normalizeURL(p.URL); ok {
-			add(n.host)
+		if n, ok := siteurl.ParseLink(p.URL); ok {
+			add(n.Host)
 		}
 	}
 	for _, h := range g.LinkHosts {
