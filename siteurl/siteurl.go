@@ -47,8 +47,8 @@ func HostOf(rawURL string) string {
 
 // Domain returns the site a host (as Host gives it, a port allowed) belongs to: its registrable domain, the
 // public suffix and one label more, from the public suffix list built into golang.org/x/net ("example.org" for
-// "www.example.org:8080"). An IP address, a single label such as localhost, or a host the list cannot place is
-// its own site, without its port.
+// "www.example.org:8080"): two hosts are of one site when their Domains are equal. An IP address, a single
+// label such as localhost, or a host the list cannot place is its own site, without its port.
 func Domain(host string) string {
 	h := stripPort(host)
 	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
@@ -59,9 +59,6 @@ func Domain(host string) string {
 	}
 	return h
 }
-
-// SameSite reports whether two hosts (as Host gives them) are of one site (Domain).
-func SameSite(a, b string) bool { return Domain(a) == Domain(b) }
 
 // stripPort removes a ":port" from a host, leaving an IPv6 literal's own colons.
 func stripPort(host string) string {
