@@ -30,7 +30,11 @@ func TestGroupCollapsesConcurrentMisses(t *testing.T) {
 			if backend == "redis" {
 				c = &Tolerant{Cache: newTestRedis(t, redistest.URL(t), generousTimeout)}
 			}
-			g := &Group{Cache: c, TTL: time.Minute}
+			const n = 50
+			// Every caller looks in the cache before it joins a flight, and the first flight looks once more:
+			// n+1 misses.
+			watched := &watchedCache{Cache: c, misses: make(chan struct{}, 2*n+2), sets: make(chan struct{}, n)}
+			g := &Group{Cache: watched, TTL: time.Minute}
 			var calls atomic.Int32
 			release := make(chan struct{})
 			compute := func(ctx context.Context) ([]byte, bool, error) {
@@ -38,15 +42,11 @@ func TestGroupCollapsesConcurrentMisses(t *testing.T) {
 				<-release // hold the computation open until every caller is waiting on it
 				return []byte("answer"), true, nil
 			}
-			const n = 50
 			var wg sync.WaitGroup
 			outcomes := make([]Outcome, n)
 			vals := make([]string, n)
-			var started sync.WaitGroup
-			started.Add(n)
 			for i := range n {
 				wg.Go(func() {
-					started.Done()
 					v, o, err := g.Do(context.Background(), "k", compute)
 					if err != nil {
 						t.Error(err)
@@ -54,8 +54,11 @@ func TestGroupCollapsesConcurrentMisses(t *testing.T) {
 					vals[i], outcomes[i] = string(v), o
 				})
 			}
-			started.Wait()
-			time.Sleep(50 * time.Millisecond) // let the callers reach the flight; a late one is a cache hit instead
+			// Hold the computation until every caller has missed the cache: each would compute, were the misses
+			// not collapsed. A caller that joins the flight only after it ended finds the stored value (a hit).
+			for range n + 1 {
+				<-watched.misses
+			}
 			close(release)
 			wg.Wait()
 			if got := calls.Load(); got != 1 {
@@ -137,20 +140,23 @@ func TestGroupSurvivesFailingCache(t *testing.T) {
 // carries on for the others and is stored.
 func TestGroupWaiterCancellation(t *testing.T) {
 	c := newTestLRU(t)
-	g := &Group{Cache: c}
+	watched := &watchedCache{Cache: c, sets: make(chan struct{}, 1)}
+	g := &Group{Cache: watched}
 	release := make(chan struct{})
 	computeCtxErr := make(chan error, 1)
 	leaderCtx, cancelLeader := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	computing := make(chan struct{})
 	go func() {
 		_, _, err := g.Do(leaderCtx, "k", func(ctx context.Context) ([]byte, bool, error) {
+			close(computing)
 			<-release
 			computeCtxErr <- ctx.Err()
 			return []byte("v"), true, nil
 		})
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	<-computing // the caller is waiting on the computation it started
 	cancelLeader()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Do after its context was cancelled = %v, want context.Canceled", err)
@@ -160,16 +166,32 @@ func TestGroupWaiterCancellation(t *testing.T) {
 		t.Errorf("computation saw ctx.Err() = %v after a caller left; want nil", err)
 	}
 	// The computation finishes in the background and stores its value.
-	for range 100 {
-		if v, ok, _ := c.Get(context.Background(), "k"); ok {
-			if string(v) != "v" {
-				t.Errorf("stored %q, want %q", v, "v")
-			}
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	<-watched.sets
+	if v, ok, _ := c.Get(context.Background(), "k"); !ok || string(v) != "v" {
+		t.Errorf("stored %q (found %v), want %q", v, ok, "v")
 	}
-	t.Error("value computed for a cancelled caller was never stored")
+}
+
+// watchedCache tells a test of its misses and stores, each on a channel that must have room for them all.
+type watchedCache struct {
+	Cache
+	misses, sets chan struct{}
+}
+
+func (w *watchedCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	v, ok, err := w.Cache.Get(ctx, key)
+	if !ok && w.misses != nil {
+		w.misses <- struct{}{}
+	}
+	return v, ok, err
+}
+
+func (w *watchedCache) Set(ctx context.Context, key string, val []byte, ttl time.Duration) error {
+	err := w.Cache.Set(ctx, key, val, ttl)
+	if w.sets != nil {
+		w.sets <- struct{}{}
+	}
+	return err
 }
 
 func TestOutcomeString(t *testing.T) {

@@ -59,14 +59,20 @@ func BenchmarkHugeQuestionNeighbours(b *testing.B) {
 		alone := legitRate()
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
+		answered := make(chan struct{}, 2)
 		for range 2 {
 			wg.Go(func() {
-				for ctx.Err() == nil {
+				for i := 0; ctx.Err() == nil; i++ {
 					_ = post(huge)
+					if i == 0 {
+						answered <- struct{}{}
+					}
 				}
 			})
 		}
-		time.Sleep(200 * time.Millisecond) // the huge questions are under way
+		// Each huge client has had one answer and sent its next question: both are under way, back to back.
+		<-answered
+		<-answered
 		loaded := legitRate()
 		cancel()
 		wg.Wait()

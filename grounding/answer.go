@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/siteurl"
 )
 
 // Source is a page an answer draws on.
@@ -47,13 +48,13 @@ func SystemPrompt(siteName string, res *retrieval.Result) string {
 func Cited(answer string, res *retrieval.Result, max int) []Source {
 	linked := map[string]bool{}
 	for _, u := range contextURL.FindAllString(answer, -1) {
-		if n, ok := normalizeURL(u); ok {
-			linked[n.key] = true
+		if n, ok := siteurl.ParseLink(u); ok {
+			linked[n.Key] = true
 		}
 	}
 	var out []Source
 	for _, p := range res.Pages {
-		if n, ok := normalizeURL(p.URL); ok && linked[n.key] {
+		if n, ok := siteurl.ParseLink(p.URL); ok && linked[n.Key] {
 			out = append(out, Source{URL: p.URL, Title: p.Title})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/internal/nodetest"
 	"github.com/ragproxy/ragproxy/server"
@@ -26,7 +27,7 @@ func modelLike(r *openaitest.Request) openaitest.Reply {
 		}
 		return openaitest.Reply{Content: out}
 	}
-	if server.IsTaskPrompt(last) {
+	if server.TaskKind(nil, []compat.Message{compat.TextMessage("user", last)}) != "" {
 		return openaitest.Reply{Content: "In-State Tuition Cost"}
 	}
 	return openaitest.Reply{Content: "In-state tuition is $4,850 per semester ([Tuition and Fees](" + tuitionURL + "))."}

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/siteurl"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -214,8 +216,8 @@ func (g *Grounder) linkHosts(r *retrieval.Retriever) []string {
 		}
 	}
 	for _, p := range r.Index().Pages {
-		if n, ok := normalizeURL(p.URL); ok {
-			add(n.host)
+		if n, ok := siteurl.ParseLink(p.URL); ok {
+			add(n.Host)
 		}
 	}
 	for _, h := range g.LinkHosts {
@@ -269,9 +271,15 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site stri
 	if err != nil {
 		return a, nil, faqMatch{}, fmt.Errorf("retrieval: %w", err)
 	}
-	res.Durations["analysis"] = took
+	res.Durations[retrieval.StageAnalysis] = took
 	if g.OnRetrieval != nil {
-		g.OnRetrieval(ctx, server.Retrieval{Durations: res.Durations, Confidence: res.Confidence, Empty: res.Empty})
+		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty}
+		for _, stage := range retrieval.Stages() {
+			if d, ok := res.Durations[stage]; ok {
+				rep.Stages = append(rep.Stages, observability.StageTiming{Stage: stage, Duration: d})
+			}
+		}
+		g.OnRetrieval(ctx, rep)
 	}
 	if found {
 		res = withFAQ(res, fm.Entry)

@@ -260,10 +260,13 @@ func TestGrounderReportsRetrieval(t *testing.T) {
 	if len(got) != 1 || !strings.HasPrefix(ids[0], "req_") {
 		t.Fatalf("retrievals reported %d with request ids %q, want 1 inside a request", len(got), ids)
 	}
-	for _, stage := range []string{"analysis", "embed", "pages", "communities", "chunks", "context"} {
-		if _, ok := got[0].Durations[stage]; !ok {
-			t.Errorf("stage %q not reported: %v", stage, got[0].Durations)
-		}
+	var stages []string
+	for _, st := range got[0].Stages {
+		stages = append(stages, st.Stage)
+	}
+	// Every stage, in the order they run (the log line's order).
+	if diff := cmp.Diff([]string{"analysis", "embed", "pages", "communities", "chunks", "context"}, stages); diff != "" {
+		t.Errorf("stages reported (-want +got):\n%s", diff)
 	}
 	if got[0].Confidence <= 0 || got[0].Empty {
 		t.Errorf("confidence %v empty %v, want a confident retrieval", got[0].Confidence, got[0].Empty)

@@ -16,7 +16,7 @@ import (
 // {"text": ...} for autocompletion, ...); else plain text (LibreChat's completion title method reads the whole
 // answer as the title).
 func offlineTask(req *server.GroundRequest) string {
-	title := chatTitle(req.Messages)
+	title := chatTitle(req.Messages, req.TaskPrompts)
 	format, schema := responseFormat(req.Request)
 	if format == "json_schema" && schema != nil {
 		b, err := compat.Marshal(fromSchema(schema, "", title))
@@ -26,7 +26,7 @@ func offlineTask(req *server.GroundRequest) string {
 	}
 	switch req.Task {
 	case server.TaskTitle:
-		if format == "json_object" || openWebUIPrompt(req.Messages) {
+		if format == "json_object" || req.TaskHeading { // Open WebUI's task prompts all ask for JSON
 			b, _ := compat.Marshal(map[string]string{"title": title})
 			return string(b)
 		}
@@ -45,16 +45,6 @@ func offlineTask(req *server.GroundRequest) string {
 		return "🙂"
 	}
 	return "Retrieval is off for this request and no language model is configured."
-}
-
-// openWebUIPrompt reports a request holding one of Open WebUI's task prompts, which all end by asking for JSON.
-func openWebUIPrompt(msgs []compat.Message) bool {
-	for _, m := range msgs {
-		if server.HasTaskHeading(m.Text()) {
-			return true
-		}
-	}
-	return false
 }
 
 // responseFormat reads a request's response_format: its type, and for json_schema the schema.
@@ -128,10 +118,11 @@ func fromSchema(schema map[string]any, name, title string) any {
 }
 
 // chatTitle titles a conversation from its first user line: the chat history a title prompt quotes ("USER: ..."
-// in Open WebUI's, "User: ..." in LibreChat's), else the first user message that is not a task prompt.
-func chatTitle(msgs []compat.Message) string {
+// in Open WebUI's, "User: ..." in LibreChat's), else the first user message that is not a task prompt
+// (taskPrompts[i] marks msgs[i] as one, GroundRequest.TaskPrompts).
+func chatTitle(msgs []compat.Message, taskPrompts []bool) string {
 	var first string
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if m.Role != "user" {
 			continue
 		}
@@ -139,7 +130,7 @@ func chatTitle(msgs []compat.Message) string {
 		if line, ok := historyUserLine(text); ok {
 			return titleOf(line)
 		}
-		if first == "" && !server.IsTaskPrompt(text) {
+		if first == "" && !(i < len(taskPrompts) && taskPrompts[i]) {
 			first = text
 		}
 	}

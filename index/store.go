@@ -169,13 +169,10 @@ func prune(dir, current, previous string, opts WriteOptions) {
 // Load reads the current version under dir, its files side by side.
 func Load(dir string) (*Index, error) { return LoadWith(dir, LoadOptions{}) }
 
-// LoadGently reads the current version under dir one file at a time, for a process that keeps serving
-// meanwhile: slower than Load, it leaves the other cores to the requests in flight.
-func LoadGently(dir string) (*Index, error) { return LoadWith(dir, LoadOptions{Gently: true}) }
-
 // LoadOptions tune LoadWith; the zero value is Load.
 type LoadOptions struct {
-	// Gently reads the files one at a time (see LoadGently).
+	// Gently reads the files one at a time, for a process that keeps serving meanwhile: slower, it leaves the
+	// other cores to the requests in flight.
 	Gently bool
 	// TextsOnDisk leaves the texts in the version's files, as textsToDisk does, without reading them first.
 	TextsOnDisk bool

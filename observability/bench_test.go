@@ -8,7 +8,7 @@ import (
 // BenchmarkRequestPath measures the metric calls one streamed chat request
 // makes on the hot path.
 func BenchmarkRequestPath(b *testing.B) {
-	m, err := New(Config{Models: []string{"gpt-4o-mini"}, NoRuntimeMetrics: true})
+	m, err := New(Config{Models: []string{"gpt-4o-mini"}, Tasks: testTasks(), Stages: testStages(), NoRuntimeMetrics: true})
 	if err != nil {
 		b.Fatal(err)
 	}

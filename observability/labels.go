@@ -24,21 +24,6 @@ func defaultRoutes() []string {
 	}
 }
 
-// knownTasks lists the tasks Open WebUI marks its background requests with (the TASKS enum in
-// open_webui/constants.py); "chat" is an ordinary user turn.
-func knownTasks() []string {
-	return []string{
-		"chat", "title_generation", "follow_up_generation", "tags_generation",
-		"emoji_generation", "query_generation", "image_prompt_generation",
-		"autocomplete_generation", "function_calling", "moa_response_generation",
-	}
-}
-
-// knownStages lists the retrieval stages of the pipeline, plus the guardrail check.
-func knownStages() []string {
-	return []string{"analysis", "embed", "pages", "communities", "chunks", "context", "guardrails"}
-}
-
 // defaultCaches lists the caches the server and retrieval keep.
 func defaultCaches() []string {
 	return []string{"response", "retrieval", "analysis", "embedding"}
@@ -104,10 +89,13 @@ func codeLabel(code int) string {
 	return strconv.Itoa(code)
 }
 
-// taskLabel maps an empty task (an ordinary request) to "chat".
+// chatTask is the task label of an ordinary request, one that is no client's background task.
+const chatTask = "chat"
+
+// taskLabel maps an empty task (an ordinary request) to "chat", and a task not in Config.Tasks to Other.
 func (m *Metrics) taskLabel(task string) string {
 	if task == "" {
-		return "chat"
+		return chatTask
 	}
 	return m.tasks.bound(task)
 }

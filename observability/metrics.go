@@ -69,6 +69,12 @@ type Config struct {
 	// Caches is added to the built-in cache names ("response", "retrieval",
 	// "analysis", "embedding"). Default: none.
 	Caches []string
+	// Tasks are the task label's values besides "chat" (an ordinary request): the kinds of background task the
+	// gateway recognises (server.Tasks). Any other task is Other. Default: none.
+	Tasks []string
+	// Stages are the retrieval stages ragproxy_retrieval_stage_duration_seconds names (retrieval.Stages).
+	// Any other stage is Other. Default: none.
+	Stages []string
 	// NoRuntimeMetrics leaves out the Go runtime and process collectors.
 	// Default: false (they are registered).
 	NoRuntimeMetrics bool
@@ -126,8 +132,8 @@ func New(cfg Config) (*Metrics, error) {
 		models:   newLabelSet(cfg.Models),
 		routes:   newLabelSet(defaultRoutes(), cfg.Routes),
 		caches:   newLabelSet(defaultCaches(), cfg.Caches),
-		tasks:    newLabelSet(knownTasks()),
-		stages:   newLabelSet(knownStages()),
+		tasks:    newLabelSet([]string{chatTask}, cfg.Tasks),
+		stages:   newLabelSet(cfg.Stages),
 		results:  newLabelSet(knownCacheResults()),
 		outcomes: newLabelSet(knownOutcomes()),
 		errTypes: newLabelSet(knownErrTypes()),
@@ -319,8 +325,8 @@ func (m *Metrics) Operation(model, provider, errType string, d time.Duration) {
 	m.opDuration.WithLabelValues(operationChat, m.providers.bound(provider), m.Model(model), m.errTypeLabel(errType)).Observe(seconds(d))
 }
 
-// RetrievalStage records the time one retrieval stage took: "analysis",
-// "embed", "pages", "communities", "chunks", "context" or "guardrails".
+// RetrievalStage records the time one retrieval stage took; a stage not in
+// Config.Stages is recorded as Other.
 func (m *Metrics) RetrievalStage(stage string, d time.Duration) {
 	m.stageDuration.WithLabelValues(m.stages.bound(stage)).Observe(seconds(d))
 }

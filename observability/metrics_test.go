@@ -12,8 +12,27 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
+// testTasks and testStages are the task kinds and retrieval stages the program configures (server.Tasks and
+// retrieval.Stages, which this package does not import), as the dashboard reads them.
+func testTasks() []string {
+	return []string{"title_generation", "follow_up_generation", "tags_generation", "emoji_generation",
+		"query_generation", "image_prompt_generation", "autocomplete_generation", "function_calling",
+		"moa_response_generation"}
+}
+
+func testStages() []string {
+	return []string{"analysis", "embed", "pages", "communities", "chunks", "context"}
+}
+
+// newTestMetrics is New with the program's tasks and stages when cfg names none.
 func newTestMetrics(t *testing.T, cfg Config) *Metrics {
 	t.Helper()
+	if cfg.Tasks == nil {
+		cfg.Tasks = testTasks()
+	}
+	if cfg.Stages == nil {
+		cfg.Stages = testStages()
+	}
 	m, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)

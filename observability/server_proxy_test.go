@@ -110,6 +110,7 @@ func startProxy(t *testing.T) *proxy {
 	metrics, err := observability.New(observability.Config{
 		Models:    []string{"ragproxy", assistant, upstreamModel, fallbackModel},
 		Upstreams: []string{"primary", "fallback"},
+		Tasks:     server.Tasks(), Stages: retrieval.Stages(),
 	})
 	if err != nil {
 		t.Fatal(err)

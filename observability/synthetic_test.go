@@ -31,7 +31,7 @@ func feedSynthetic(m *Metrics, round int) {
 	}
 	m.Operation("gpt-4o-mini", "openai", "429", 80*time.Millisecond)
 	m.Operation("gpt-4o-mini", "azure.ai.openai", "timeout", 30*time.Second)
-	for _, stage := range []string{"analysis", "embed", "pages", "communities", "chunks", "context", "guardrails"} {
+	for _, stage := range []string{"analysis", "embed", "pages", "communities", "chunks", "context"} {
 		m.RetrievalStage(stage, 2*r)
 	}
 	m.RetrievalConfidence(float64(round%10) / 10)

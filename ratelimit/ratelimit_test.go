@@ -8,12 +8,13 @@ import (
 
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // stores are the stores under test: in process with a clock the test moves, and on a real Redis.
 func stores(t *testing.T) map[string]struct {
 	store Store
-	wait  func(time.Duration)
+	wait  func(key string, d time.Duration)
 } {
 	now := time.Unix(1000, 0)
 	mem := &Memory{now: func() time.Time { return now }}
@@ -23,14 +24,29 @@ func stores(t *testing.T) map[string]struct {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	rs := NewRedis(r.Scripter(), r.Prefix())
 	return map[string]struct {
 		store Store
-		wait  func(time.Duration)
+		wait  func(key string, d time.Duration)
 	}{
-		"memory": {mem, func(d time.Duration) { now = now.Add(d) }},
-		"redis":  {NewRedis(r.Scripter(), r.Prefix()), time.Sleep},
+		"memory": {mem, func(_ string, d time.Duration) { now = now.Add(d) }},
+		// The script reads the server's clock; a bucket last refilled d earlier is one whose time is moved back
+		// by d, which passes d for that key without waiting it out.
+		"redis": {rs, func(key string, d time.Duration) {
+			if err := ageScript.Run(context.Background(), r.Scripter(), []string{rs.prefix + key}, d.Seconds()).Err(); err != nil {
+				t.Fatalf("age bucket %s: %v", key, err)
+			}
+		}},
 	}
 }
+
+// ageScript moves a bucket's last refill back by ARGV[1] seconds.
+var ageScript = redis.NewScript(`
+local at = tonumber(redis.call("HGET", KEYS[1], "at"))
+if at == nil then return redis.error_reply("no bucket") end
+redis.call("HSET", KEYS[1], "at", tostring(at - tonumber(ARGV[1])))
+return 1
+`)
 
 func TestBuckets(t *testing.T) {
 	ctx := context.Background()
@@ -49,7 +65,7 @@ func TestBuckets(t *testing.T) {
 			if r, _ := s.store.Take(ctx, "other", 1, l, false); !r.Allowed {
 				t.Errorf("another key shares the bucket")
 			}
-			s.wait(250 * time.Millisecond)
+			s.wait("k", 250*time.Millisecond)
 			if r, _ := s.store.Take(ctx, "k", 1, l, false); !r.Allowed {
 				t.Errorf("refilled token refused: %+v", r)
 			}

@@ -91,8 +91,7 @@ func (t *textReader) keep(s string, err error) string {
 	return s
 }
 
-func (t *textReader) page(id int) string  { return t.keep(t.ix.PageMarkdown(id)) }
-func (t *textReader) chunk(id int) string { return t.keep(t.ix.ChunkText(id)) }
+func (t *textReader) page(id int) string { return t.keep(t.ix.PageMarkdown(id)) }
 
 // chunkPostings indexes each chunk's index.SearchText.
 func chunkPostings(ix *index.Index) (*lexical.Postings, error) {

@@ -317,8 +317,24 @@ type Result struct {
 	Confidence float64
 	// Empty reports that nothing scored above the confidence floor.
 	Empty bool
-	// Durations are the stage timings (analysis, embed, pages, communities, chunks, context).
+	// Durations are the stage timings, keyed by the stage names (Stages).
 	Durations map[string]time.Duration
+}
+
+// The stages of a retrieval, the keys of Result.Durations and the stage label of the metrics. The query analysis
+// runs before Retrieve (see Analyzer); its caller records its time under StageAnalysis.
+const (
+	StageAnalysis    = "analysis"
+	StageEmbed       = "embed"
+	StagePages       = "pages"
+	StageCommunities = "communities"
+	StageChunks      = "chunks"
+	StageContext     = "context"
+)
+
+// Stages returns the stages of a retrieval in the order they run.
+func Stages() []string {
+	return []string{StageAnalysis, StageEmbed, StagePages, StageCommunities, StageChunks, StageContext}
 }
 
 // Retrieve runs retrieval for a question and its rewrites (analysis already done; see Analyzer).
@@ -341,7 +357,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: embed query: %w", err)
 	}
-	res.Durations["embed"] = time.Since(t)
+	res.Durations[StageEmbed] = time.Since(t)
 
 	t = time.Now()
 	same := sameQueries(queries, vecs)
@@ -349,7 +365,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
-	res.Durations["pages"] = time.Since(t)
+	res.Durations[StagePages] = time.Since(t)
 
 	t = time.Now()
 	communities, err := r.communities(ctx, fused)
@@ -357,7 +373,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
 	kept := r.selectPages(fused, communities)
-	res.Durations["communities"] = time.Since(t)
+	res.Durations[StageCommunities] = time.Since(t)
 
 	t = time.Now()
 	texts := r.newChunkTexts()
@@ -366,7 +382,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
 	kept = r.rankByPassages(kept, cover)
-	res.Durations["chunks"] = time.Since(t)
+	res.Durations[StageChunks] = time.Since(t)
 
 	t = time.Now()
 	res.Pages, res.Chunks, res.Context, res.ContextTokens, err = r.assemble(kept, chunks, texts)
@@ -375,7 +391,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	}
 	res.Confidence = r.confidence(vecs, res)
 	res.Empty = len(res.Chunks) == 0 || res.Confidence < r.cfg.ConfidenceFloor
-	res.Durations["context"] = time.Since(t)
+	res.Durations[StageContext] = time.Since(t)
 	return res, nil
 }
 

@@ -3,12 +3,12 @@ package retrieval
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/siteurl"
 )
 
 // Scope restricts a retrieval to the pages under some URL prefixes (a section assistant's pages: only the
@@ -121,7 +121,7 @@ func prefixKey(p string) (string, error) {
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" || u.Host == "" {
 		return "", fmt.Errorf("want an absolute http(s) URL or a path starting with /: %w", ErrScopePrefix)
 	}
-	return "//" + hostKey(u) + dirPath(u.Path), nil
+	return "//" + siteurl.Host(u) + dirPath(u.Path), nil
 }
 
 // ScopeKeys returns the keys a Scope matches the page at rawURL by: for each leading run of its path's
@@ -132,7 +132,7 @@ func ScopeKeys(rawURL string) []string {
 	if err != nil || u.Host == "" {
 		return nil
 	}
-	host := "//" + hostKey(u)
+	host := "//" + siteurl.Host(u)
 	path := dirPath(u.Path)
 	var keys []string
 	for i := 0; i < len(path); i++ {
@@ -141,18 +141,6 @@ func ScopeKeys(rawURL string) []string {
 		}
 	}
 	return keys
-}
-
-// hostKey is the URL's host in lower case, without the scheme's default port.
-func hostKey(u *url.URL) string {
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port == "" || port == "80" && strings.EqualFold(u.Scheme, "http") || port == "443" && strings.EqualFold(u.Scheme, "https") {
-		if strings.Contains(host, ":") {
-			return "[" + host + "]"
-		}
-		return host
-	}
-	return net.JoinHostPort(host, port)
 }
 
 // dirPath is a path with repeated slashes collapsed and a trailing slash, so that prefixes compare by whole

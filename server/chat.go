@@ -214,8 +214,10 @@ func (s *Server) answer(ctx context.Context, c *fiber.Ctx, st *chatState, releas
 		}
 	}
 	if s.cfg.Grounder != nil {
-		g, err := s.cfg.Grounder.Ground(ctx, &GroundRequest{Model: st.req.Model, Stream: st.req.Stream,
-			Messages: st.req.Messages, Request: st.req, Header: st.header, Task: st.task})
+		gr := &GroundRequest{Model: st.req.Model, Stream: st.req.Stream, Messages: st.req.Messages, Request: st.req,
+			Header: st.header, Task: st.task}
+		gr.TaskHeading, gr.TaskPrompts = classifyPrompts(st.req.Messages)
+		g, err := s.cfg.Grounder.Ground(ctx, gr)
 		if err != nil {
 			return outcome{status: compat.AsAPIError(err).Status, err: err}, nil
 		}

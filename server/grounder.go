@@ -38,6 +38,12 @@ type GroundRequest struct {
 	// for a user's question, else a client's background task or a request
 	// that bypasses retrieval.
 	Task string
+	// TaskHeading reports that a message opens with Open WebUI's "### Task:"
+	// heading (its task prompts, which all ask for a JSON object), and
+	// TaskPrompts[i] that Messages[i] is a client's task prompt: the
+	// gateway's reading of the prompts, so a Grounder need not read them again.
+	TaskHeading bool
+	TaskPrompts []bool
 }
 
 // Varier is a Grounder whose decision depends on request headers besides

@@ -357,3 +357,42 @@ func TestPanicsAnswerAsErrors(t *testing.T) {
 		t.Errorf("the server stopped serving after the panics: %d", resp.StatusCode)
 	}
 }
+
+// TestGroundRequestPrompts checks that the Grounder receives the gateway's reading of the prompts: which messages
+// are task prompts, and whether one opens with Open WebUI's "### Task:" heading.
+func TestGroundRequestPrompts(t *testing.T) {
+	tests := []struct {
+		name        string
+		messages    string
+		wantHeading bool
+		wantPrompts []bool
+	}{
+		{"question", `[{"role":"user","content":"When does enrolment open?"}]`, false, []bool{false}},
+		{"open webui title", `[{"role":"user","content":"When does enrolment open?"},{"role":"assistant","content":"In May."},` +
+			`{"role":"user","content":"### Task:\nGenerate a concise, 3-5 word title for the chat history."}]`,
+			true, []bool{false, false, true}},
+		{"librechat title", `[{"role":"system","content":"Provide a concise, 5-word-or-less title for the conversation."},` +
+			`{"role":"user","content":"When does enrolment open?"}]`, false, []bool{true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &fakeGrounder{ground: func() *Grounding { return &Grounding{} }}
+			h := newHarness(t, harnessOpts{cfg: Config{Grounder: g}})
+			if resp, body := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":`+tt.messages+`}`); resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if len(g.seen) != 1 {
+				t.Fatalf("grounded %d times, want 1", len(g.seen))
+			}
+			got := g.seen[0]
+			if got.TaskHeading != tt.wantHeading {
+				t.Errorf("TaskHeading = %v, want %v", got.TaskHeading, tt.wantHeading)
+			}
+			if diff := cmp.Diff(tt.wantPrompts, got.TaskPrompts); diff != "" {
+				t.Errorf("TaskPrompts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

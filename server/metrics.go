@@ -52,11 +52,6 @@ type requestTrace struct {
 	stages   []observability.StageTiming
 }
 
-// stageOrder is the order retrieval stages run in, for the log line.
-func stageOrder() []string {
-	return []string{"analysis", "embed", "pages", "communities", "chunks", "context"}
-}
-
 // Observe implements Observer.
 func (o *MetricsObserver) Observe(ctx context.Context, ev Event) {
 	m := o.Metrics
@@ -173,9 +168,9 @@ func (o *MetricsObserver) ObserveRequest(ctx context.Context, info RequestInfo) 
 
 // Retrieval is what a Grounder reports of one retrieval.
 type Retrieval struct {
-	// Durations are the stages' times by name ("analysis", "embed", "pages",
-	// "communities", "chunks", "context").
-	Durations map[string]time.Duration
+	// Stages are the stages' times in the order they ran, named as the
+	// Grounder names them (its names are the metrics' Config.Stages).
+	Stages []observability.StageTiming
 	// Confidence is the best similarity found; Empty reports that nothing
 	// was above the confidence floor.
 	Confidence float64
@@ -187,12 +182,8 @@ type Retrieval struct {
 // belongs to.
 func (o *MetricsObserver) ObserveRetrieval(ctx context.Context, res Retrieval) {
 	m := o.Metrics
-	var stages []observability.StageTiming
-	for _, name := range stageOrder() {
-		if d, ok := res.Durations[name]; ok {
-			m.RetrievalStage(name, d)
-			stages = append(stages, observability.StageTiming{Stage: name, Duration: d})
-		}
+	for _, st := range res.Stages {
+		m.RetrievalStage(st.Stage, st.Duration)
 	}
 	m.RetrievalConfidence(res.Confidence)
 	if res.Empty {
@@ -201,7 +192,7 @@ func (o *MetricsObserver) ObserveRetrieval(ctx context.Context, res Retrieval) {
 	if v, ok := o.reqs.Load(RequestID(ctx)); ok {
 		t := v.(*requestTrace)
 		t.mu.Lock()
-		t.stages = slices.Clone(stages)
+		t.stages = slices.Clone(res.Stages)
 		t.mu.Unlock()
 	}
 }

@@ -63,7 +63,8 @@ func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
 func newMetrics(t testing.TB) *observability.Metrics {
 	t.Helper()
 	m, err := observability.New(observability.Config{Models: []string{"ragproxy", "gpt-4o-mini"},
-		Upstreams: []string{"primary", "fallback"}, NoRuntimeMetrics: true})
+		Upstreams: []string{"primary", "fallback"}, Tasks: Tasks(),
+		Stages: []string{"analysis", "embed", "pages", "communities", "chunks", "context"}, NoRuntimeMetrics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,8 +271,10 @@ type reportingGrounder struct {
 }
 
 func (g reportingGrounder) Ground(ctx context.Context, _ *GroundRequest) (*Grounding, error) {
-	g.obs.ObserveRetrieval(ctx, Retrieval{Confidence: 0.4, Durations: map[string]time.Duration{"analysis": time.Millisecond,
-		"embed": 2 * time.Millisecond, "pages": 3 * time.Millisecond, "chunks": time.Millisecond, "context": time.Millisecond}})
+	g.obs.ObserveRetrieval(ctx, Retrieval{Confidence: 0.4, Stages: []observability.StageTiming{
+		{Stage: "analysis", Duration: time.Millisecond}, {Stage: "embed", Duration: 2 * time.Millisecond},
+		{Stage: "pages", Duration: 3 * time.Millisecond}, {Stage: "chunks", Duration: time.Millisecond},
+		{Stage: "context", Duration: time.Millisecond}}})
 	return nil, nil
 }
 

@@ -60,6 +60,16 @@ var taskRules = []taskRule{
 	{kind: TaskMerge, openings: []string{"you have been provided with a set of responses from various models"}},
 }
 
+// Tasks returns the task kinds TaskKind names a client's background task by, the task label of the metrics
+// (TaskOther is counted as other, and TaskBypass as an ordinary request).
+func Tasks() []string {
+	kinds := make([]string, len(taskRules))
+	for i, r := range taskRules {
+		kinds[i] = r.kind
+	}
+	return kinds
+}
+
 // TaskKind classifies a chat request once, from its headers and its whole conversation: "" for a user's question,
 // TaskBypass for X-Ragproxy-Retrieval: off, else the kind of a client's background task. An X-OpenWebUI-Task
 // header counts only when it names one of Open WebUI's tasks: versions of Open WebUI without header templating
@@ -93,12 +103,11 @@ func promptHead(text string) string {
 	return strings.ToLower(text[:min(len(text), 200)])
 }
 
-// HasTaskHeading reports a message that opens with Open WebUI's "### Task:" heading.
-func HasTaskHeading(text string) bool { return strings.HasPrefix(promptHead(text), taskPromptHeading) }
-
 // promptTask returns the task kind of a message that is a task prompt, "" for any other message.
-func promptTask(text string) string {
-	head := promptHead(text)
+func promptTask(text string) string { return promptTaskOf(promptHead(text)) }
+
+// promptTaskOf is promptTask of a message's promptHead.
+func promptTaskOf(head string) string {
 	if rest, ok := strings.CutPrefix(head, taskPromptHeading); ok {
 		line, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
 		for _, r := range taskRules {
@@ -118,5 +127,14 @@ func promptTask(text string) string {
 	return ""
 }
 
-// IsTaskPrompt reports whether a message's text is a client's task prompt.
-func IsTaskPrompt(text string) bool { return promptTask(text) != "" }
+// classifyPrompts reads each message as a task prompt or not, for GroundRequest: whether any message opens with
+// Open WebUI's "### Task:" heading, and which messages are task prompts.
+func classifyPrompts(msgs []compat.Message) (heading bool, prompts []bool) {
+	prompts = make([]bool, len(msgs))
+	for i, m := range msgs {
+		head := promptHead(m.Text())
+		heading = heading || strings.HasPrefix(head, taskPromptHeading)
+		prompts[i] = promptTaskOf(head) != ""
+	}
+	return heading, prompts
+}

@@ -43,3 +43,17 @@ func TestTaskKind(t *testing.T) {
 		})
 	}
 }
+
+// TestTasksNamedByHeader checks that every kind Tasks lists (the metrics' task labels) is one TaskKind returns:
+// Open WebUI's header naming it selects it.
+func TestTasksNamedByHeader(t *testing.T) {
+	if len(Tasks()) != 9 {
+		t.Errorf("Tasks() = %q, want Open WebUI's 9 background tasks", Tasks())
+	}
+	for _, kind := range Tasks() {
+		h := http.Header{"X-Openwebui-Task": {kind}}
+		if got := TaskKind(h, nil); got != kind {
+			t.Errorf("TaskKind with X-OpenWebUI-Task %q = %q", kind, got)
+		}
+	}
+}

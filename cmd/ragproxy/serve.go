@@ -176,7 +176,7 @@ func runServe(ctx context.Context, args []string) error {
 	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: level})
 	metrics, err := observability.New(observability.Config{
 		Models:    append([]string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel}, f.assistants.names()...),
-		Upstreams: []string{"primary", "fallback"},
+		Upstreams: []string{"primary", "fallback"}, Tasks: server.Tasks(), Stages: retrieval.Stages(),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -255,8 +255,9 @@ func runServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	scfg.Page = page
+	logged := scfg.Redacted() // what is logged of a config holding keys is its redacted form
 	logger.Info("serving", "listen", f.listen, "page", "http://"+f.listen+"/", "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
-		"client_auth", len(scfg.APIKeys) > 0, "admin_api", len(scfg.AdminKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.names())
+		"client_auth", len(logged.APIKeys) > 0, "admin_api", len(logged.AdminKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.names())
 	return server.New(scfg, client).Run(ctx)
 }
 

@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/ragproxy/ragproxy/siteurl"
 )
 
 // isTracking reports whether a query parameter identifies a campaign or a
@@ -90,40 +92,20 @@ func canonicalFast(base *url.URL, href string) (string, bool) {
 	return scheme + "://" + host + canonicalPath(href), true
 }
 
-// canonicalOrigin returns u's lowercase scheme and host, the host without its
-// default port and with IPv6 literals bracketed; false unless u is http(s)
-// with a valid host.
+// canonicalOrigin returns u's lowercase scheme and its host as siteurl.Host
+// gives it; false unless u is http(s) with a valid host.
 func canonicalOrigin(u *url.URL) (scheme, host string, ok bool) {
 	scheme = strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
 		return "", "", false
 	}
-	host = strings.ToLower(u.Hostname())
-	if host == "" {
-		return "", "", false
-	}
-	if strings.Contains(host, ":") { // only an IPv6 literal may hold colons
-		if _, err := netip.ParseAddr(host); err != nil {
+	if name := u.Hostname(); strings.Contains(name, ":") { // only an IPv6 literal may hold colons
+		if _, err := netip.ParseAddr(name); err != nil {
 			return "", "", false
 		}
 	}
-	port := u.Port()
-	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		port = ""
-	}
-	if port != "" {
-		host = joinHostPort(host, port)
-	} else if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	return scheme, host, true
-}
-
-func joinHostPort(host, port string) string {
-	if strings.Contains(host, ":") {
-		return "[" + host + "]:" + port
-	}
-	return host + ":" + port
+	host = siteurl.Host(u)
+	return scheme, host, host != ""
 }
 
 // canonicalPath cleans p and applies the index and trailing-slash folding.

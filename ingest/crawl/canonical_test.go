@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/siteurl"
 )
 
 func TestCanonical(t *testing.T) {
@@ -75,7 +76,8 @@ func TestCanonicalIsIdempotent(t *testing.T) {
 }
 
 func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{"/a/b", "index.html", "http://x.org:80/?b=1&a=2#f", "../..//x", "?utm_source=1", "http://[::1]/"} {
+	for _, s := range []string{"/a/b", "index.html", "http://x.org:80/?b=1&a=2#f", "../..//x", "?utm_source=1", "http://[::1]/",
+		"https://[2001:DB8::1]:8443/a?q=1", "HTTP://User@Example.ORG:8080"} {
 		f.Add(s)
 	}
 	base, _ := url.Parse("http://example.org/dir/page/")
@@ -87,6 +89,10 @@ func FuzzCanonical(f *testing.F) {
 		again, ok := Canonical(nil, got)
 		if !ok || again != got {
 			t.Fatalf("Canonical(%q) = %q, which canonicalises to %q (ok=%v)", href, got, again, ok)
+		}
+		// A canonical URL's host is read without parsing it; it is the host siteurl names every URL's by.
+		if h, want := hostOf(got), siteurl.HostOf(got); h != want {
+			t.Fatalf("hostOf(%q) = %q, siteurl.HostOf %q", got, h, want)
 		}
 	})
 }

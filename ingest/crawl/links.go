@@ -200,7 +200,8 @@ func equalFold(b []byte, s string) bool {
 	return true
 }
 
-// hostOf returns the host[:port] part of a canonical URL without parsing it.
+// hostOf returns the host[:port] part of a canonical URL without parsing it: siteurl.Host of it (a canonical
+// URL's host is in that form already), at the cost of a string search, for the checks of every link found.
 func hostOf(canonical string) string {
 	rest := canonical
 	if i := strings.Index(rest, "://"); i >= 0 {

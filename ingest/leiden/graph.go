@@ -40,18 +40,6 @@ func (g *Graph) AddEdge(u, v int, w float64) {
 	}
 }
 
-// Len returns the number of nodes.
-func (g *Graph) Len() int { return g.n }
-
-// TotalWeight returns the sum of the edge weights (m in the modularity formula).
-func (g *Graph) TotalWeight() float64 {
-	m := 0.0
-	for _, e := range g.edges {
-		m += e.w
-	}
-	return m
-}
-
 // csr is the compact adjacency form the algorithm works on: for node u, its distinct neighbours other than
 // itself are adj[off[u]:off[u+1]] with weights w[...]; self holds the self-loop weight.
 type csr struct {

@@ -44,7 +44,7 @@ func TestIntegration(t *testing.T) {
 	if len(hits) == 0 || hits[0].PageID != 7 {
 		t.Errorf("dense summary search = %+v, want page 7 first", hits)
 	}
-	idx, val := BM25Query("topic21")
+	idx, val := queryVector("topic21")
 	if hits, err = s.SearchSummaries(ctx, nil, idx, val, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestIntegration(t *testing.T) {
 	if st.PagesDeleted != 1 || st.PagesRelabelled != 29 || st.PagesCopied != 29 || st.PagesWritten != 0 {
 		t.Errorf("sync after dropping page 0 = %+v, want 1 deleted and 29 copied and relabelled", st)
 	}
-	idx, val = BM25Query("topic0")
+	idx, val = queryVector("topic0")
 	if hits, err = s.SearchSummaries(ctx, nil, idx, val, 3); err != nil {
 		t.Fatal(err)
 	}

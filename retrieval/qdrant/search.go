@@ -27,8 +27,8 @@ type ChunkHit struct {
 }
 
 // SearchSummaries returns the k pages whose summary is nearest to dense and whose text best matches the
-// sparse BM25 query (sparseIdx, sparseVal, as BM25Query makes them), each list k long, fused inside Qdrant
-// with reciprocal rank fusion. Either query may be empty; with both empty there is nothing to search. It
+// sparse BM25 query (sparseIdx, sparseVal, as lexical.Config.SparseQuery makes them), each list k long, fused
+// inside Qdrant with reciprocal rank fusion. Either query may be empty; with both empty there is nothing to search. It
 // searches the current version (the alias); a server bound to the version it loaded uses a Searcher.
 func (s *Store) SearchSummaries(ctx context.Context, dense []float32, sparseIdx []uint32, sparseVal []float32, k int) ([]PageHit, error) {
 	return s.searchSummaries(ctx, s.summaries, dense, sparseIdx, sparseVal, nil, k)

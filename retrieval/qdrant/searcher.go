@@ -10,8 +10,8 @@ import (
 )
 
 // Searcher runs retrieval's summary and chunk searches on the collections of one index version: a query's vector,
-// its BM25 terms (BM25Query, matching the Store's default document encoder), or both fused inside Qdrant; a batch
-// of them in one request. Bound to its version rather than to the aliases, it keeps answering with the pages of the
+// its BM25 terms (lexical.Config.SparseQuery, matching the Store's default document encoder), or both fused
+// inside Qdrant; a batch of them in one request. Bound to its version rather than to the aliases, it keeps answering with the pages of the
 // index its server loaded while ingest syncs newer versions, until Sync drops its version (then its searches
 // fail with ErrVersionMissing).
 type Searcher struct {
@@ -38,7 +38,7 @@ func (s *Searcher) Collections() (summaries, chunks string) { return s.summaries
 func (s *Searcher) SearchSummaries(ctx context.Context, qs []retrieval.VectorQuery, k int) ([][]retrieval.VectorHit, error) {
 	queries := make([]*qdrant.QueryPoints, len(qs))
 	for i, q := range qs {
-		idx, val := BM25Query(q.Text)
+		idx, val := queryVector(q.Text)
 		var err error
 		if queries[i], err = s.store.hybridQuery(s.summaries, q.Vector, idx, val, scopeFilter(q.Scope), k); err != nil {
 			return nil, err
@@ -66,7 +66,7 @@ func (s *Searcher) SearchChunks(ctx context.Context, qs []retrieval.VectorQuery,
 	}
 	queries := make([]*qdrant.QueryPoints, len(qs))
 	for i, q := range qs {
-		idx, val := BM25Query(q.Text)
+		idx, val := queryVector(q.Text)
 		filter := scopeFilter(q.Scope)
 		if pageIDs != nil {
 			filter = pagesFilter(pageIDs) // the pages were chosen within the scope already

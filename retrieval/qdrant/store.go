@@ -69,8 +69,9 @@ type Config struct {
 	KeepVersions int
 	// BatchSize is the number of points per upsert request and of operations per batch update. Default 256.
 	BatchSize int
-	// Sparse encodes a document into BM25 term weights. Default BM25Document; queries must be encoded to
-	// match (BM25Query for the default).
+	// Sparse encodes a document into BM25 term weights. Default: the in-process BM25's
+	// (lexical.Config.SparseDocument); queries must be encoded to match (lexical.Config.SparseQuery for the
+	// default).
 	Sparse SparseEncoder
 	// RRFK is reciprocal rank fusion's k. Default 0: the server's default, sent as the plain RRF fusion that
 	// every Qdrant version with the query API understands.
@@ -129,7 +130,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	sparse := cfg.Sparse
 	if sparse == nil {
-		sparse = BM25Document
+		sparse = documentVector
 	}
 	keep := cfg.KeepVersions
 	if keep <= 0 {

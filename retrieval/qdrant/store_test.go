@@ -214,7 +214,7 @@ func TestSearchSummaries(t *testing.T) {
 	if _, err := s.Sync(ctx, ix); err != nil {
 		t.Fatal(err)
 	}
-	topic := func(i int) ([]uint32, []float32) { return BM25Query(fmt.Sprintf("topic%d", i)) }
+	topic := func(i int) ([]uint32, []float32) { return queryVector(fmt.Sprintf("topic%d", i)) }
 	tests := []struct {
 		name  string
 		dense []float32
@@ -279,7 +279,7 @@ func TestSearchChunksFilter(t *testing.T) {
 	}
 	allowed := []int{2, 5, 11}
 	// The query is chunk 0 of page 3, which the filter excludes: its nearest allowed neighbours come back.
-	idx, val := BM25Query("common words topic3 topic5")
+	idx, val := queryVector("common words topic3 topic5")
 	hits, err := s.SearchChunks(ctx, ix.ChunkVectors[ix.Pages[3].Chunks[0]], idx, val, allowed, 8)
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,6 @@
 // Package vector finds the nearest unit vectors to a query by cosine similarity: Flat scans every vector
-// exactly, HNSW walks a navigable small-world graph for large collections, and IVF scans exactly only the
-// clusters (lists) nearest to the query, with a build cheap enough for ingest and a compact binary form. All
-// satisfy Index.
-//
-// HNSW is written here rather than taken from github.com/coder/hnsw: that library's v0.6.1 ends its layer
-// search as soon as one node's neighbours fail to improve the best distance found, instead of when the nearest
-// unexplored candidate is farther than the farthest kept, and builds its graph with the same search; on the local
-// embedder's 256-dimensional vectors of the Berkeley guide's chunks it returned 7% of the exact top 10. The
-// implementation here follows the paper and reaches recall@40 0.965 there (see BenchmarkCorpus).
+// exactly, and IVF scans exactly only the clusters (lists) nearest to the query, with a build cheap enough for
+// ingest and a compact binary form. Both satisfy Index.
 //
 // Indexes are immutable once built and safe for concurrent searches.
 package vector

@@ -142,16 +142,12 @@ func TestEdgeCases(t *testing.T) {
 	if _, err := NewFlat([][]float32{{1, 0}, {1}}); !errors.Is(err, ErrDimension) {
 		t.Errorf("ragged rows: error %v, want ErrDimension", err)
 	}
-	if _, err := NewHNSW([][]float32{{}}, HNSWConfig{}); !errors.Is(err, ErrDimension) {
+	if _, err := NewFlat([][]float32{{}}); !errors.Is(err, ErrDimension) {
 		t.Errorf("empty row: error %v, want ErrDimension", err)
 	}
 	empty, err := NewFlat(nil)
 	if err != nil || empty.Len() != 0 || empty.Search([]float32{1}, 3, nil) != nil {
 		t.Errorf("empty Flat: %v %v", empty, err)
-	}
-	eh, err := NewHNSW(nil, HNSWConfig{})
-	if err != nil || eh.Len() != 0 || eh.Search([]float32{1}, 3, nil) != nil {
-		t.Errorf("empty HNSW: %v", err)
 	}
 	f, _ := NewFlat([][]float32{{1, 0}})
 	for name, hits := range map[string][]Hit{
@@ -165,80 +161,21 @@ func TestEdgeCases(t *testing.T) {
 	}
 }
 
-// recallAt returns the mean share of the exact top k that idx returns.
-func recallAt(idx Index, rows, queries [][]float32, k int, filter func(int) bool) float64 {
-	var found, total int
-	for _, q := range queries {
-		want := exact(rows, q, k, filter)
-		got := map[int]bool{}
-		for _, h := range idx.Search(q, k, filter) {
-			got[h.ID] = true
-		}
-		for _, id := range want {
-			if got[id] {
-				found++
-			}
-		}
-		total += len(want)
-	}
-	return float64(found) / float64(total)
-}
-
-func TestHNSWRecall(t *testing.T) {
-	rows, queries := clustered(4, 3000, 50, 64)
-	h, err := NewHNSW(rows, HNSWConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Len() != len(rows) {
-		t.Fatalf("Len() = %d", h.Len())
-	}
-	for _, k := range []int{10, 40} {
-		if r := recallAt(h, rows, queries, k, nil); r < 0.95 {
-			t.Errorf("recall@%d = %.3f, want >= 0.95", k, r)
-		}
-	}
-	// A filter keeping 1 vector in 100 defeats the graph's candidates; the exact fallback keeps recall.
-	rare := func(i int) bool { return i%100 == 7 }
-	if r := recallAt(h, rows, queries, 10, rare); r != 1 {
-		t.Errorf("recall@10 with a selective filter = %.3f, want 1", r)
-	}
-	for _, q := range queries[:5] {
-		for _, hit := range h.Search(q, 10, rare) {
-			if !rare(hit.ID) {
-				t.Fatalf("hit %d does not pass the filter", hit.ID)
-			}
-		}
-	}
-}
-
 func TestConcurrentSearch(t *testing.T) {
 	rows, queries := clustered(6, 1000, 8, 32)
 	f, _ := NewFlat(rows)
-	h, _ := NewHNSW(rows, HNSWConfig{})
 	want := make([][]Hit, len(queries))
 	for i, q := range queries {
 		want[i] = f.Search(q, 10, nil)
 	}
-	done := make(chan string, 2*len(queries))
+	done := make(chan string, len(queries))
 	for i, q := range queries {
 		go func() {
 			// Flat is exact and deterministic.
 			done <- cmp.Diff(want[i], f.Search(q, 10, nil))
 		}()
-		go func() {
-			// Valid hits in order (recall is TestHNSWRecall's).
-			got := h.Search(q, 10, nil)
-			for j, hit := range got {
-				if hit.Score != Dot(q, rows[hit.ID]) || (j > 0 && worse(got[j-1], hit)) {
-					done <- "bad HNSW hit"
-					return
-				}
-			}
-			done <- ""
-		}()
 	}
-	for range 2 * len(queries) {
+	for range len(queries) {
 		if msg := <-done; msg != "" {
 			t.Errorf("concurrent search: %s", msg)
 		}
@@ -275,18 +212,6 @@ func TestSearchMultiMatchesSearch(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got[i]); diff != "" {
 			t.Errorf("query %d filtered (-Search +SearchMultiFilter):\n%s", i, diff)
-		}
-	}
-}
-
-// TestHNSWDeterministic checks that the same rows and seed build the same graph, which answers alike.
-func TestHNSWDeterministic(t *testing.T) {
-	rows, queries := clustered(9, 2000, 20, 32)
-	a, _ := NewHNSW(rows, HNSWConfig{})
-	b, _ := NewHNSW(rows, HNSWConfig{})
-	for _, q := range queries {
-		if diff := cmp.Diff(a.Search(q, 10, nil), b.Search(q, 10, nil)); diff != "" {
-			t.Fatalf("two builds answer differently (-a +b):\n%s", diff)
 		}
 	}
 }
