@@ -439,13 +439,13 @@ func (a *admin) applyConfig() (ingest.Config, error) {
 // server's lifetime, not the request's: the version is written, and a client that left must not leave it
 // unserved until the watcher notices.
 func (a *admin) publish(req *server.Request, reason string) (reloadResult, error) {
-	if a.f.backends.configured() {
-		synced, err := a.f.backends.sync(a.ctx, a.dir)
+	if a.f.backends.Configured() {
+		synced, err := a.f.backends.Sync(a.ctx, a.dir)
 		if err != nil {
 			return reloadResult{}, fmt.Errorf("the index is written but its backends are not synced (the server keeps its version until they are): %w", err)
 		}
 		if synced != nil {
-			for _, line := range synced.lines() {
+			for _, line := range synced.Lines() {
 				a.logger.Info("backends synced", "detail", line)
 			}
 		}

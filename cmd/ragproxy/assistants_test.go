@@ -308,7 +308,7 @@ func TestAssistantsWarnUnlabelledQdrant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bk, closeBackends, err := f.backends.open(ctx, idx, ix, logger)
+		bk, closeBackends, err := f.backends.Open(ctx, idx, ix, logger)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
@@ -88,9 +89,9 @@ func runIngest(ctx context.Context, args []string) error {
 	if o.jsonOut {
 		out := struct {
 			*ingest.Report
-			Backends *syncReport `json:"backends,omitempty"`
+			Backends *backends.SyncReport `json:"backends,omitempty"`
 		}{rep, nil}
-		if o.backends.configured() {
+		if o.backends.Configured() {
 			out.Backends = synced
 		}
 		if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
@@ -106,7 +107,7 @@ func runIngest(ctx context.Context, args []string) error {
 			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6)
 	}
 	if synced != nil {
-		for _, line := range synced.lines() {
+		for _, line := range synced.Lines() {
 			fmt.Println(line)
 		}
 	}
@@ -220,12 +221,12 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 
 // run ingests and then syncs the configured backends. The report is nil when the ingest failed; a failed sync
 // returns the report with the error, the local index being written.
-func (o *ingestOptions) run(ctx context.Context) (*ingest.Report, *syncReport, error) {
+func (o *ingestOptions) run(ctx context.Context) (*ingest.Report, *backends.SyncReport, error) {
 	rep, err := ingest.Run(ctx, o.cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	synced, err := o.backends.sync(ctx, o.cfg.IndexDir)
+	synced, err := o.backends.Sync(ctx, o.cfg.IndexDir)
 	return rep, synced, err
 }
 

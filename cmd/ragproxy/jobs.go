@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/server"
@@ -45,27 +46,27 @@ type job struct {
 	started, finished time.Time
 	progress          []ingest.Progress
 	report            *ingest.Report
-	backends          *syncReport
+	backends          *backends.SyncReport
 	reload            *reloadResult
 	err               error
 }
 
 // jobView is a job as the admin API shows it.
 type jobView struct {
-	Object     string            `json:"object"`
-	ID         string            `json:"id"`
-	State      string            `json:"state"`
-	Source     string            `json:"source"`
-	Args       []string          `json:"args"`
-	By         string            `json:"by,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	StartedAt  *time.Time        `json:"started_at,omitempty"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
-	Progress   []ingest.Progress `json:"progress"`
-	Report     *ingest.Report    `json:"report,omitempty"`
-	Backends   *syncReport       `json:"backends,omitempty"`
-	Reload     *reloadResult     `json:"reload,omitempty"`
-	Error      *jobError         `json:"error,omitempty"`
+	Object     string               `json:"object"`
+	ID         string               `json:"id"`
+	State      string               `json:"state"`
+	Source     string               `json:"source"`
+	Args       []string             `json:"args"`
+	By         string               `json:"by,omitempty"`
+	CreatedAt  time.Time            `json:"created_at"`
+	StartedAt  *time.Time           `json:"started_at,omitempty"`
+	FinishedAt *time.Time           `json:"finished_at,omitempty"`
+	Progress   []ingest.Progress    `json:"progress"`
+	Report     *ingest.Report       `json:"report,omitempty"`
+	Backends   *backends.SyncReport `json:"backends,omitempty"`
+	Reload     *reloadResult        `json:"reload,omitempty"`
+	Error      *jobError            `json:"error,omitempty"`
 }
 
 type jobError struct {
@@ -224,7 +225,7 @@ func (a *admin) runJob(ctx context.Context, j *job, opts *ingestOptions) {
 
 	j.mu.Lock()
 	j.finished, j.report, j.reload, j.err = time.Now().UTC(), rep, res, err
-	if opts.backends.configured() {
+	if opts.backends.Configured() {
 		j.backends = synced
 	}
 	switch {

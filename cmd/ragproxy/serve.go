@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embedding"
@@ -250,7 +251,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	scfg.Page = page
 	logger.Info("serving", "listen", f.listen, "page", "http://"+f.listen+"/", "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
-		"client_auth", len(scfg.APIKeys) > 0, "admin_api", len(scfg.AdminKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.names())
+		"client_auth", len(scfg.APIKeys) > 0, "admin_api", len(scfg.AdminKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.Names())
 	return server.New(scfg, client).Run(ctx)
 }
 
@@ -390,7 +391,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		LinkHosts []string
 		FAQ       string
 		SiteFAQ   string
-	}{r.Config(), g.Offline, g.MaxSources, f.backends.names(), g.LinkHosts, f.faqDigest(), f.faqSite})
+	}{r.Config(), g.Offline, g.MaxSources, f.backends.Names(), g.LinkHosts, f.faqDigest(), f.faqSite})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -443,7 +444,7 @@ func (f serveFlags) openVersion(ctx context.Context, remote embedding.Embedder, 
 		ix.Close()
 		return nil, nil, err
 	}
-	bk, closeBackends, err := f.backends.open(ctx, f.index, ix, logger)
+	bk, closeBackends, err := f.backends.Open(ctx, f.index, ix, logger)
 	if err != nil {
 		ix.Close()
 		return nil, nil, err
@@ -452,8 +453,8 @@ func (f serveFlags) openVersion(ctx context.Context, remote embedding.Embedder, 
 		closeBackends()
 		ix.Close()
 	}
-	if err := f.backends.verify(bk, ix, logger); err != nil && reload &&
-		(errors.Is(err, qdrant.ErrVersionMissing) || errors.Is(err, errQdrantDrift)) {
+	if err := f.backends.Verify(bk, ix, logger); err != nil && reload &&
+		(errors.Is(err, qdrant.ErrVersionMissing) || errors.Is(err, backends.ErrQdrantDrift)) {
 		release()
 		return nil, nil, err
 	}
