@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
 
@@ -26,4 +27,12 @@ func (b *backendFlags) register(fs *flag.FlagSet) {
 func (b *backendFlags) readSecrets() {
 	b.QdrantKey = os.Getenv("QDRANT_API_KEY")
 	b.Neo4jPassword = os.Getenv("NEO4J_PASSWORD")
+}
+
+// syncer is the sync of the configured backends, nil when none is.
+func (b backendFlags) syncer() func(context.Context, string) (*backends.SyncReport, error) {
+	if !b.Configured() {
+		return nil
+	}
+	return b.Sync
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/admin"
 	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embedding"
@@ -228,6 +229,15 @@ func (o *ingestOptions) run(ctx context.Context) (*ingest.Report, *backends.Sync
 	}
 	synced, err := o.backends.Sync(ctx, o.cfg.IndexDir)
 	return rep, synced, err
+}
+
+// ingestJob parses an admin ingest job's command line as `ragproxy ingest` does.
+func ingestJob(args []string, out io.Writer) (*admin.Ingest, error) {
+	o, err := parseIngestArgs(args, out)
+	if err != nil {
+		return nil, err
+	}
+	return &admin.Ingest{Config: o.cfg, Sync: o.backends.syncer()}, nil
 }
 
 // splitSource lets SOURCE come before the flags, as in `ragproxy ingest https://site/ --index DIR`.

@@ -8,18 +8,23 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/ragproxy/ragproxy/admin"
 	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/ingest/summary"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/ratelimit"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -230,20 +235,24 @@ func runServe(ctx context.Context, args []string) error {
 		scfg.RateLimits.Store = ratelimit.NewRedis(r.Scripter(), r.Prefix())
 	}
 	if f.index != "" {
-		rl, err := f.ground(ctx, &scfg, client, logger, obs, tolerant("analysis"))
+		acfg, err := f.ground(ctx, &scfg, client, logger, obs, tolerant("analysis"))
 		if err != nil {
 			return err
 		}
-		defer rl.live.Close()
-		wctx, stop := context.WithCancel(ctx)
-		defer stop()
-		adm := newAdmin(wctx, f, rl, logger)
-		defer adm.close()
-		scfg.Admin = append(scfg.Admin, append(rl.routes(), adm.routes()...)...)
-		rl.onSignal(wctx)
-		if f.reloadInterval > 0 {
-			go rl.watch(wctx, f.reloadInterval)
+		defer acfg.Live.Close()
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP) // caught from here on
+		defer signal.Stop(hup)
+		acfg.Signals = hup
+		adm, err := admin.New(acfg)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
 		}
+		scfg.Admin = append(scfg.Admin, adm.Routes()...)
+		wctx, stop := context.WithCancel(ctx)
+		ran := make(chan struct{})
+		go func() { defer close(ran); adm.Run(wctx) }()
+		defer func() { stop(); <-ran }() // a running ingest job is cancelled and waited for
 	}
 	page, err := webui.New(webui.Config{Site: f.siteName(), Model: f.pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0})
 	if err != nil {
@@ -330,17 +339,17 @@ func (f serveFlags) openCache(ctx context.Context, logger *slog.Logger) (cache.C
 	return r, func() { _ = r.Close() }, nil
 }
 
-// ground loads the index and makes the server answer from it, and returns the reloader that switches to newer
-// versions.
-func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *compat.Client, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache) (*reloader, error) {
+// ground loads the index and makes the server answer from it, and returns the admin API's configuration for the
+// version it serves.
+func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *compat.Client, logger *slog.Logger, obs *server.MetricsObserver, analysisCache cache.Cache) (admin.Config, error) {
 	tok, err := tokenizer.New()
 	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+		return admin.Config{}, fmt.Errorf("serve: %w", err)
 	}
 	var remote embedding.Embedder
 	if !f.offline() {
 		if remote, err = f.up.openaiEmbedder(); err != nil {
-			return nil, fmt.Errorf("serve: %w", err)
+			return admin.Config{}, fmt.Errorf("serve: %w", err)
 		}
 	}
 	open := func(ctx context.Context) (*retrieval.Retriever, func(), error) {
@@ -348,20 +357,20 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	}
 	r, release, err := f.openVersion(ctx, remote, tok, logger, false)
 	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+		return admin.Config{}, fmt.Errorf("serve: %w", err)
 	}
 	name, site := f.assistantName(), f.siteName()
-	rl := &reloader{dir: f.index, live: retrieval.NewLive(r, release), open: open, logger: logger, metrics: obs.Metrics,
-		name: name, loadedAt: time.Now()}
-	rl.seen, _ = index.Current(f.index)
-	g := &grounding.Grounder{Retriever: rl.live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
+	acfg := admin.Config{Dir: f.index, Live: retrieval.NewLive(r, release), Open: open, Name: name, Logger: logger,
+		Metrics: obs.Metrics, ReloadInterval: f.reloadInterval, Edit: f.editConfig, ParseIngest: ingestJob,
+		Sync: f.backends.syncer()}
+	g := &grounding.Grounder{Retriever: acfg.Live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval,
 		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence, SiteFAQ: f.siteFAQ,
 		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
 	if f.faqFile != "" {
 		entries, err := faq.Load(f.faqFile)
 		if err != nil {
-			return nil, fmt.Errorf("serve: --faq: %w", err)
+			return admin.Config{}, fmt.Errorf("serve: --faq: %w", err)
 		}
 		g.FAQ = faq.NewMatcher(entries)
 		logger.Info("faq loaded", "file", f.faqFile, "entries", g.FAQ.Len(), "direct_threshold", f.faqDirect)
@@ -393,7 +402,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		SiteFAQ   string
 	}{r.Config(), g.Offline, g.MaxSources, f.backends.Names(), g.LinkHosts, f.faqDigest(), f.faqSite})
 	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+		return admin.Config{}, fmt.Errorf("serve: %w", err)
 	}
 	scfg.RetrievalSettings = string(settings)
 	f.assistants.wire(g, scfg, name, f.up.model)
@@ -403,7 +412,25 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 	debug.FreeOSMemory()
 	logger.Info("index loaded", "index", f.index, "version", m.Version, "pages", m.Pages, "chunks", m.Chunks,
 		"embedder", m.Embedder, "offline", g.Offline, "reload_interval", f.reloadInterval)
-	return rl, nil
+	return acfg, nil
+}
+
+// editConfig is the ingest configuration of an admin edit: serve's upstream for summaries and embeddings, and
+// the versions to keep.
+func (f serveFlags) editConfig() (ingest.Config, error) {
+	cfg := ingest.Config{Version: version, KeepVersions: f.keepVersions}
+	var err error
+	if cfg.Embedder, err = f.up.openaiEmbedder(); err != nil {
+		return cfg, err
+	}
+	if f.up.online() {
+		client, err := f.up.compatClient()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Summarizer = &summary.LLM{Client: client, Model: f.up.model}
+	}
+	return cfg, nil
 }
 
 // faqDigest identifies the FAQ's content and thresholds for the response cache key: editing the file changes it.
