@@ -142,10 +142,10 @@ func (e *siteEval) run(ctx context.Context, dir, questions string) (eval.Report,
 		if err != nil {
 			return rep, fmt.Errorf("eval: %w", err)
 		}
-		if err := a.scope.Check(r.Index()); err != nil {
-			return rep, fmt.Errorf("eval: %s: %w", a.from, err)
+		if err := a.Scope.Check(r.Index()); err != nil {
+			return rep, fmt.Errorf("eval: %s: %w", a.From, err)
 		}
-		r = r.WithScope(a.scope)
+		r = r.WithScope(a.Scope)
 		rep.Assistant = a.Name + " (" + strings.Join(a.Prefixes, ", ") + ")"
 	}
 	var an retrieval.Analyzer = retrieval.Heuristic{}

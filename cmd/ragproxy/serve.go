@@ -181,7 +181,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: level})
 	metrics, err := observability.New(observability.Config{
-		Models:    append([]string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel}, f.assistants.names()...),
+		Models:    append([]string{"ragproxy", f.assistantName(), f.up.model, f.fallbackModel}, f.assistants.list.Names()...),
 		Upstreams: []string{"primary", "fallback"},
 	})
 	if err != nil {
@@ -405,7 +405,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *com
 		return admin.Config{}, fmt.Errorf("serve: %w", err)
 	}
 	scfg.RetrievalSettings = string(settings)
-	f.assistants.wire(g, scfg, name, f.up.model)
+	f.assistants.list.Wire(g, scfg, name, f.up.model)
 	scfg.PromptVersion = cache.Key(grounding.GroundingPrompt, site, version)[:16]
 	// Loading decodes the index through a lot of short-lived memory (its JSON files above all): give it back now
 	// instead of holding it as the heap's headroom for as long as the server runs.
@@ -467,7 +467,7 @@ func (f serveFlags) openVersion(ctx context.Context, remote embedding.Embedder, 
 		return nil, nil, err
 	}
 	ix := r.Index()
-	if err := f.assistants.check(ix); err != nil {
+	if err := f.assistants.list.Check(ix); err != nil {
 		ix.Close()
 		return nil, nil, err
 	}
@@ -485,6 +485,6 @@ func (f serveFlags) openVersion(ctx context.Context, remote embedding.Embedder, 
 		release()
 		return nil, nil, err
 	}
-	f.assistants.checkQdrant(bk, ix, logger)
+	f.assistants.list.CheckQdrant(bk, ix, logger)
 	return r.WithBackends(bk), release, nil
 }
