@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/neo4j"
 	"github.com/ragproxy/ragproxy/retrieval/qdrant"
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // Config chooses the backends. The zero value configures none: everything stays in the local index.
@@ -299,4 +301,67 @@ func (b Config) Verify(bk retrieval.Backends, ix *index.Index, logger *slog.Logg
 	}
 	logger.Info("qdrant holds the index", "index_version", ix.Manifest.Version, "summaries", sum, "pages", len(ix.Pages))
 	return nil
+}
+
+// VersionOptions are how OpenVersion loads a version; the zero value of every field works.
+type VersionOptions struct {
+	// Remote embeds questions for an index built with a remote embedder; nil: the index's local embedder.
+	Remote embedding.Embedder
+	// Tokenizer counts tokens, as retrieval.Open's tok.
+	Tokenizer *tokenizer.Tokenizer
+	// Retrieval is the retriever's configuration.
+	Retrieval retrieval.Config
+	// Check, when not nil, refuses a loaded index (a section assistant's prefix that matches no page).
+	Check func(*index.Index) error
+	// Opened, when not nil, is called with the backends bound to the index before OpenVersion returns.
+	Opened func(retrieval.Backends, *index.Index)
+	// Logger logs what the backends answer; nil discards.
+	Logger *slog.Logger
+	// Reload is true while another version serves: the version loads on one core, leaving the others to the
+	// requests in flight, and is refused when its Qdrant collections are missing or hold other pages.
+	Reload bool
+}
+
+// OpenVersion loads the index version that dir's CURRENT names, with backends bound to it. The returned func
+// closes the backends and the index. A reload fails on a version whose Qdrant collections are missing or hold
+// other pages: ingest replaces CURRENT before it syncs the backends, so a server that noticed early keeps its
+// version until the sync is done (the reloader tries again).
+func (b Config) OpenVersion(ctx context.Context, dir string, o VersionOptions) (*retrieval.Retriever, func(), error) {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	open := retrieval.Open
+	if o.Reload {
+		open = retrieval.OpenGently
+	}
+	r, err := open(dir, o.Remote, o.Tokenizer, o.Retrieval)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix := r.Index()
+	if o.Check != nil {
+		if err := o.Check(ix); err != nil {
+			ix.Close()
+			return nil, nil, err
+		}
+	}
+	bk, closeBackends, err := b.Open(ctx, dir, ix, logger)
+	if err != nil {
+		ix.Close()
+		return nil, nil, err
+	}
+	release := func() {
+		closeBackends()
+		ix.Close()
+	}
+	if err := b.Verify(bk, ix, logger); err != nil && o.Reload &&
+		(errors.Is(err, qdrant.ErrVersionMissing) || errors.Is(err, ErrQdrantDrift)) {
+		release()
+		return nil, nil, err
+	}
+	if o.Opened != nil {
+		o.Opened(bk, ix)
+	}
+	return r.WithBackends(bk), release, nil
 }

@@ -100,12 +100,8 @@ func runIngest(ctx context.Context, args []string) error {
 		}
 		return syncErr
 	}
-	fmt.Printf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s\n",
-		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, cfg.IndexDir,
-		rep.Version, rep.Duration.Round(time.Millisecond))
-	if rep.Requests > 0 {
-		fmt.Printf("crawled %d pages (%d not modified) in %d requests, %.1f MB of bodies\n", rep.Fetched,
-			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6)
+	for _, line := range rep.Lines(cfg.IndexDir) {
+		fmt.Println(line)
 	}
 	if synced != nil {
 		for _, line := range synced.Lines() {
@@ -268,16 +264,8 @@ func runStats(_ context.Context, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
-	fmt.Printf("index %s (version %s, built %s)\n", *dir, st.Version, st.BuiltAt)
-	fmt.Printf("  pages %d, chunks %d, links %d\n", st.Pages, st.Chunks, st.Links)
-	fmt.Printf("  communities %d (modularity %.3f), pages in small components %d\n", st.Communities, st.Modularity, st.SmallComponentPages)
-	fmt.Printf("  chunk tokens p50 %d, p95 %d, max %d (%s)\n", st.ChunkTokens.P50, st.ChunkTokens.P95, st.ChunkTokens.Max, st.Tokenizer)
-	fmt.Printf("  embedder %s (dimension %d), summaries %s\n", st.Embedder, st.Dimension, st.Summarizer)
-	fmt.Printf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d\n", st.FAQEntries, st.FAQPages, st.Revalidatable)
-	files := make([]string, len(st.Files))
-	for i, f := range st.Files {
-		files[i] = fmt.Sprintf("%s %.1f MB", f.Name, float64(f.Bytes)/1e6)
+	for _, line := range st.Lines(*dir) {
+		fmt.Println(line)
 	}
-	fmt.Printf("  format %d: %s\n", st.Format, strings.Join(files, ", "))
 	return nil
 }
