@@ -36,3 +36,15 @@ func TestSyncReportLines(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigRedacted(t *testing.T) {
+	c := Config{QdrantURL: "http://q:6334", QdrantKey: "qk-secret", Neo4jURI: "neo4j://n:7687", Neo4jUser: "neo4j", Neo4jPassword: "pw-secret"}
+	want := c
+	want.QdrantKey, want.Neo4jPassword = "***", "***"
+	if diff := cmp.Diff(want, c.Redacted()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(Config{QdrantURL: "http://q:6334"}, Config{QdrantURL: "http://q:6334"}.Redacted()); diff != "" {
+		t.Errorf("without secrets nothing is masked (-want +got):\n%s", diff)
+	}
+}
