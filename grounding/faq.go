@@ -38,6 +38,19 @@ const (
 	SiteFAQOff
 )
 
+// ParseSiteFAQUse reads a SiteFAQUse by name: "evidence", "direct" or "off".
+func ParseSiteFAQUse(s string) (SiteFAQUse, error) {
+	switch s {
+	case "evidence":
+		return SiteFAQEvidence, nil
+	case "direct":
+		return SiteFAQDirect, nil
+	case "off":
+		return SiteFAQOff, nil
+	}
+	return 0, fmt.Errorf("%q: want evidence, direct or off", s)
+}
+
 // matchFAQ looks the analysed question up in the operator's FAQ and in the FAQ markup of r's pages: a match at
 // FAQDirectThreshold answers directly (a site entry only with SiteFAQDirect), one at FAQEvidenceThreshold joins
 // the context. The operator's entry wins a tie.

@@ -1,8 +1,10 @@
 package index
 
 import (
+	"fmt"
 	"os"
 	"sort"
+	"strings"
 )
 
 // Stats summarises an index for `ragproxy stats`.
@@ -88,4 +90,21 @@ func versionFiles(dir string) []FileSize {
 		}
 	}
 	return out
+}
+
+// Lines describe the index in dir for the terminal, as `ragproxy stats` prints them.
+func (st Stats) Lines(dir string) []string {
+	files := make([]string, len(st.Files))
+	for i, f := range st.Files {
+		files[i] = fmt.Sprintf("%s %.1f MB", f.Name, float64(f.Bytes)/1e6)
+	}
+	return []string{
+		fmt.Sprintf("index %s (version %s, built %s)", dir, st.Version, st.BuiltAt),
+		fmt.Sprintf("  pages %d, chunks %d, links %d", st.Pages, st.Chunks, st.Links),
+		fmt.Sprintf("  communities %d (modularity %.3f), pages in small components %d", st.Communities, st.Modularity, st.SmallComponentPages),
+		fmt.Sprintf("  chunk tokens p50 %d, p95 %d, max %d (%s)", st.ChunkTokens.P50, st.ChunkTokens.P95, st.ChunkTokens.Max, st.Tokenizer),
+		fmt.Sprintf("  embedder %s (dimension %d), summaries %s", st.Embedder, st.Dimension, st.Summarizer),
+		fmt.Sprintf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d", st.FAQEntries, st.FAQPages, st.Revalidatable),
+		fmt.Sprintf("  format %d: %s", st.Format, strings.Join(files, ", ")),
+	}
 }

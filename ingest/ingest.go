@@ -462,3 +462,15 @@ func parallel(n int, f func(i int)) {
 	}
 	wg.Wait()
 }
+
+// Lines describe the ingest into indexDir for the terminal, as `ragproxy ingest` prints them.
+func (rep *Report) Lines(indexDir string) []string {
+	out := []string{fmt.Sprintf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s",
+		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, indexDir,
+		rep.Version, rep.Duration.Round(time.Millisecond))}
+	if rep.Requests > 0 {
+		out = append(out, fmt.Sprintf("crawled %d pages (%d not modified) in %d requests, %.1f MB of bodies", rep.Fetched,
+			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6))
+	}
+	return out
+}

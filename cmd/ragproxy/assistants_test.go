@@ -18,6 +18,7 @@ import (
 	qc "github.com/qdrant/go-client/qdrant"
 
 	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/qdrant"
@@ -76,12 +77,12 @@ func TestAssistantFlags(t *testing.T) {
 				t.Fatalf("parse: %v", err)
 			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 				t.Fatalf("parse = %v, want an error with %q", err, tt.want)
-			case tt.want == "" && len(f.assistants.names()) == 0:
+			case tt.want == "" && len(f.assistants.list.Names()) == 0:
 				t.Fatal("no assistants parsed")
 			}
 		})
 	}
-	if _, err := parseServeFlags([]string{"--assistant", "nursing=/programs/nursing/"}); !errors.Is(err, errAssistant) ||
+	if _, err := parseServeFlags([]string{"--assistant", "nursing=/programs/nursing/"}); !errors.Is(err, grounding.ErrAssistant) ||
 		!strings.Contains(err.Error(), "need --index") {
 		t.Errorf("assistants without an index: %v", err)
 	}
@@ -89,11 +90,11 @@ func TestAssistantFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := f.assistants.find("admissions")
-	if diff := cmp.Diff([]string{"//www.lakeshore-poly.example/admissions/", "/tuition/"}, a.scope.Keys()); diff != "" {
+	a, _ := f.assistants.list.Find("admissions")
+	if diff := cmp.Diff([]string{"//www.lakeshore-poly.example/admissions/", "/tuition/"}, a.Scope.Keys()); diff != "" {
 		t.Errorf("admissions' prefixes (-want +got):\n%s", diff)
 	}
-	if n, _ := f.assistants.find("nursing"); n.SiteName != "Lakeshore Polytechnic — Nursing" {
+	if n, _ := f.assistants.list.Find("nursing"); n.SiteName != "Lakeshore Polytechnic — Nursing" {
 		t.Errorf("nursing's site name = %q", n.SiteName)
 	}
 }
@@ -244,7 +245,7 @@ func TestEvalAssistant(t *testing.T) {
 	if hit8["nursing=/programs/nursing/"] >= hit8[""] {
 		t.Errorf("Hit@8 as the nursing assistant %.3f is not below the whole site's %.3f", hit8["nursing=/programs/nursing/"], hit8[""])
 	}
-	if err := run(ctx, []string{"eval", "--index", idx, "--questions", questions, "--assistant", "nobody"}); !errors.Is(err, errAssistant) ||
+	if err := run(ctx, []string{"eval", "--index", idx, "--questions", questions, "--assistant", "nobody"}); !errors.Is(err, grounding.ErrAssistant) ||
 		!strings.Contains(err.Error(), "defines admissions") {
 		t.Errorf("eval --assistant nobody = %v", err)
 	}
@@ -308,12 +309,12 @@ func TestAssistantsWarnUnlabelledQdrant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bk, closeBackends, err := f.backends.open(ctx, idx, ix, logger)
+		bk, closeBackends, err := f.backends.Open(ctx, idx, ix, logger)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer closeBackends()
-		return f.assistants.checkQdrant(bk, ix, logger)
+		return f.assistants.list.CheckQdrant(bk, ix, logger)
 	}
 	if n := unlabelled("--assistant", "nursing=/programs/nursing/"); n != len(ix.Pages) {
 		t.Errorf("unlabelled pages = %d, want %d", n, len(ix.Pages))

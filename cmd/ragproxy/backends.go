@@ -2,292 +2,37 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/ragproxy/ragproxy/index"
-	"github.com/ragproxy/ragproxy/retrieval"
-	"github.com/ragproxy/ragproxy/retrieval/neo4j"
-	"github.com/ragproxy/ragproxy/retrieval/qdrant"
+	"github.com/ragproxy/ragproxy/backends"
 )
 
 // backendFlags choose the scale-out stores ingest writes and serve searches: Qdrant for summaries and chunks,
 // Neo4j for the page graph. Unset, everything stays in the local index.
 type backendFlags struct {
-	qdrantURL, qdrantKey, qdrantCollection            string
-	keepVersions                                      int
-	neo4jURI, neo4jUser, neo4jPassword, neo4jDatabase string
+	backends.Config
 }
 
 func (b *backendFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.qdrantURL, "qdrant-url", envOr("QDRANT_URL", ""), "Qdrant gRPC endpoint, http://host:6334; empty keeps vectors in the local index (QDRANT_URL; key from QDRANT_API_KEY)")
-	fs.StringVar(&b.qdrantCollection, "qdrant-collection", envOr("QDRANT_COLLECTION", ""), "Qdrant collection prefix: <name>_v<version>_summaries and _chunks per index version, aliases <name>_summaries and <name>_chunks for the current one; default the index directory's name (QDRANT_COLLECTION)")
-	fs.IntVar(&b.keepVersions, "qdrant-keep-versions", envInt("QDRANT_KEEP_VERSIONS", 2), "index versions whose Qdrant collections (and Neo4j graphs) ingest keeps, the synced one included; servers on older versions fail until they reload (QDRANT_KEEP_VERSIONS)")
-	fs.StringVar(&b.neo4jURI, "neo4j-uri", envOr("NEO4J_URI", ""), "Neo4j URI, neo4j://host:7687; empty keeps the page graph in the local index (NEO4J_URI; password from NEO4J_PASSWORD)")
-	fs.StringVar(&b.neo4jUser, "neo4j-user", envOr("NEO4J_USER", "neo4j"), "Neo4j user (NEO4J_USER)")
-	fs.StringVar(&b.neo4jDatabase, "neo4j-database", envOr("NEO4J_DATABASE", ""), "Neo4j database; default the server's (NEO4J_DATABASE)")
+	fs.StringVar(&b.QdrantURL, "qdrant-url", envOr("QDRANT_URL", ""), "Qdrant gRPC endpoint, http://host:6334; empty keeps vectors in the local index (QDRANT_URL; key from QDRANT_API_KEY)")
+	fs.StringVar(&b.QdrantCollection, "qdrant-collection", envOr("QDRANT_COLLECTION", ""), "Qdrant collection prefix: <name>_v<version>_summaries and _chunks per index version, aliases <name>_summaries and <name>_chunks for the current one; default the index directory's name (QDRANT_COLLECTION)")
+	fs.IntVar(&b.KeepVersions, "qdrant-keep-versions", envInt("QDRANT_KEEP_VERSIONS", 2), "index versions whose Qdrant collections (and Neo4j graphs) ingest keeps, the synced one included; servers on older versions fail until they reload (QDRANT_KEEP_VERSIONS)")
+	fs.StringVar(&b.Neo4jURI, "neo4j-uri", envOr("NEO4J_URI", ""), "Neo4j URI, neo4j://host:7687; empty keeps the page graph in the local index (NEO4J_URI; password from NEO4J_PASSWORD)")
+	fs.StringVar(&b.Neo4jUser, "neo4j-user", envOr("NEO4J_USER", "neo4j"), "Neo4j user (NEO4J_USER)")
+	fs.StringVar(&b.Neo4jDatabase, "neo4j-database", envOr("NEO4J_DATABASE", ""), "Neo4j database; default the server's (NEO4J_DATABASE)")
 }
 
 // readSecrets takes the keys from the environment only, so they stay out of ps listings.
 func (b *backendFlags) readSecrets() {
-	b.qdrantKey = os.Getenv("QDRANT_API_KEY")
-	b.neo4jPassword = os.Getenv("NEO4J_PASSWORD")
+	b.QdrantKey = os.Getenv("QDRANT_API_KEY")
+	b.Neo4jPassword = os.Getenv("NEO4J_PASSWORD")
 }
 
-func (b backendFlags) qdrantConfig(indexDir string) qdrant.Config {
-	name := b.qdrantCollection
-	if name == "" {
-		name = filepath.Base(filepath.Clean(indexDir))
-	}
-	return qdrant.Config{URL: b.qdrantURL, APIKey: b.qdrantKey, Name: name, KeepVersions: b.keepVersions}
-}
-
-func (b backendFlags) neo4jConfig() neo4j.Config {
-	return neo4j.Config{URI: b.neo4jURI, User: b.neo4jUser, Password: b.neo4jPassword, Database: b.neo4jDatabase, KeepVersions: b.keepVersions}
-}
-
-// syncReport is what ingest wrote into the backends.
-type syncReport struct {
-	Qdrant *qdrantSync `json:"qdrant,omitempty"`
-	Neo4j  *neo4jSync  `json:"neo4j,omitempty"`
-}
-
-// qdrantSync reports a Qdrant sync: the version's collections, the aliases now naming them, and how they were
-// filled (see qdrant.SyncStats).
-type qdrantSync struct {
-	Version         string        `json:"version"`
-	Previous        string        `json:"previous,omitempty"`
-	Summaries       string        `json:"summaries"`
-	Chunks          string        `json:"chunks"`
-	Aliases         []string      `json:"aliases"`
-	PagesWritten    int           `json:"pages_written"`
-	ChunksWritten   int           `json:"chunks_written"`
-	PagesCopied     int           `json:"pages_copied"`
-	ChunksCopied    int           `json:"chunks_copied"`
-	PagesRelabelled int           `json:"pages_relabelled"`
-	PagesDeleted    int           `json:"pages_deleted"`
-	Migrated        bool          `json:"migrated,omitempty"`
-	Dropped         []string      `json:"dropped_versions,omitempty"`
-	Duration        time.Duration `json:"duration_ns"`
-}
-
-// neo4jSync reports a Neo4j write: the version's graph and how it was written (see neo4j.WriteStats).
-type neo4jSync struct {
-	Version      string        `json:"version"`
-	Previous     string        `json:"previous,omitempty"`
-	Pages        int           `json:"pages"`
-	Chunks       int           `json:"chunks"`
-	Links        int           `json:"links"`
-	PagesWritten int           `json:"pages_written"`
-	PagesCopied  int           `json:"pages_copied"`
-	Dropped      []string      `json:"dropped_versions,omitempty"`
-	Duration     time.Duration `json:"duration_ns"`
-}
-
-// lines renders the report for the terminal.
-func (r *syncReport) lines() []string {
-	var out []string
-	if q := r.Qdrant; q != nil {
-		d := q.Duration.Round(time.Millisecond)
-		if q.Previous == q.Version && !q.Migrated {
-			out = append(out, fmt.Sprintf("qdrant %s, %s: version %s is current already, nothing written in %s", q.Summaries, q.Chunks, q.Version, d))
-		} else {
-			from := "from nothing"
-			switch {
-			case q.Migrated:
-				from = "from the unversioned collections, now deleted"
-			case q.Previous != "":
-				from = "from version " + q.Previous
-			}
-			out = append(out, fmt.Sprintf("qdrant %s, %s (%s): %d pages written (%d chunks), %d copied (%d chunks) %s, %d relabelled, %d deleted in %s",
-				q.Summaries, q.Chunks, strings.Join(q.Aliases, ", "), q.PagesWritten, q.ChunksWritten, q.PagesCopied, q.ChunksCopied, from,
-				q.PagesRelabelled, q.PagesDeleted, d))
-		}
-		if len(q.Dropped) > 0 {
-			out = append(out, "qdrant: dropped the collections of versions "+strings.Join(q.Dropped, ", "))
-		}
-	}
-	if n := r.Neo4j; n != nil {
-		d := n.Duration.Round(time.Millisecond)
-		if n.PagesWritten+n.PagesCopied == 0 && n.Pages > 0 {
-			out = append(out, fmt.Sprintf("neo4j: graph of version %s is the newest written already, nothing written in %s", n.Version, d))
-		} else {
-			from := ""
-			if n.Previous != "" {
-				from = " from version " + n.Previous
-			}
-			out = append(out, fmt.Sprintf("neo4j: graph of version %s, %d pages, %d chunks, %d links: %d pages written, %d copied%s in %s",
-				n.Version, n.Pages, n.Chunks, n.Links, n.PagesWritten, n.PagesCopied, from, d))
-		}
-		if len(n.Dropped) > 0 {
-			out = append(out, "neo4j: deleted the graphs of versions "+strings.Join(n.Dropped, ", "))
-		}
-	}
-	return out
-}
-
-// configured reports whether any backend is set.
-func (b backendFlags) configured() bool { return b.qdrantURL != "" || b.neo4jURI != "" }
-
-// sync writes the index under dir into the configured backends and reports what each wrote, also when a later
-// one fails. The local index is written already and stays valid whatever happens here; a failure only means the
-// backends lag behind it.
-func (b backendFlags) sync(ctx context.Context, dir string) (*syncReport, error) {
-	rep := &syncReport{}
-	if !b.configured() {
-		return rep, nil
-	}
-	ix, err := index.Load(dir)
-	if err != nil {
-		return nil, fmt.Errorf("sync backends: %w", err)
-	}
-	if b.qdrantURL != "" {
-		start := time.Now()
-		s, err := qdrant.New(b.qdrantConfig(dir))
-		if err != nil {
-			return nil, fmt.Errorf("sync qdrant: %w", err)
-		}
-		defer s.Close()
-		st, err := s.Sync(ctx, ix)
-		if err != nil {
-			return nil, fmt.Errorf("sync qdrant (the local index is written): %w", err)
-		}
-		sum, ch := s.VersionCollections(st.Version)
-		aSum, aCh := s.Collections()
-		rep.Qdrant = &qdrantSync{Version: st.Version, Previous: st.Previous, Summaries: sum, Chunks: ch, Aliases: []string{aSum, aCh},
-			PagesWritten: st.PagesWritten, ChunksWritten: st.ChunksWritten, PagesCopied: st.PagesCopied, ChunksCopied: st.ChunksCopied,
-			PagesRelabelled: st.PagesRelabelled, PagesDeleted: st.PagesDeleted, Migrated: st.Migrated, Dropped: st.Dropped,
-			Duration: time.Since(start)}
-	}
-	if b.neo4jURI != "" {
-		start := time.Now()
-		s, err := neo4j.New(b.neo4jConfig())
-		if err != nil {
-			return rep, fmt.Errorf("sync neo4j: %w", err)
-		}
-		defer s.Close(context.WithoutCancel(ctx))
-		st, err := s.Write(ctx, ix)
-		if err != nil {
-			return rep, fmt.Errorf("sync neo4j (the local index is written): %w", err)
-		}
-		links := 0
-		for _, p := range ix.Pages {
-			links += len(p.Links)
-		}
-		rep.Neo4j = &neo4jSync{Version: st.Version, Previous: st.Previous, Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links,
-			PagesWritten: st.PagesWritten, PagesCopied: st.PagesCopied, Dropped: st.Dropped, Duration: time.Since(start)}
-	}
-	return rep, nil
-}
-
-// open connects to the configured backends for serving ix, loaded from the index directory dir (whose name is
-// the default Qdrant prefix). The backends are bound to ix's version: Qdrant searches run on that version's
-// collections, not the aliases, so a server still serving ix while ingest syncs a newer version keeps getting
-// ix's pages. Open once per loaded version and close the previous version's backends when its last request has
-// ended. A server that does not answer yet is logged, not fatal: gRPC and the Neo4j driver reconnect, and until
-// then retrieval fails per request. The returned func closes the connections.
-func (b backendFlags) open(ctx context.Context, dir string, ix *index.Index, logger *slog.Logger) (retrieval.Backends, func(), error) {
-	var (
-		bk      retrieval.Backends
-		closers []func()
-	)
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	if b.qdrantURL != "" {
-		cfg := b.qdrantConfig(dir)
-		s, err := qdrant.New(cfg)
-		if err != nil {
-			return bk, nil, fmt.Errorf("serve: --qdrant-url: %w", err)
-		}
-		closers = append(closers, func() { _ = s.Close() })
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		v, err := s.Health(pctx)
-		cancel()
-		if err != nil {
-			logger.Warn("qdrant does not answer; searches fail until it does", "qdrant", cfg.Redacted().URL, "err", err)
-		}
-		searcher := qdrant.NewSearcher(s, ix.Manifest.Version)
-		if err == nil {
-			sum, ch := searcher.Collections()
-			logger.Info("searching in qdrant", "qdrant", cfg.Redacted().URL, "qdrant_version", v, "index_version", ix.Manifest.Version,
-				"summaries", sum, "chunks", ch)
-		}
-		bk.Vectors = searcher
-	}
-	if b.neo4jURI != "" {
-		cfg := b.neo4jConfig()
-		s, err := neo4j.New(cfg)
-		if err != nil {
-			closeAll()
-			return bk, nil, fmt.Errorf("serve: --neo4j-uri: %w", err)
-		}
-		closers = append(closers, func() { _ = s.Close(context.WithoutCancel(ctx)) })
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = s.Ping(pctx)
-		cancel()
-		if err != nil {
-			logger.Warn("neo4j does not answer; retrieval fails until it does", "neo4j", cfg.Redacted().URI, "err", err)
-		} else {
-			logger.Info("communities from neo4j", "neo4j", cfg.Redacted().URI, "index_version", ix.Manifest.Version)
-		}
-		bk.Communities = s.Graph(ix.Manifest.Version)
-	}
-	return bk, closeAll, nil
-}
-
-// names describes the configured backends for logs and the response cache key.
-func (b backendFlags) names() string {
-	switch {
-	case b.qdrantURL != "" && b.neo4jURI != "":
-		return "qdrant+neo4j"
-	case b.qdrantURL != "":
-		return "qdrant"
-	case b.neo4jURI != "":
-		return "neo4j"
-	}
-	return "in-process"
-}
-
-// errQdrantDrift is verify's answer when the version's collections exist but hold something else than ix.
-var errQdrantDrift = errors.New("qdrant's collections of the index version differ from the index")
-
-// verify checks that the collections bk's Qdrant searcher reads (those of the version open bound it to) hold ix,
-// logs the outcome, and returns nil when they do or when no Qdrant is configured. Otherwise its searches would
-// fail or miss pages: the error wraps qdrant.ErrVersionMissing when the version has no collections (not synced
-// yet, or dropped), errQdrantDrift when they hold other pages, or the error of the check itself. A caller that
-// switches versions at run time can keep the old version on an error.
-func (b backendFlags) verify(bk retrieval.Backends, ix *index.Index, logger *slog.Logger) error {
-	s, ok := bk.Vectors.(*qdrant.Searcher)
-	if !ok {
+// syncer is the sync of the configured backends, nil when none is.
+func (b backendFlags) syncer() func(context.Context, string) (*backends.SyncReport, error) {
+	if !b.Configured() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sum, _ := s.Collections()
-	d, err := s.Verify(ctx, ix)
-	switch {
-	case errors.Is(err, qdrant.ErrVersionMissing):
-		logger.Warn("qdrant has no collections for the index version; searches fail until `ragproxy ingest ... --qdrant-url` syncs it, or, if it was dropped as too old, until this server loads the current index",
-			"qdrant", b.qdrantURL, "index_version", ix.Manifest.Version, "summaries", sum)
-		return fmt.Errorf("verify qdrant: %w", err)
-	case err != nil:
-		logger.Warn("could not check that qdrant holds the index", "qdrant", b.qdrantURL, "err", err)
-		return fmt.Errorf("verify qdrant: %w", err)
-	case !d.InSync():
-		logger.Warn("qdrant's collections of the index version hold other pages; searches fail until `ragproxy ingest ... --qdrant-url` syncs it",
-			"qdrant", b.qdrantURL, "index_version", ix.Manifest.Version, "summaries", sum, "missing_pages", d.Missing,
-			"stale_pages", d.Stale, "extra_pages", d.Extra)
-		return fmt.Errorf("verify qdrant: %d missing, %d stale, %d extra pages: %w", d.Missing, d.Stale, d.Extra, errQdrantDrift)
-	}
-	logger.Info("qdrant holds the index", "index_version", ix.Manifest.Version, "summaries", sum, "pages", len(ix.Pages))
-	return nil
+	return b.Sync
 }

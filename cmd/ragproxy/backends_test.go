@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/internal/indextest"
@@ -72,9 +73,9 @@ func noBackendsEnv(t *testing.T) {
 }
 
 type ingestJSON struct {
-	Pages    int        `json:"pages"`
-	Chunks   int        `json:"chunks"`
-	Backends syncReport `json:"backends"`
+	Pages    int                 `json:"pages"`
+	Chunks   int                 `json:"chunks"`
+	Backends backends.SyncReport `json:"backends"`
 }
 
 // TestIngestSyncsQdrant ingests the example site with --qdrant-url pointing at the in-test Qdrant, checks the
@@ -105,7 +106,7 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	}
 	v := ix.Manifest.Version
 	sum, ch := "lakeshore_v"+v+"_summaries", "lakeshore_v"+v+"_chunks"
-	want := qdrantSync{Version: v, Summaries: sum, Chunks: ch, Aliases: []string{"lakeshore_summaries", "lakeshore_chunks"},
+	want := backends.QdrantSync{Version: v, Summaries: sum, Chunks: ch, Aliases: []string{"lakeshore_summaries", "lakeshore_chunks"},
 		PagesWritten: len(ix.Pages), ChunksWritten: len(ix.Chunks)}
 	q.Duration = 0
 	if diff := cmp.Diff(want, *q); diff != "" {
@@ -130,15 +131,15 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	if q := second.Backends.Qdrant; q == nil || q.PagesWritten+q.PagesCopied != 0 || q.Previous != v || srv.Count("Upsert") != upserts {
 		t.Errorf("unchanged re-ingest: sync %+v, %d upserts", q, srv.Count("Upsert")-upserts)
 	}
-	rep := syncReport{Qdrant: second.Backends.Qdrant}
-	if lines := rep.lines(); len(lines) != 1 || !strings.Contains(lines[0], "is current already, nothing written") {
+	rep := backends.SyncReport{Qdrant: second.Backends.Qdrant}
+	if lines := rep.Lines(); len(lines) != 1 || !strings.Contains(lines[0], "is current already, nothing written") {
 		t.Errorf("report of the unchanged re-ingest: %q", lines)
 	}
 
 	// Serve's backends search the collections of the version they were opened for.
 	r, _ := indextest.Open(t, idx)
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bk, closeBackends, err := backendFlags{qdrantURL: url}.open(ctx, idx, r.Index(), discard)
+	bk, closeBackends, err := backends.Config{QdrantURL: url}.Open(ctx, idx, r.Index(), discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +162,14 @@ func TestIngestSyncsQdrant(t *testing.T) {
 	// Serve checks at start that Qdrant holds the index it serves.
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	if err := (backendFlags{qdrantURL: url}).verify(bk, r.Index(), logger); err != nil || !strings.Contains(logs.String(), "qdrant holds the index") {
+	if err := (backends.Config{QdrantURL: url}).Verify(bk, r.Index(), logger); err != nil || !strings.Contains(logs.String(), "qdrant holds the index") {
 		t.Errorf("in-sync check = %v, logged %q", err, logs.String())
 	}
 	stale := *r.Index()
 	stale.Pages = slices.Clone(stale.Pages)
 	stale.Pages[0].Community = 4242
 	logs.Reset()
-	if err := (backendFlags{qdrantURL: url}).verify(bk, &stale, logger); !errors.Is(err, errQdrantDrift) ||
+	if err := (backends.Config{QdrantURL: url}).Verify(bk, &stale, logger); !errors.Is(err, backends.ErrQdrantDrift) ||
 		!strings.Contains(logs.String(), "hold other pages") || !strings.Contains(logs.String(), "stale_pages=1") {
 		t.Errorf("stale check = %v, logged %q", err, logs.String())
 	}
@@ -225,13 +226,13 @@ func TestIngestSyncsQdrant(t *testing.T) {
 
 	// A version Qdrant has no collections for (never synced, or dropped) is named as such.
 	stale.Manifest.Version = "0123456789abcdef"
-	other, closeOther, err := backendFlags{qdrantURL: url}.open(ctx, idx, &stale, discard)
+	other, closeOther, err := backends.Config{QdrantURL: url}.Open(ctx, idx, &stale, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeOther()
 	logs.Reset()
-	if err := (backendFlags{qdrantURL: url}).verify(other, &stale, logger); !errors.Is(err, qdrant.ErrVersionMissing) ||
+	if err := (backends.Config{QdrantURL: url}).Verify(other, &stale, logger); !errors.Is(err, qdrant.ErrVersionMissing) ||
 		!strings.Contains(logs.String(), "no collections for the index version") {
 		t.Errorf("missing version check = %v, logged %q", err, logs.String())
 	}
@@ -296,36 +297,5 @@ func TestIngestSyncsNeo4j(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("communities in neo4j (-index +neo4j):\n%s", diff)
-	}
-}
-
-func TestSyncReportLines(t *testing.T) {
-	tests := []struct {
-		name string
-		rep  syncReport
-		want []string
-	}{
-		{"qdrant next version", syncReport{Qdrant: &qdrantSync{Version: "b2", Previous: "a1", Summaries: "s_vb2_summaries", Chunks: "s_vb2_chunks",
-			Aliases: []string{"s_summaries", "s_chunks"}, PagesWritten: 1, ChunksWritten: 3, PagesCopied: 9, ChunksCopied: 27, PagesRelabelled: 2,
-			PagesDeleted: 1, Dropped: []string{"z0"}}},
-			[]string{"qdrant s_vb2_summaries, s_vb2_chunks (s_summaries, s_chunks): 1 pages written (3 chunks), 9 copied (27 chunks) from version a1, 2 relabelled, 1 deleted in 0s",
-				"qdrant: dropped the collections of versions z0"}},
-		{"qdrant migration", syncReport{Qdrant: &qdrantSync{Version: "b2", Summaries: "s_vb2_summaries", Chunks: "s_vb2_chunks",
-			Aliases: []string{"s_summaries", "s_chunks"}, PagesCopied: 4, ChunksCopied: 8, Migrated: true}},
-			[]string{"qdrant s_vb2_summaries, s_vb2_chunks (s_summaries, s_chunks): 0 pages written (0 chunks), 4 copied (8 chunks) from the unversioned collections, now deleted, 0 relabelled, 0 deleted in 0s"}},
-		{"qdrant current", syncReport{Qdrant: &qdrantSync{Version: "b2", Previous: "b2", Summaries: "s_vb2_summaries", Chunks: "s_vb2_chunks"}},
-			[]string{"qdrant s_vb2_summaries, s_vb2_chunks: version b2 is current already, nothing written in 0s"}},
-		{"neo4j next version", syncReport{Neo4j: &neo4jSync{Version: "b2", Previous: "a1", Pages: 10, Chunks: 30, Links: 40, PagesWritten: 1, PagesCopied: 9, Dropped: []string{"z0"}}},
-			[]string{"neo4j: graph of version b2, 10 pages, 30 chunks, 40 links: 1 pages written, 9 copied from version a1 in 0s",
-				"neo4j: deleted the graphs of versions z0"}},
-		{"neo4j current", syncReport{Neo4j: &neo4jSync{Version: "b2", Pages: 10}},
-			[]string{"neo4j: graph of version b2 is the newest written already, nothing written in 0s"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, tc.rep.lines()); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
 	}
 }

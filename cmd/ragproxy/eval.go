@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -57,7 +56,11 @@ func runEval(ctx context.Context, args []string) error {
 		return fmt.Errorf("eval: --faq and --faq-questions go together")
 	}
 	if faqFile != "" {
-		if err := evalFAQ(faqFile, faqQuestions, faqThreshold, minFAQ); err != nil {
+		lines, err := eval.CheckFAQ(faqFile, faqQuestions, faqThreshold, minFAQ)
+		for _, l := range lines {
+			fmt.Println(l)
+		}
+		if err != nil {
 			return err
 		}
 		if len(dirs) == 0 && len(questions) == 0 {
@@ -91,24 +94,11 @@ func runEval(ctx context.Context, args []string) error {
 			}
 			defer w.Close()
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		var v any = reps
-		if len(reps) == 1 {
-			v = reps[0]
-		}
-		if err := enc.Encode(v); err != nil {
+		if err := eval.WriteJSON(w, reps); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
-	for _, rep := range reps {
-		m := rep.Retrieval
-		if m.FactInContext < minFact || m.Hit[8] < minHit || m.MRR < minMRR {
-			return fmt.Errorf("eval: below the bar on %s: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",
-				rep.Questions, m.FactInContext, minFact, m.Hit[8], minHit, m.MRR, minMRR)
-		}
-	}
-	return nil
+	return eval.Bars{FactInContext: minFact, Hit8: minHit, MRR: minMRR}.Check(reps)
 }
 
 // siteEval is what the evaluation of every site of one eval command shares.
@@ -124,76 +114,42 @@ type siteEval struct {
 
 // run evaluates retrieval (and, with an upstream, answers) on one index and its question set.
 func (e *siteEval) run(ctx context.Context, dir, questions string) (eval.Report, error) {
-	rep := eval.Report{Index: dir, Questions: questions, Analyzer: "heuristic"}
-	qs, err := eval.LoadQuestions(questions)
-	if err != nil {
-		return rep, err
+	site := eval.Site{Index: dir, Questions: questions, Repeats: e.repeats}
+	var err error
+	if site.Set, err = eval.LoadQuestions(questions); err != nil {
+		return eval.Report{}, err
 	}
 	remote, err := e.up.openaiEmbedder()
 	if err != nil {
-		return rep, fmt.Errorf("eval: %w", err)
+		return eval.Report{}, fmt.Errorf("eval: %w", err)
 	}
-	r, err := retrieval.Open(dir, remote, e.tok, e.rf.config())
-	if err != nil {
-		return rep, fmt.Errorf("eval: %w", err)
+	if site.Retriever, err = retrieval.Open(dir, remote, e.tok, e.rf.config()); err != nil {
+		return eval.Report{}, fmt.Errorf("eval: %w", err)
 	}
 	if e.assistantSpec != "" {
 		a, err := e.assistants.evalAssistant(e.assistantSpec)
 		if err != nil {
-			return rep, fmt.Errorf("eval: %w", err)
+			return eval.Report{}, fmt.Errorf("eval: %w", err)
 		}
-		if err := a.scope.Check(r.Index()); err != nil {
-			return rep, fmt.Errorf("eval: %s: %w", a.from, err)
+		if err := a.Scope.Check(site.Retriever.Index()); err != nil {
+			return eval.Report{}, fmt.Errorf("eval: %s: %w", a.From, err)
 		}
-		r = r.WithScope(a.scope)
-		rep.Assistant = a.Name + " (" + strings.Join(a.Prefixes, ", ") + ")"
+		site.Retriever = site.Retriever.WithScope(a.Scope)
+		site.Assistant = a.Name + " (" + strings.Join(a.Prefixes, ", ") + ")"
 	}
-	var an retrieval.Analyzer = retrieval.Heuristic{}
+	if e.ablations {
+		cfg := e.rf.config()
+		site.Ablations = &cfg
+	}
 	if e.up.online() {
 		ask, err := e.up.ask()
 		if err != nil {
-			return rep, fmt.Errorf("eval: %w", err)
+			return eval.Report{}, fmt.Errorf("eval: %w", err)
 		}
-		an = &retrieval.LLMAnalyzer{Ask: ask}
-		rep.Analyzer = "llm " + e.up.model
+		site.Analyzer, site.AnalyzerName = &retrieval.LLMAnalyzer{Ask: ask}, "llm "+e.up.model
+		site.Judge = &eval.Judge{Client: e.up.client(), Model: e.up.model}
 	}
-	if rep.Retrieval, err = eval.Retrieve(ctx, r, an, qs); err != nil {
-		return rep, err
-	}
-	if e.ablations {
-		if rep.Ablations, err = eval.RunAblations(ctx, r, an, qs, eval.Ablations(e.rf.config())); err != nil {
-			return rep, err
-		}
-	}
-	if e.up.online() {
-		judge := &eval.Judge{Client: e.up.client(), Model: e.up.model}
-		if rep.Answers, err = judge.Answers(ctx, r, an, qs, e.repeats); err != nil {
-			return rep, err
-		}
-	}
-	return rep, nil
-}
-
-// evalFAQ calibrates the FAQ's direct answers on a labelled set and fails when they are less precise than min at
-// threshold.
-func evalFAQ(file, questions string, threshold, min float64) error {
-	entries, err := faq.Load(file)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	qs, err := eval.LoadFAQQuestions(questions)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	rep := eval.CalibrateFAQ(faq.NewMatcher(entries), qs, min, threshold)
-	for _, l := range rep.Lines() {
-		fmt.Println(l)
-	}
-	if rep.AtDefault.Precision < min {
-		return fmt.Errorf("eval: below the bar: FAQ direct answers at threshold %.2f have precision %.3f (min %.2f); use --faq-threshold %.2f or add alternatives",
-			threshold, rep.AtDefault.Precision, min, rep.Chosen)
-	}
-	return nil
+	return site.Run(ctx)
 }
 
 // retrievalFlags are retrieval's constants, shared by serve and eval.

@@ -13,8 +13,6 @@ import (
 
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/observability"
-	"github.com/ragproxy/ragproxy/retrieval/neo4j"
-	"github.com/ragproxy/ragproxy/retrieval/qdrant"
 	"github.com/ragproxy/ragproxy/server"
 )
 
@@ -83,39 +81,24 @@ func checkHealth(ctx context.Context, url string, timeout time.Duration) error {
 // returned func closes the connections.
 func (f serveFlags) readiness(ctx context.Context, c cache.Cache, metrics *observability.Metrics) (*server.Readiness, func(), error) {
 	var (
-		backends []server.Backend
-		closers  []func()
+		probes   []server.Backend
+		closeAll = func() {}
 	)
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	if f.index != "" && f.backends.qdrantURL != "" {
-		s, err := qdrant.New(f.backends.qdrantConfig(f.index))
+	if f.index != "" {
+		ps, closeProbes, err := f.backends.Probes(ctx, f.index)
 		if err != nil {
-			return nil, nil, fmt.Errorf("serve: --qdrant-url: %w", err)
+			return nil, nil, fmt.Errorf("serve: %w", err)
 		}
-		closers = append(closers, func() { _ = s.Close() })
-		backends = append(backends, server.Backend{Name: "qdrant", Required: true, Probe: func(ctx context.Context) error {
-			_, err := s.Health(ctx)
-			return err
-		}})
-	}
-	if f.index != "" && f.backends.neo4jURI != "" {
-		s, err := neo4j.New(f.backends.neo4jConfig())
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("serve: --neo4j-uri: %w", err)
+		closeAll = closeProbes
+		for _, p := range ps {
+			probes = append(probes, server.Backend{Name: p.Name, Required: true, Probe: p.Check})
 		}
-		closers = append(closers, func() { _ = s.Close(context.WithoutCancel(ctx)) })
-		backends = append(backends, server.Backend{Name: "neo4j", Required: true, Probe: s.Ping})
 	}
 	if r, ok := c.(*cache.Redis); ok {
-		backends = append(backends, server.Backend{Name: "redis", Probe: r.Ping})
+		probes = append(probes, server.Backend{Name: "redis", Probe: r.Ping})
 	}
-	if len(backends) == 0 {
+	if len(probes) == 0 {
 		return nil, closeAll, nil
 	}
-	return server.NewReadiness(server.ReadinessConfig{Backends: backends, OnProbe: metrics.BackendUp}), closeAll, nil
+	return server.NewReadiness(server.ReadinessConfig{Backends: probes, OnProbe: metrics.BackendUp}), closeAll, nil
 }

@@ -36,7 +36,7 @@ func TestReadyzBackendDown(t *testing.T) {
 	var qdrantURL string
 	t.Run("qdrant up", func(t *testing.T) {
 		_, qdrantURL = qdranttest.NewServer(t) // stopped when this subtest ends
-		f.backends.qdrantURL = qdrantURL
+		f.backends.QdrantURL = qdrantURL
 		ready, closeReady, err := f.readiness(ctx, redis, metrics)
 		if err != nil {
 			t.Fatal(err)

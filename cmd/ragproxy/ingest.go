@@ -13,6 +13,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/ragproxy/ragproxy/admin"
+	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
@@ -94,9 +96,9 @@ func runIngest(ctx context.Context, args []string) error {
 	if o.jsonOut {
 		out := struct {
 			*ingest.Report
-			Backends *syncReport `json:"backends,omitempty"`
+			Backends *backends.SyncReport `json:"backends,omitempty"`
 		}{rep, nil}
-		if o.backends.configured() {
+		if o.backends.Configured() {
 			out.Backends = synced
 		}
 		if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
@@ -104,15 +106,11 @@ func runIngest(ctx context.Context, args []string) error {
 		}
 		return syncErr
 	}
-	fmt.Printf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s\n",
-		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, cfg.IndexDir,
-		rep.Version, rep.Duration.Round(time.Millisecond))
-	if rep.Requests > 0 {
-		fmt.Printf("crawled %d pages (%d not modified) in %d requests, %.1f MB of bodies\n", rep.Fetched,
-			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6)
+	for _, line := range rep.Lines(cfg.IndexDir) {
+		fmt.Println(line)
 	}
 	if synced != nil {
-		for _, line := range synced.lines() {
+		for _, line := range synced.Lines() {
 			fmt.Println(line)
 		}
 	}
@@ -226,13 +224,22 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 
 // run ingests and then syncs the configured backends. The report is nil when the ingest failed; a failed sync
 // returns the report with the error, the local index being written.
-func (o *ingestOptions) run(ctx context.Context) (*ingest.Report, *syncReport, error) {
+func (o *ingestOptions) run(ctx context.Context) (*ingest.Report, *backends.SyncReport, error) {
 	rep, err := ingest.Run(ctx, o.cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	synced, err := o.backends.sync(ctx, o.cfg.IndexDir)
+	synced, err := o.backends.Sync(ctx, o.cfg.IndexDir)
 	return rep, synced, err
+}
+
+// ingestJob parses an admin ingest job's command line as `ragproxy ingest` does.
+func ingestJob(args []string, out io.Writer) (*admin.Ingest, error) {
+	o, err := parseIngestArgs(args, out)
+	if err != nil {
+		return nil, err
+	}
+	return &admin.Ingest{Config: o.cfg, Sync: o.backends.syncer()}, nil
 }
 
 // splitSource lets SOURCE come before the flags, as in `ragproxy ingest https://site/ --index DIR`.
@@ -263,16 +270,8 @@ func runStats(_ context.Context, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
-	fmt.Printf("index %s (version %s, built %s)\n", *dir, st.Version, st.BuiltAt)
-	fmt.Printf("  pages %d, chunks %d, links %d\n", st.Pages, st.Chunks, st.Links)
-	fmt.Printf("  communities %d (modularity %.3f), pages in small components %d\n", st.Communities, st.Modularity, st.SmallComponentPages)
-	fmt.Printf("  chunk tokens p50 %d, p95 %d, max %d (%s)\n", st.ChunkTokens.P50, st.ChunkTokens.P95, st.ChunkTokens.Max, st.Tokenizer)
-	fmt.Printf("  embedder %s (dimension %d), summaries %s\n", st.Embedder, st.Dimension, st.Summarizer)
-	fmt.Printf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d\n", st.FAQEntries, st.FAQPages, st.Revalidatable)
-	files := make([]string, len(st.Files))
-	for i, f := range st.Files {
-		files[i] = fmt.Sprintf("%s %.1f MB", f.Name, float64(f.Bytes)/1e6)
+	for _, line := range st.Lines(*dir) {
+		fmt.Println(line)
 	}
-	fmt.Printf("  format %d: %s\n", st.Format, strings.Join(files, ", "))
 	return nil
 }

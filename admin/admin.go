@@ -1,4 +1,8 @@
-package main
+// Package admin is the gateway's admin API under /admin, for the index a server answers from: hot reload of new
+// index versions (polled, on a signal, on request), the pages of the served version and the operator's edits of
+// them, ingest jobs, and the versions on disk to switch back to. It hands the gateway its routes (Routes) and
+// runs its background work under the caller's context (Run). An Admin is safe for concurrent use.
+package admin
 
 import (
 	"bytes"
@@ -6,10 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,30 +23,30 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/ingest/crawl"
-	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/observability"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 )
 
-// admin serves the admin API's index routes besides the reloader's: the pages of the served version, the
-// operator's edits (put and delete pages), ingest jobs and the versions on disk. Every change is written into the
-// served index directory and then loaded by the reloader, so it is live when the call returns (or, for a job,
-// when the job ends).
+// Admin serves the admin API's index routes: the served index and its reloads, the pages of the served
+// version, the operator's edits (put and delete pages), ingest jobs and the versions on disk. Every change is
+// written into the served index directory and then loaded by the reloader, so it is live when the call returns
+// (or, for a job, when the job ends).
 //
 // Changes are serialised: edits and activations wait for each other, and while an ingest job runs (one at a
 // time) they answer 409, since the job's version would replace theirs.
-type admin struct {
-	dir    string
-	rl     *reloader
-	f      serveFlags
-	logger *slog.Logger
-	// ctx is the server's lifetime: jobs run under it, and close ends it.
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // running jobs
+type Admin struct {
+	dir      string
+	rl       *reloader
+	cfg      Config
+	logger   *slog.Logger
+	starts   chan jobStart // to Run, which runs the jobs
+	stopping chan struct{} // closed when Run's context has ended: no job starts after
 
 	write sync.Mutex // held while something writes into dir
 
@@ -49,24 +55,91 @@ type admin struct {
 	running *job
 }
 
-// newAdmin returns the admin routes' state for the index that rl serves; its jobs end with ctx or close.
-func newAdmin(ctx context.Context, f serveFlags, rl *reloader, logger *slog.Logger) *admin {
-	a := &admin{dir: f.index, rl: rl, f: f, logger: logger}
-	a.ctx, a.cancel = context.WithCancel(ctx)
-	return a
+// Config is what the admin API needs of the server it is part of. Dir, Live and Open are required; the zero
+// value of every other field works. It holds no secrets: the upstream's keys stay in the funcs that use them.
+type Config struct {
+	// Dir is the served index directory, which edits, jobs and activations write and reloads read. Required.
+	Dir string
+	// Live is the index version being served, which reloads switch. Required.
+	Live *retrieval.Live
+	// Open loads the version CURRENT names with its backends, for a reload while Live serves; release closes
+	// them once the version is replaced and its last search has ended. Required.
+	Open func(ctx context.Context) (r *retrieval.Retriever, release func(), err error)
+	// Name is the assistant's model id, the index metrics' label; default "".
+	Name string
+	// Logger logs reloads, jobs and backend syncs; nil discards.
+	Logger *slog.Logger
+	// Metrics counts reloads and publishes the served version; nil counts nothing.
+	Metrics *observability.Metrics
+	// ReloadInterval is how often Run checks the directory's CURRENT and switches to a new version; 0 checks
+	// only on Signals and POST /admin/index/reload.
+	ReloadInterval time.Duration
+	// Signals, when not nil, asks for a reload on every value received until Run ends (serve relays SIGHUP);
+	// nil: none.
+	Signals <-chan os.Signal
+	// Edit returns the ingest settings of an edit: embedder, summarizer, versions kept and the ragproxy version
+	// the manifest records; the admin API sets the directory, logger and protected version. Nil: ingest's
+	// defaults (the local embedder, extractive summaries).
+	Edit func() (ingest.Config, error)
+	// ParseIngest parses an ingest job's command line (SOURCE then the options of `ragproxy ingest`, always with
+	// --index Dir), writing usage to out; nil refuses jobs.
+	ParseIngest func(args []string, out io.Writer) (*Ingest, error)
+	// Sync writes the index under dir into the configured backends after an edit; nil: none are configured.
+	Sync func(ctx context.Context, dir string) (*backends.SyncReport, error)
 }
 
-// close cancels a running job and waits for it to end. It cancels under mu, where startJob checks the context
-// and counts a new job, so no job is counted after the wait begins.
-func (a *admin) close() {
-	a.mu.Lock()
-	a.cancel()
-	a.mu.Unlock()
-	a.wg.Wait()
+// New returns the admin API of the index that cfg.Live serves. Its routes answer at once; its watcher, signals
+// and jobs need Run.
+func New(cfg Config) (*Admin, error) {
+	if cfg.Dir == "" || cfg.Live == nil || cfg.Open == nil {
+		return nil, errors.New("admin: Dir, Live and Open are required")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	rl := &reloader{dir: cfg.Dir, live: cfg.Live, open: cfg.Open, logger: logger, metrics: cfg.Metrics, name: cfg.Name,
+		loadedAt: time.Now()}
+	rl.seen, _ = index.Current(cfg.Dir)
+	return &Admin{dir: cfg.Dir, rl: rl, cfg: cfg, logger: logger, starts: make(chan jobStart),
+		stopping: make(chan struct{})}, nil
+}
+
+// Run runs the admin API's background work until ctx ends: the watcher of CURRENT, the reloads Signals ask for,
+// and the ingest jobs, which run under ctx. When ctx ends no job starts any more, and Run returns once the
+// running job (cancelled with ctx) and the watcher have ended. Call it once.
+func (a *Admin) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(a.stopping) // before the wait: a job asked for meanwhile is refused, not left waiting
+	if a.cfg.ReloadInterval > 0 {
+		wg.Go(func() { a.rl.watch(ctx, a.cfg.ReloadInterval) })
+	}
+	if a.cfg.Signals != nil {
+		wg.Go(func() { a.rl.onSignal(ctx, a.cfg.Signals) })
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-a.starts:
+			if ctx.Err() != nil {
+				s.started <- false
+				return
+			}
+			wg.Go(func() { a.runJob(ctx, s.job, s.in) })
+			s.started <- true
+		}
+	}
+}
+
+// Routes are the admin routes, relative to /admin, for server.Config.Admin.
+func (a *Admin) Routes() []server.Route {
+	return append(a.rl.routes(), a.routes()...)
 }
 
 // routes are the admin routes besides the reloader's.
-func (a *admin) routes() []server.Route {
+func (a *Admin) routes() []server.Route {
 	return []server.Route{
 		{Method: http.MethodGet, Path: "/pages", Handle: a.listPages},
 		{Method: http.MethodPut, Path: "/pages", Handle: a.putPage},
@@ -107,11 +180,11 @@ func decodeStrict(body []byte, v any) error {
 
 // served is the index version answers come from now.
 // served returns the served index, for its records: its texts may be closed by a reload at any time.
-func (a *admin) served() *index.Index { return a.rl.live.Current().Index() }
+func (a *Admin) served() *index.Index { return a.rl.live.Current().Index() }
 
 // acquire returns the served index, held until release is called, for reading its texts: a reload meanwhile
 // closes it only after.
-func (a *admin) acquire() (ix *index.Index, release func()) {
+func (a *Admin) acquire() (ix *index.Index, release func()) {
 	r, release := a.rl.live.Acquire()
 	return r.Index(), release
 }
@@ -172,7 +245,7 @@ const (
 
 // listPages serves GET /admin/pages?prefix=&offset=&limit=: the served version's pages in URL order, those
 // whose URL starts with prefix.
-func (a *admin) listPages(_ context.Context, req *server.Request) (any, error) {
+func (a *Admin) listPages(_ context.Context, req *server.Request) (any, error) {
 	offset, err := queryInt(req.Query, "offset", 0, 0, 1<<31-1)
 	if err != nil {
 		return nil, err
@@ -241,7 +314,7 @@ func canonicalPageURL(raw string) (string, error) {
 }
 
 // getPage serves GET /admin/pages/{url}: one page with its markdown, chunks and links.
-func (a *admin) getPage(_ context.Context, req *server.Request) (any, error) {
+func (a *Admin) getPage(_ context.Context, req *server.Request) (any, error) {
 	u, err := pageURL(req)
 	if err != nil {
 		return nil, err
@@ -298,7 +371,7 @@ type editResult struct {
 
 // putPage serves PUT /admin/pages: the page is added to the index, or replaces the page at its URL, and stays
 // across later ingests until it is deleted or its edit forgotten.
-func (a *admin) putPage(ctx context.Context, req *server.Request) (any, error) {
+func (a *Admin) putPage(ctx context.Context, req *server.Request) (any, error) {
 	var in putRequest
 	if err := decodeStrict(req.Body, &in); err != nil {
 		return nil, err
@@ -330,7 +403,7 @@ func (a *admin) putPage(ctx context.Context, req *server.Request) (any, error) {
 
 // onSite checks that u is on one of the hosts of the served pages: the admin API edits the site's index, it
 // does not add other sites to it.
-func (a *admin) onSite(u string) error {
+func (a *Admin) onSite(u string) error {
 	host := hostOfURL(u)
 	ix := a.served()
 	hosts := map[string]bool{}
@@ -354,7 +427,7 @@ func hostOfURL(u string) string {
 
 // deletePage serves DELETE /admin/pages/{url}: the page leaves the index, and later ingests leave it out until
 // the edit is forgotten.
-func (a *admin) deletePage(ctx context.Context, req *server.Request) (any, error) {
+func (a *Admin) deletePage(ctx context.Context, req *server.Request) (any, error) {
 	u, err := pageURL(req)
 	if err != nil {
 		return nil, err
@@ -369,7 +442,7 @@ func (a *admin) deletePage(ctx context.Context, req *server.Request) (any, error
 }
 
 // edit applies change to the saved edits, makes the new index version and serves it.
-func (a *admin) edit(ctx context.Context, req *server.Request, object, u string, change func(*ingest.Edits)) (any, error) {
+func (a *Admin) edit(ctx context.Context, req *server.Request, object, u string, change func(*ingest.Edits)) (any, error) {
 	start := time.Now()
 	if err := a.lockWrite(); err != nil {
 		return nil, err
@@ -395,7 +468,7 @@ func (a *admin) edit(ctx context.Context, req *server.Request, object, u string,
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.publish(req, "admin edit")
+	res, err := a.publish(ctx, "admin edit")
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +478,7 @@ func (a *admin) edit(ctx context.Context, req *server.Request, object, u string,
 }
 
 // lockWrite takes the write lock for an edit or an activation, or refuses while an ingest job runs.
-func (a *admin) lockWrite() error {
+func (a *Admin) lockWrite() error {
 	a.mu.Lock()
 	j := a.running
 	a.mu.Unlock()
@@ -416,41 +489,36 @@ func (a *admin) lockWrite() error {
 	return nil
 }
 
-// applyConfig is the ingest configuration of an edit: serve's upstream for summaries and embeddings, the
-// versions to keep, and the served version protected.
-func (a *admin) applyConfig() (ingest.Config, error) {
-	cfg := ingest.Config{IndexDir: a.dir, Logger: a.logger, Version: version, KeepVersions: a.f.keepVersions,
-		ProtectVersions: []string{a.served().Manifest.Version}}
-	var err error
-	if cfg.Embedder, err = a.f.up.openaiEmbedder(); err != nil {
-		return cfg, err
-	}
-	if a.f.up.online() {
-		ask, err := a.f.up.ask()
-		if err != nil {
+// applyConfig is the ingest configuration of an edit: Config.Edit's, with the served version protected.
+func (a *Admin) applyConfig() (ingest.Config, error) {
+	var cfg ingest.Config
+	if a.cfg.Edit != nil {
+		var err error
+		if cfg, err = a.cfg.Edit(); err != nil {
 			return cfg, err
 		}
-		cfg.Summarizer = &summary.LLM{Ask: ask, Model: a.f.up.model}
 	}
+	cfg.IndexDir, cfg.Logger, cfg.ProtectVersions = a.dir, a.logger, []string{a.served().Manifest.Version}
 	return cfg, nil
 }
 
-// publish syncs the backends with the index just written and switches to it. The reload runs under the
-// server's lifetime, not the request's: the version is written, and a client that left must not leave it
-// unserved until the watcher notices.
-func (a *admin) publish(req *server.Request, reason string) (reloadResult, error) {
-	if a.f.backends.configured() {
-		synced, err := a.f.backends.sync(a.ctx, a.dir)
+// publish syncs the backends with the index just written and switches to it. Both run to their end whatever the
+// request does: the version is written, and a client that left must not leave it unserved until the watcher
+// notices.
+func (a *Admin) publish(ctx context.Context, reason string) (reloadResult, error) {
+	ctx = context.WithoutCancel(ctx)
+	if a.cfg.Sync != nil {
+		synced, err := a.cfg.Sync(ctx, a.dir)
 		if err != nil {
 			return reloadResult{}, fmt.Errorf("the index is written but its backends are not synced (the server keeps its version until they are): %w", err)
 		}
 		if synced != nil {
-			for _, line := range synced.lines() {
+			for _, line := range synced.Lines() {
 				a.logger.Info("backends synced", "detail", line)
 			}
 		}
 	}
-	res, err := a.rl.reload(a.ctx, reason)
+	res, err := a.rl.reload(ctx, reason)
 	if err != nil {
 		return res, conflict("index_not_loaded", "The new version is written but could not be loaded; the server still serves version %s: %v",
 			a.served().Manifest.Version, err)
@@ -468,7 +536,7 @@ type editView struct {
 }
 
 // listEdits serves GET /admin/edits: the saved edits, in URL order.
-func (a *admin) listEdits(context.Context, *server.Request) (any, error) {
+func (a *Admin) listEdits(context.Context, *server.Request) (any, error) {
 	e, err := ingest.LoadEdits(a.dir)
 	if err != nil {
 		return nil, err
@@ -486,7 +554,7 @@ func (a *admin) listEdits(context.Context, *server.Request) (any, error) {
 
 // forgetEdit serves DELETE /admin/edits/{url}: the URL is handed back to the site. The served version does not
 // change; the next ingest reads the URL from the site again (or not, if the site has no such page).
-func (a *admin) forgetEdit(_ context.Context, req *server.Request) (any, error) {
+func (a *Admin) forgetEdit(_ context.Context, req *server.Request) (any, error) {
 	u, err := pageURL(req)
 	if err != nil {
 		return nil, err
@@ -527,7 +595,7 @@ type versionView struct {
 
 // listVersions serves GET /admin/versions: the complete versions on disk, newest first; current is the one
 // CURRENT names, served the one this server answers from (they differ while a version waits to load).
-func (a *admin) listVersions(context.Context, *server.Request) (any, error) {
+func (a *Admin) listVersions(context.Context, *server.Request) (any, error) {
 	vs, err := index.Versions(a.dir)
 	if err != nil {
 		return nil, err
@@ -554,7 +622,7 @@ func (a *admin) listVersions(context.Context, *server.Request) (any, error) {
 // activate serves POST /admin/versions/{version}/activate: CURRENT names the version again and the server
 // switches to it. When it cannot be loaded, CURRENT goes back to what it named and the served version stays.
 // The saved edits are not changed: the next ingest applies them again.
-func (a *admin) activate(_ context.Context, req *server.Request) (any, error) {
+func (a *Admin) activate(ctx context.Context, req *server.Request) (any, error) {
 	v := req.Params["version"]
 	req.Log("version", v)
 	if err := a.lockWrite(); err != nil {
@@ -571,7 +639,8 @@ func (a *admin) activate(_ context.Context, req *server.Request) (any, error) {
 		}
 		return nil, err
 	}
-	res, err := a.rl.reload(a.ctx, "admin activate")
+	// The switch runs to its end whatever the request does, as an edit's.
+	res, err := a.rl.reload(context.WithoutCancel(ctx), "admin activate")
 	if err != nil {
 		if rerr := index.Activate(a.dir, strings.TrimPrefix(before, "v-")); rerr != nil {
 			a.logger.Error("could not point CURRENT back after a failed activation", "current", before, "err", rerr)

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/server"
@@ -38,34 +39,37 @@ type job struct {
 	args    []string
 	by      string
 	created time.Time
-	cancel  context.CancelFunc
+	// stop is closed by cancel, done when the job has ended.
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 
 	mu                sync.Mutex
 	state             string
 	started, finished time.Time
 	progress          []ingest.Progress
 	report            *ingest.Report
-	backends          *syncReport
+	backends          *backends.SyncReport
 	reload            *reloadResult
 	err               error
 }
 
 // jobView is a job as the admin API shows it.
 type jobView struct {
-	Object     string            `json:"object"`
-	ID         string            `json:"id"`
-	State      string            `json:"state"`
-	Source     string            `json:"source"`
-	Args       []string          `json:"args"`
-	By         string            `json:"by,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	StartedAt  *time.Time        `json:"started_at,omitempty"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
-	Progress   []ingest.Progress `json:"progress"`
-	Report     *ingest.Report    `json:"report,omitempty"`
-	Backends   *syncReport       `json:"backends,omitempty"`
-	Reload     *reloadResult     `json:"reload,omitempty"`
-	Error      *jobError         `json:"error,omitempty"`
+	Object     string               `json:"object"`
+	ID         string               `json:"id"`
+	State      string               `json:"state"`
+	Source     string               `json:"source"`
+	Args       []string             `json:"args"`
+	By         string               `json:"by,omitempty"`
+	CreatedAt  time.Time            `json:"created_at"`
+	StartedAt  *time.Time           `json:"started_at,omitempty"`
+	FinishedAt *time.Time           `json:"finished_at,omitempty"`
+	Progress   []ingest.Progress    `json:"progress"`
+	Report     *ingest.Report       `json:"report,omitempty"`
+	Backends   *backends.SyncReport `json:"backends,omitempty"`
+	Reload     *reloadResult        `json:"reload,omitempty"`
+	Error      *jobError            `json:"error,omitempty"`
 }
 
 type jobError struct {
@@ -91,6 +95,9 @@ func (j *job) view() jobView {
 	}
 	return v
 }
+
+// cancel asks the job to end; a job that has ended already stays as it is.
+func (j *job) cancel() { j.stopOnce.Do(func() { close(j.stop) }) }
 
 // onProgress keeps the latest progress of each stage.
 func (j *job) onProgress(p ingest.Progress) {
@@ -150,9 +157,25 @@ func (in ingestRequest) ingestArgs() ([]string, error) {
 	return args, nil
 }
 
+// Ingest is the work of one ingest job, as Config.ParseIngest makes it from the job's command line.
+type Ingest struct {
+	// Config is the ingest's; the job sets its Logger, OnProgress and ProtectVersions.
+	Config ingest.Config
+	// Sync writes the new version into the backends after the ingest; nil: no backends, and the job reports
+	// none.
+	Sync func(ctx context.Context, dir string) (*backends.SyncReport, error)
+}
+
+// jobStart asks Run to run a job; started answers whether it does.
+type jobStart struct {
+	job     *job
+	in      *Ingest
+	started chan bool
+}
+
 // startJob serves POST /admin/ingest: it parses the options as `ragproxy ingest` does and starts the job in the
 // background, or refuses with 409 while another runs.
-func (a *admin) startJob(_ context.Context, req *server.Request) (any, error) {
+func (a *Admin) startJob(ctx context.Context, req *server.Request) (any, error) {
 	var in ingestRequest
 	if err := decodeStrict(req.Body, &in); err != nil {
 		return nil, err
@@ -161,8 +184,11 @@ func (a *admin) startJob(_ context.Context, req *server.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.cfg.ParseIngest == nil {
+		return nil, compat.InvalidRequest("source", "jobs_disabled", "This server runs no ingest jobs.")
+	}
 	var usage bytes.Buffer
-	opts, err := parseIngestArgs(append(slices.Clone(args), "--index", a.dir), &usage)
+	opts, err := a.cfg.ParseIngest(append(slices.Clone(args), "--index", a.dir), &usage)
 	if err != nil {
 		return nil, compat.InvalidRequest("options", "invalid_option", "%v", err)
 	}
@@ -170,35 +196,55 @@ func (a *admin) startJob(_ context.Context, req *server.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &job{id: id, source: in.Source, args: args, by: req.Key, created: time.Now().UTC(), state: jobQueued}
+	j := &job{id: id, source: in.Source, args: args, by: req.Key, created: time.Now().UTC(), state: jobQueued,
+		stop: make(chan struct{}), done: make(chan struct{})}
 	a.mu.Lock()
 	if r := a.running; r != nil {
 		a.mu.Unlock()
 		return nil, conflict("job_running", "Ingest job %s is running; one job runs at a time (DELETE /admin/jobs/%s cancels it).", r.id, r.id)
 	}
-	if a.ctx.Err() != nil {
+	a.running = j // held while Run is asked, so that no second job starts meanwhile
+	a.mu.Unlock()
+	s := jobStart{job: j, in: opts, started: make(chan bool, 1)}
+	started := false
+	select {
+	case a.starts <- s:
+		started = <-s.started
+	case <-a.stopping:
+	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	if !started {
+		a.running = nil
 		a.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return nil, compat.Unavailable("The server is shutting down.")
 	}
-	ctx, cancel := context.WithCancel(a.ctx)
-	j.cancel = cancel
-	a.running = j
 	a.jobs = append(a.jobs, j)
 	if len(a.jobs) > maxJobs {
 		a.jobs = slices.Delete(a.jobs, 0, len(a.jobs)-maxJobs)
 	}
-	a.wg.Add(1)
 	a.mu.Unlock()
 	req.Log("job", id, "source", in.Source, "args", strings.Join(args, " "))
-	go a.runJob(ctx, j, opts)
 	return j.view(), nil
 }
 
 // runJob runs j to its end: ingest into the served directory, backends, then the switch to the new version.
-// It ends when the ingest does, which ctx (the server's lifetime, or the job's cancel) cuts short.
-func (a *admin) runJob(ctx context.Context, j *job, opts *ingestOptions) {
-	defer a.wg.Done()
-	defer j.cancel()
+// The ingest and the sync run until they end or ctx (the server's lifetime) ends or the job is cancelled; the
+// switch runs under ctx alone, as a cancel after the version is written would leave it unserved.
+func (a *Admin) runJob(ctx context.Context, j *job, in *Ingest) {
+	defer close(j.done)
+	jctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // ends with the job at the latest
+		select {
+		case <-j.stop:
+			cancel()
+		case <-jctx.Done():
+		}
+	}()
 	a.write.Lock()
 	defer a.write.Unlock()
 	log := a.logger.With("job", j.id)
@@ -207,14 +253,21 @@ func (a *admin) runJob(ctx context.Context, j *job, opts *ingestOptions) {
 	j.mu.Unlock()
 	log.Info("ingest job started", "source", j.source, "args", strings.Join(j.args, " "))
 
-	opts.cfg.Logger = log
-	opts.cfg.OnProgress = j.onProgress
-	opts.cfg.ProtectVersions = []string{a.served().Manifest.Version}
-	rep, synced, err := opts.run(ctx)
+	cfg := in.Config
+	cfg.Logger = log
+	cfg.OnProgress = j.onProgress
+	cfg.ProtectVersions = []string{a.served().Manifest.Version}
+	rep, err := ingest.Run(jctx, cfg)
+	var synced *backends.SyncReport
+	if err != nil {
+		rep = nil
+	} else if in.Sync != nil {
+		synced, err = in.Sync(jctx, cfg.IndexDir)
+	}
 	var res *reloadResult
 	if err == nil {
 		var r reloadResult
-		if r, err = a.rl.reload(a.ctx, "admin ingest job "+j.id); err == nil {
+		if r, err = a.rl.reload(ctx, "admin ingest job "+j.id); err == nil {
 			res = &r
 		} else {
 			err = fmt.Errorf("the new version is written but could not be loaded; the server still serves version %s: %w",
@@ -224,9 +277,7 @@ func (a *admin) runJob(ctx context.Context, j *job, opts *ingestOptions) {
 
 	j.mu.Lock()
 	j.finished, j.report, j.reload, j.err = time.Now().UTC(), rep, res, err
-	if opts.backends.configured() {
-		j.backends = synced
-	}
+	j.backends = synced
 	switch {
 	case err == nil:
 		j.state = jobSucceeded
@@ -258,7 +309,7 @@ func newJobID() (string, error) {
 }
 
 // findJob returns the remembered job named by the route's id.
-func (a *admin) findJob(req *server.Request) (*job, error) {
+func (a *Admin) findJob(req *server.Request) (*job, error) {
 	id := req.Params["id"]
 	req.Log("job", id)
 	a.mu.Lock()
@@ -272,7 +323,7 @@ func (a *admin) findJob(req *server.Request) (*job, error) {
 }
 
 // getJob serves GET /admin/jobs/{id}.
-func (a *admin) getJob(_ context.Context, req *server.Request) (any, error) {
+func (a *Admin) getJob(_ context.Context, req *server.Request) (any, error) {
 	j, err := a.findJob(req)
 	if err != nil {
 		return nil, err
@@ -281,7 +332,7 @@ func (a *admin) getJob(_ context.Context, req *server.Request) (any, error) {
 }
 
 // listJobs serves GET /admin/jobs: the remembered jobs, newest first.
-func (a *admin) listJobs(context.Context, *server.Request) (any, error) {
+func (a *Admin) listJobs(context.Context, *server.Request) (any, error) {
 	a.mu.Lock()
 	jobs := slices.Clone(a.jobs)
 	a.mu.Unlock()
@@ -294,7 +345,7 @@ func (a *admin) listJobs(context.Context, *server.Request) (any, error) {
 
 // cancelJob serves DELETE /admin/jobs/{id}: a queued or running job is cancelled (it ends soon after, and the
 // served version stays); an ended job is answered as it is.
-func (a *admin) cancelJob(_ context.Context, req *server.Request) (any, error) {
+func (a *Admin) cancelJob(_ context.Context, req *server.Request) (any, error) {
 	j, err := a.findJob(req)
 	if err != nil {
 		return nil, err

@@ -1,12 +1,12 @@
-package main
+package admin
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,12 +16,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ragproxy/ragproxy/cache"
+	"github.com/ragproxy/ragproxy/compat/openaitest"
 	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/grounding"
+	"github.com/ragproxy/ragproxy/ingest"
+	"github.com/ragproxy/ragproxy/internal/gatewaytest"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/internal/ssetest"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
-	"github.com/ragproxy/ragproxy/retrieval/qdrant"
-	"github.com/ragproxy/ragproxy/retrieval/qdrant/qdranttest"
+	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -33,69 +38,143 @@ const (
 	testClientKey  = "sk-client-0123456789"
 )
 
-// servedIndex is a serve process on the example site's index, started by startServe.
+// servedIndex is a gateway answering offline from the example site's index, with the admin API, started by
+// startServe.
 type servedIndex struct {
 	site, idx, base string
+	adm             *Admin
+	// signals stands for SIGHUP; reloaded receives the version of every switch, when it is logged.
+	signals  chan os.Signal
+	reloaded chan string
 }
 
-// startServe ingests the example site and serves it offline on a free loopback port until the test ends, with
-// the admin key testAdminKey.
-func startServe(t *testing.T, args ...string) *servedIndex {
+// startServe ingests the example site and serves it offline until the test ends, with the admin key
+// testAdminKey and the watcher polling CURRENT every interval (0: no watcher).
+func startServe(t *testing.T, interval time.Duration) *servedIndex {
 	t.Helper()
-	return startServeAdmin(t, testAdminKey, args...)
+	return startServeAdmin(t, testAdminKey, interval)
 }
 
-// startServeAdmin is startServe with the admin keys adminKeys (none when empty).
-func startServeAdmin(t *testing.T, adminKeys string, args ...string) *servedIndex {
+// startServeAdmin is startServe with the admin key adminKey (none when empty).
+func startServeAdmin(t *testing.T, adminKey string, interval time.Duration) *servedIndex {
 	t.Helper()
-	noBackendsEnv(t)
-	t.Setenv("RAGPROXY_ADMIN_KEYS", adminKeys)
-	site, idx := exampleSite(t)
-	captureStdout(t)
-	s := &servedIndex{site: site, idx: idx}
+	s := &servedIndex{site: indextest.ExampleSite(t), idx: filepath.Join(t.TempDir(), "lakeshore"),
+		signals: make(chan os.Signal, 1), reloaded: make(chan string, 16)}
 	s.ingest(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	tok, err := tokenizer.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	s.base = "http://" + addr
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--index", idx, "--listen", addr, "--api-keys", testClientKey,
-			"--log-level", "error"}, args...))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
+	open := func(ctx context.Context) (*retrieval.Retriever, func(), error) {
+		r, err := retrieval.OpenGently(s.idx, nil, tok, retrieval.DefaultConfig())
+		if err != nil {
+			return nil, nil, err
 		}
-	})
-	for i := 0; ; i++ {
-		if r, err := http.Get(s.base + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve ended before it was ready: %v", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if i > 1200 {
-			t.Fatal("serve was not ready within a minute")
-		}
+		return r, func() { r.Index().Close() }, nil
 	}
+	r, release, err := open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := retrieval.NewLive(r, release)
+	t.Cleanup(live.Close)
+	metrics, err := observability.New(observability.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.adm, err = New(Config{Dir: s.idx, Live: live, Open: open, Name: "lakeshore", ReloadInterval: interval, Metrics: metrics,
+		Signals: s.signals, ParseIngest: parseTestIngest, Logger: slog.New(reloadLog{s.reloaded})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.run(t)
+	lru, err := cache.NewLRU(cache.LRUConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adminKeys []string
+	if adminKey != "" {
+		adminKeys = []string{adminKey}
+	}
+	g := &grounding.Grounder{Retriever: live, Tokenizer: tok, SiteName: "Lakeshore Polytechnic", Offline: true, Model: "lakeshore"}
+	h := gatewaytest.Start(t, server.Config{APIKeys: []string{testClientKey}, AdminKeys: adminKeys, Admin: s.adm.Routes(),
+		Grounder: g, Models: []server.ModelAlias{{ID: "lakeshore", Upstream: "gpt-4o-mini"}}, Cache: lru, CacheTTL: time.Hour,
+		Logger: slog.New(slog.DiscardHandler)}, openaitest.Config{})
+	s.base = h.Base
+	return s
+}
+
+// run runs the admin's background work until the test ends (after the gateway, whose cleanup comes later).
+func (s *servedIndex) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); s.adm.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+}
+
+// reloadLog is a slog handler that sends the version of every "index reloaded" record to its channel (dropped
+// when the channel is full) and discards the rest.
+type reloadLog struct{ versions chan<- string }
+
+func (h reloadLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h reloadLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h reloadLog) WithGroup(string) slog.Handler            { return h }
+func (h reloadLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "index reloaded" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "version" {
+			select {
+			case h.versions <- a.Value.String():
+			default:
+			}
+			return false
+		}
+		return true
+	})
+	return nil
+}
+
+// waitReload waits for the next switch of versions and returns the new version.
+func (s *servedIndex) waitReload(t *testing.T) string {
+	t.Helper()
+	select {
+	case v := <-s.reloaded:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatal("no switch of versions within a minute")
+		return ""
+	}
+}
+
+// parseTestIngest reads the options of `ragproxy ingest` that the tests' jobs give.
+func parseTestIngest(args []string, out io.Writer) (*Ingest, error) {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs.SetOutput(out)
+	var cfg ingest.Config
+	fs.StringVar(&cfg.IndexDir, "index", "", "")
+	fs.StringVar(&cfg.BaseURL, "base-url", "", "")
+	fs.BoolVar(&cfg.Crawl.AllowPrivate, "allow-private", false, "")
+	fs.BoolVar(&cfg.Crawl.NoSitemaps, "no-sitemaps", false, "")
+	fs.DurationVar(&cfg.Crawl.Delay, "delay", 0, "")
+	fs.IntVar(&cfg.Crawl.MaxPages, "max-pages", 0, "")
+	if len(args) == 0 {
+		return nil, errors.New("ingest: no SOURCE")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return nil, err
+	}
+	cfg.Source = args[0]
+	if cfg.Crawl.AllowPrivate {
+		cfg.Crawl.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &Ingest{Config: cfg}, nil
 }
 
 func (s *servedIndex) ingest(t *testing.T) {
 	t.Helper()
-	if err := run(context.Background(), []string{"ingest", s.site, "--base-url", examples.BaseURL, "--index", s.idx}); err != nil {
-		t.Fatal(err)
-	}
+	indextest.Build(t, s.site, examples.BaseURL, s.idx)
 }
 
 // changeCalendar rewrites the start of classes on the example site's calendar page.
@@ -165,11 +244,12 @@ type answered struct {
 // TestReloadUnderStreamingLoad re-ingests a changed page while streams run against serve: no request fails, and
 // the answers switch to the page's new text once the watcher has loaded the new version.
 func TestReloadUnderStreamingLoad(t *testing.T) {
-	s := startServe(t, "--reload-interval", "50ms")
+	s := startServe(t, 50*time.Millisecond)
 	before := s.version(t)
 
 	var (
 		mu       sync.Mutex
+		grew     = sync.NewCond(&mu) // signalled with every answer
 		results  []answered
 		switched int // 1 once the test has seen /readyz name the new version
 	)
@@ -197,36 +277,38 @@ func TestReloadUnderStreamingLoad(t *testing.T) {
 				status, body, err := s.call(http.MethodPost, "/v1/chat/completions", testClientKey, reloadQuestion, header...)
 				mu.Lock()
 				results = append(results, answered{status, body, err, seen})
+				grew.Broadcast()
 				mu.Unlock()
 			}
 		}()
 	}
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(results) }
-	for count() < 20 {
-		time.Sleep(10 * time.Millisecond)
+	// waitAnswers waits until there are n answers.
+	waitAnswers := func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for len(results) < n {
+			grew.Wait()
+		}
 	}
+	waitAnswers(20)
 	s.changeCalendar(t)
 	s.ingest(t) // while the load runs
-	after := ""
-	for i := 0; i < 1200; i++ {
-		if v := s.version(t); v != before {
-			after = v
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if after == "" {
+	var after string
+	select {
+	case after = <-s.reloaded:
+	case <-time.After(time.Minute):
 		close(stop)
 		wg.Wait()
-		t.Fatal("serve did not switch to the re-ingested version within a minute")
+		t.Fatal("the watcher did not switch to the re-ingested version within a minute")
+	}
+	if v := s.version(t); v != after || v == before {
+		t.Errorf("readyz names %s after the watcher switched from %s to %s", v, before, after)
 	}
 	mu.Lock()
 	switched = 1
 	n := len(results)
 	mu.Unlock()
-	for count() < n+20 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitAnswers(n + 20)
 	close(stop)
 	wg.Wait()
 
@@ -265,7 +347,7 @@ func TestReloadUnderStreamingLoad(t *testing.T) {
 // TestReloadOnRequest checks the admin API and SIGHUP: without the watcher a re-ingest changes nothing until one
 // of them asks, and the admin routes refuse client keys.
 func TestReloadOnRequest(t *testing.T) {
-	s := startServe(t, "--reload-interval", "0")
+	s := startServe(t, 0)
 	before := s.version(t)
 
 	for _, key := range []string{"", testClientKey, "adm-wrong-0123456789"} {
@@ -284,9 +366,9 @@ func TestReloadOnRequest(t *testing.T) {
 
 	s.changeCalendar(t)
 	s.ingest(t)
-	time.Sleep(200 * time.Millisecond)
+	// Without a watcher nothing polls CURRENT: the version stays until a reload is asked for.
 	if v := s.version(t); v != before {
-		t.Fatalf("with --reload-interval 0 the version changed without a request: %s -> %s", before, v)
+		t.Fatalf("with ReloadInterval 0 the version changed without a request: %s -> %s", before, v)
 	}
 	status, body, err = s.call(http.MethodPost, "/admin/index/reload", testAdminKey, "")
 	var res reloadResult
@@ -305,89 +387,51 @@ func TestReloadOnRequest(t *testing.T) {
 		t.Errorf("a second reload must change nothing: %d %s", status, body)
 	}
 
-	// SIGHUP: change the page back, re-ingest, signal.
+	// A signal (serve relays SIGHUP): change the page back, re-ingest, signal.
 	p := filepath.Join(s.site, "academic-calendar", "index.html")
 	b, _ := os.ReadFile(p)
 	os.WriteFile(p, []byte(strings.ReplaceAll(string(b), newStart, oldStart)), 0o644)
 	s.ingest(t)
 	current := s.version(t)
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
+	for len(s.reloaded) > 0 { // the switches above, logged before their calls returned
+		<-s.reloaded
 	}
-	for i := 0; s.version(t) == current; i++ {
-		if i > 1200 {
-			t.Fatal("SIGHUP did not switch the version within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
+	s.signals <- syscall.SIGHUP
+	if v := s.waitReload(t); v == current || s.version(t) != v {
+		t.Errorf("the signal switched from %s to %s, and readyz names %s", current, v, s.version(t))
 	}
 }
 
-// TestReloadWaitsForQdrant checks the order ingest leaves behind: CURRENT names a new version before Qdrant holds
-// its collections. A reload then keeps the served version (its searches would fail), and succeeds once the
-// backends are synced.
-func TestReloadWaitsForQdrant(t *testing.T) {
-	noBackendsEnv(t)
-	_, url := qdranttest.NewServer(t)
-	s := &servedIndex{}
-	s.site, s.idx = exampleSite(t)
-	captureStdout(t)
-	ingest := func(args ...string) {
-		t.Helper()
-		if err := run(context.Background(), append([]string{"ingest", s.site, "--base-url", examples.BaseURL, "--index", s.idx}, args...)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ingest("--qdrant-url", url)
-	rl, _ := testReloader(t, s.idx, "--qdrant-url", url)
-	r := rl.live.Current()
-	v1 := r.Index().Manifest.Version
+// TestReloadRetries checks a version that fails to load: the served version stays, a retry is scheduled after a
+// wait that doubles with each failure, and a load that succeeds clears it.
+func TestReloadRetries(t *testing.T) {
+	s := startServe(t, 0)
+	before := s.version(t)
+	rl := s.adm.rl
+	open := rl.open
+	errNotSynced := errors.New("the version's backends are not synced")
+	rl.open = func(context.Context) (*retrieval.Retriever, func(), error) { return nil, nil, errNotSynced }
 
 	s.changeCalendar(t)
-	ingest() // the local index only: Qdrant lags behind
-	if _, err := rl.reload(context.Background(), "test"); !errors.Is(err, qdrant.ErrVersionMissing) {
-		t.Fatalf("reload before the sync: err = %v, want ErrVersionMissing", err)
+	s.ingest(t)
+	if _, err := rl.reload(context.Background(), "test"); !errors.Is(err, errNotSynced) {
+		t.Fatalf("reload that cannot open the version: err = %v, want %v", err, errNotSynced)
 	}
-	if got := rl.live.Current().Index().Manifest.Version; got != v1 {
-		t.Fatalf("a failed reload replaced the served version: %s, want %s", got, v1)
+	if v := s.version(t); v != before {
+		t.Fatalf("a failed reload replaced the served version: %s, want %s", v, before)
 	}
-	if rl.retryAt.IsZero() {
-		t.Error("a failed reload must schedule a retry")
+	if rl.retryAt.IsZero() || rl.backoff != minReloadRetry {
+		t.Errorf("a failed reload must schedule a retry after %s: at %v, backoff %s", minReloadRetry, rl.retryAt, rl.backoff)
 	}
-	ingest("--qdrant-url", url) // unchanged content: the index stays, the backends catch up
+	if _, err := rl.reload(context.Background(), "test"); err == nil || rl.backoff != 2*minReloadRetry {
+		t.Errorf("a second failure must double the wait: %v, backoff %s", err, rl.backoff)
+	}
+	rl.open = open
 	res, err := rl.reload(context.Background(), "test")
-	if err != nil || !res.Switched || res.Previous != v1 {
-		t.Fatalf("reload after the sync: %+v, %v", res, err)
+	if err != nil || !res.Switched || res.Previous != before {
+		t.Fatalf("reload once the version opens: %+v, %v", res, err)
 	}
-	if !rl.retryAt.IsZero() {
+	if !rl.retryAt.IsZero() || rl.backoff != 0 {
 		t.Error("a successful reload must clear the retry")
 	}
-}
-
-// testReloader loads the index under idx as serve does with args, and returns the reloader a server would use
-// (its reloads open versions strictly) with the parsed flags. The reloader is closed when the test ends.
-func testReloader(t *testing.T, idx string, args ...string) (*reloader, serveFlags) {
-	t.Helper()
-	f, err := parseServeFlags(append([]string{"--index", idx}, args...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, release, err := f.openVersion(context.Background(), nil, tok, logger, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := observability.New(observability.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := &reloader{dir: idx, live: retrieval.NewLive(r, release), logger: logger, metrics: metrics, name: "lakeshore",
-		open: func(ctx context.Context) (*retrieval.Retriever, func(), error) {
-			return f.openVersion(ctx, nil, tok, logger, true)
-		}}
-	t.Cleanup(rl.live.Close)
-	return rl, f
 }

@@ -1,18 +1,22 @@
-package main
+package admin
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ragproxy/ragproxy/examples"
+	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/internal/ssetest"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 )
 
@@ -78,7 +82,7 @@ func pagePath(u string) string { return "/admin/pages/" + url.PathEscape(u) }
 // deletes a page of the site and checks that a re-ingest keeps it deleted until the edit is forgotten. serve runs
 // without the watcher, so every switch is the admin call's own.
 func TestAdminPagesEndToEnd(t *testing.T) {
-	s := startServe(t, "--reload-interval", "0")
+	s := startServe(t, 0)
 	before := s.version(t)
 	if a := s.ask(t, observatoryQ); strings.Contains(a, observatoryFact) {
 		t.Fatalf("the fact is known before the page is put: %s", a)
@@ -195,7 +199,7 @@ var adminRoutes = []struct{ method, path string }{
 // TestAdminRefusals checks that no admin route answers without the admin key, with a client key, or at all when
 // no admin key is configured, and that nothing changed.
 func TestAdminRefusals(t *testing.T) {
-	s := startServe(t, "--reload-interval", "0")
+	s := startServe(t, 0)
 	before := s.version(t)
 	put := `{"url":"` + observatoryURL + `","markdown":"` + strings.ReplaceAll(observatoryMD, "\n", `\n`) + `"}`
 	for _, rt := range adminRoutes {
@@ -213,7 +217,7 @@ func TestAdminRefusals(t *testing.T) {
 		t.Errorf("a refused put reached the index: %s", a)
 	}
 
-	off := startServeAdmin(t, "", "--reload-interval", "0")
+	off := startServeAdmin(t, "", 0)
 	for _, rt := range adminRoutes {
 		status, body, err := off.call(rt.method, rt.path, testAdminKey, put)
 		if err != nil || status != http.StatusForbidden || !strings.Contains(body, `"admin_disabled"`) {
@@ -222,26 +226,28 @@ func TestAdminRefusals(t *testing.T) {
 	}
 }
 
-// waitJob polls a job until it has ended, for at most a minute.
+// waitJob waits for a job to end, for at most a minute, and returns it as GET /admin/jobs/{id} shows it.
 func (s *servedIndex) waitJob(t *testing.T, id string) jobView {
 	t.Helper()
-	for i := 0; i < 1200; i++ {
-		var j jobView
-		s.admin(t, http.MethodGet, "/admin/jobs/"+id, "", http.StatusOK, &j)
-		if j.State != jobQueued && j.State != jobRunning {
-			return j
-		}
-		time.Sleep(50 * time.Millisecond)
+	j, err := s.adm.findJob(&server.Request{Params: map[string]string{"id": id}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("job %s did not end within a minute", id)
-	return jobView{}
+	select {
+	case <-j.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("job %s did not end within a minute", id)
+	}
+	var v jobView
+	s.admin(t, http.MethodGet, "/admin/jobs/"+id, "", http.StatusOK, &v)
+	return v
 }
 
 // TestAdminIngestJobAndVersions runs ingest jobs through the admin API: one held up by a site that does not
 // answer (a second job and edits are refused meanwhile, and it is cancelled), then a mirror of the changed example
 // site, which the server switches to; then it switches back to the earlier version.
 func TestAdminIngestJobAndVersions(t *testing.T) {
-	s := startServe(t, "--reload-interval", "0")
+	s := startServe(t, 0)
 	before := s.version(t)
 
 	hold := make(chan struct{})
@@ -340,21 +346,29 @@ func TestAdminIngestJobAndVersions(t *testing.T) {
 }
 
 // TestAdminJobEndsWithTheServer checks that a running job is cancelled when the server's lifetime ends, that
-// close waits for it, and that no job starts afterwards.
+// Run waits for it, and that no job starts afterwards.
 func TestAdminJobEndsWithTheServer(t *testing.T) {
-	noBackendsEnv(t)
-	site, idx := exampleSite(t)
-	captureStdout(t)
-	if err := run(context.Background(), []string{"ingest", site, "--base-url", examples.BaseURL, "--index", idx}); err != nil {
+	idx := filepath.Join(t.TempDir(), "lakeshore")
+	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, idx)
+	r, err := retrieval.Open(idx, nil, nil, retrieval.DefaultConfig())
+	if err != nil {
 		t.Fatal(err)
 	}
-	rl, f := testReloader(t, idx)
-	logger := rl.logger
+	live := retrieval.NewLive(r, func() { r.Index().Close() })
+	defer live.Close()
+	a, err := New(Config{Dir: idx, Live: live, ParseIngest: parseTestIngest,
+		Open: func(context.Context) (*retrieval.Retriever, func(), error) {
+			return nil, nil, errors.New("no reloads here")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer stuck.Close()
 	life, end := context.WithCancel(context.Background())
-	a := newAdmin(life, f, rl, logger)
+	ran := make(chan struct{})
+	go func() { defer close(ran); a.Run(life) }()
 	body := fmt.Sprintf(`{"source":%q,"options":{"allow-private":true,"no-sitemaps":true}}`, stuck.URL+"/")
 	out, err := a.startJob(context.Background(), &server.Request{Body: []byte(body)})
 	if err != nil {
@@ -363,15 +377,10 @@ func TestAdminJobEndsWithTheServer(t *testing.T) {
 	id := out.(jobView).ID
 
 	end()
-	closed := make(chan struct{})
-	go func() {
-		a.close()
-		close(closed)
-	}()
 	select {
-	case <-closed:
+	case <-ran:
 	case <-time.After(time.Minute):
-		t.Fatal("close did not return within a minute of the server's end")
+		t.Fatal("Run did not return within a minute of the server's end")
 	}
 	j, err := a.findJob(&server.Request{Params: map[string]string{"id": id}})
 	if err != nil {

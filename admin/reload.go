@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
@@ -20,9 +18,9 @@ import (
 	"github.com/ragproxy/ragproxy/server"
 )
 
-// reloader switches serve to the index version that the directory's CURRENT names, without a restart: when
-// CURRENT changes (polled), on SIGHUP, and through the admin API. Loading happens beside the version being served,
-// which keeps answering until the new one is ready; requests in flight finish on the version they started with
+// reloader switches the server to the index version that the directory's CURRENT names, without a restart:
+// when CURRENT changes (polled), on a signal (SIGHUP), and through the admin API. Loading happens beside the
+// version being served, which keeps answering until the new one is ready; requests in flight finish on the version they started with
 // (see retrieval.Live), and a version's backends are closed when its last request ends. A version that fails to
 // load is logged and counted, and the old one stays.
 type reloader struct {
@@ -71,7 +69,7 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 		rl.seen = name
 		if name == "v-"+served.Version {
 			rl.retryAt, rl.backoff = time.Time{}, 0
-			rl.metrics.IndexReload("unchanged")
+			rl.countReload("unchanged")
 			return rl.result(false, "", start), nil
 		}
 		var r *retrieval.Retriever
@@ -80,7 +78,7 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 			m := r.Index().Manifest
 			if m.Version == served.Version { // CURRENT moved back and forth while loading
 				release()
-				rl.metrics.IndexReload("unchanged")
+				rl.countReload("unchanged")
 				return rl.result(false, "", start), nil
 			}
 			rl.retryAt, rl.backoff = time.Time{}, 0
@@ -92,9 +90,11 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 				go debug.FreeOSMemory()
 			})
 			rl.loadedAt = time.Now()
-			rl.metrics.SetIndexInfo(rl.name, m.Version, m.Embedder, m.Pages, m.Chunks)
-			rl.metrics.SetIndexBuilt(rl.name, m.BuiltAt)
-			rl.metrics.IndexReload("switched")
+			if rl.metrics != nil {
+				rl.metrics.SetIndexInfo(rl.name, m.Version, m.Embedder, m.Pages, m.Chunks)
+				rl.metrics.SetIndexBuilt(rl.name, m.BuiltAt)
+			}
+			rl.countReload("switched")
 			res := rl.result(true, served.Version, start)
 			rl.logger.Info("index reloaded", "reason", reason, "version", m.Version, "previous", served.Version,
 				"pages", m.Pages, "chunks", m.Chunks, "took", time.Since(start).Round(time.Millisecond))
@@ -103,7 +103,7 @@ func (rl *reloader) reload(ctx context.Context, reason string) (reloadResult, er
 	}
 	rl.backoff = min(max(2*rl.backoff, minReloadRetry), maxReloadRetry)
 	rl.retryAt = time.Now().Add(rl.backoff)
-	rl.metrics.IndexReload("failed")
+	rl.countReload("failed")
 	rl.logger.Error("index reload failed; still serving the loaded version", "reason", reason, "index", rl.dir,
 		"version", served.Version, "err", err)
 	return reloadResult{}, err
@@ -142,21 +142,23 @@ func (rl *reloader) watch(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// onSignal reloads on every SIGHUP until ctx ends. SIGHUP is caught from the moment it returns.
-func (rl *reloader) onSignal(ctx context.Context) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGHUP)
-	go func() {
-		defer signal.Stop(ch)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ch:
-				_, _ = rl.reload(ctx, "SIGHUP")
-			}
+// onSignal reloads on every value from signals until ctx ends.
+func (rl *reloader) onSignal(ctx context.Context, signals <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-signals:
+			_, _ = rl.reload(ctx, "SIGHUP")
 		}
-	}()
+	}
+}
+
+// countReload counts a reload's result, when there are metrics.
+func (rl *reloader) countReload(result string) {
+	if rl.metrics != nil {
+		rl.metrics.IndexReload(result)
+	}
 }
 
 // indexInfo is the body of GET /admin/index.
