@@ -171,12 +171,12 @@ func offlineAnswer(r *retrieval.Retriever, res *retrieval.Result) string {
 	return grounding.OfflineAnswer(r, res, grounding.DefaultMaxSources)
 }
 
-// lead is the first LeadChars characters of an answer, with its quote markers ("> ") left out, as a reader sees
-// them.
+// lead is the first LeadChars characters of an answer as a reader sees them: its quote markers ("> ") and link
+// targets left out (a link shows its text).
 func lead(answer string) string {
 	var b strings.Builder
 	n := 0
-	for line := range strings.Lines(answer) {
+	for line := range strings.Lines(markdown.StripLinks(answer)) {
 		line = strings.TrimPrefix(line, "> ")
 		for _, c := range line {
 			if n == LeadChars {

@@ -110,6 +110,8 @@ const (
 	ExtractiveUnits = 3
 	// extractiveLead and extractiveMore bound the quoted length, in runes, of the first unit and of the others.
 	extractiveLead, extractiveMore = 400, 220
+	// extractiveNear is the share of the best unit's score another unit needs to be quoted after it.
+	extractiveNear = 0.4
 	// extractiveFloor is the share of the question's own words the first unit must hold to be offered as the
 	// answer; below it the answer says that no passage answers directly and offers the closest ones.
 	extractiveFloor = 0.5
@@ -125,34 +127,45 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 		b.WriteString("I couldn't find a passage of the site that answers this directly. These are the closest:\n")
 	}
 	seen := map[string]bool{}
-	for i, e := range ev {
-		if seen[e.Text] {
-			continue
+	var quoted []retrieval.Evidence
+	for _, e := range ev {
+		if len(quoted) > 0 && e.Score < extractiveNear*quoted[0].Score {
+			break // what scores far below the best adds length, not answers
 		}
-		seen[e.Text] = true
+		if !seen[e.Text] {
+			seen[e.Text] = true
+			quoted = append(quoted, e)
+		}
+		if len(quoted) == ExtractiveUnits {
+			break
+		}
+	}
+	for i, e := range quoted {
 		limit := extractiveMore
-		if len(seen) == 1 {
+		if i == 0 {
 			limit = extractiveLead
-		} else {
-			b.WriteString("\n")
 		}
-		if len(seen) == 2 {
-			b.WriteString("The site also says:\n\n")
+		if i == 1 {
+			b.WriteString("\nThe site also says:\n")
 		}
 		text := clip(e, limit)
 		if e.Next != "" && !strings.HasSuffix(text, "…") {
 			text = strings.TrimSuffix(clip(retrieval.Evidence{Text: text + " " + e.Next, Matched: e.Matched}, limit), " …")
+		}
+		if i > 0 {
+			b.WriteString("\n")
 		}
 		for _, line := range strings.Split(text, "\n") {
 			b.WriteString("> ")
 			b.WriteString(line)
 			b.WriteString("\n")
 		}
+		// The answer's link follows it; the units after it of one page in a row share one link, after the last.
 		c := res.Chunks[e.Chunk]
-		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), c.URL)
-		if len(seen) == ExtractiveUnits || i == len(ev)-1 {
-			break
+		if i > 0 && i+1 < len(quoted) && res.Chunks[quoted[i+1].Chunk].URL == c.URL {
+			continue
 		}
+		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), c.URL)
 	}
 	b.WriteString("\n_No language model is configured, so this answer quotes the site's pages._\n")
 	return b.String()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -176,4 +177,32 @@ func BenchmarkRetrieveBerkeleyScoped(b *testing.B) {
 			b.ReportMetric(float64(pages), "pages")
 		})
 	}
+}
+
+// BenchmarkEvidenceBerkeley measures what an offline answer adds to retrieval: choosing the units that answer
+// from a result's passages (Retriever.Evidence), per question of the Berkeley dev set, reporting p50 and p99.
+func BenchmarkEvidenceBerkeley(b *testing.B) {
+	r, texts := berkeley(b)
+	results := make([]*retrieval.Result, len(texts))
+	for i, q := range texts {
+		res, err := r.Retrieve(context.Background(), q, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		results[i] = res
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if ev := r.Evidence(results[i%len(results)], 12); len(ev) == 0 {
+			b.Fatalf("no evidence for %q", texts[i%len(texts)])
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
 }
