@@ -119,12 +119,6 @@ func invalid(message, param, code string) *apiError {
 	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", message: message, param: param, code: code}
 }
 
-// errModel is the 404 for a model the stand-in does not serve.
-func errModel(id string) *apiError {
-	return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found",
-		message: "The model `" + id + "` does not exist or you do not have access to it."}
-}
-
 // formatReset writes a duration as OpenAI's x-ratelimit-reset-* headers and
 // "try again in" messages do ("1s", "6m0s", "20ms", "1.5s"): Go's duration
 // form, rounded up to the millisecond so that a wait is never shown shorter

@@ -147,8 +147,6 @@ func (s *Server) Count(message string) int {
 // failure is a Neo4j error as a FAILURE message carries it.
 type failure struct{ code, message string }
 
-func (f *failure) Error() string { return f.code + ": " + f.message }
-
 // conn is one client connection's protocol state.
 type conn struct {
 	s       *Server
