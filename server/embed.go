@@ -43,12 +43,13 @@ const DefaultWidgetRequestsPerMinute = 10
 const localWidget = "ragproxy.widget"
 
 // CheckEmbedOrigin reports whether o is a valid entry of Embed.Origins: a scheme and host with an optional port
-// and nothing else. Unlike CORSOrigins, "*" is refused: frame-ancestors * would let any site frame the chat page.
+// (and an optional trailing slash) and nothing else. Unlike CORSOrigins, "*" is refused: frame-ancestors * would
+// let any site frame the chat page.
 func CheckEmbedOrigin(o string) error {
 	if o == "*" {
 		return fmt.Errorf("embed origin %q: list the sites, e.g. https://www.example.org", o)
 	}
-	if err := CheckOrigin(o); err != nil {
+	if err := CheckOrigin(strings.TrimSuffix(o, "/")); err != nil {
 		return fmt.Errorf("embed origin %q: want scheme://host[:port], e.g. https://www.example.org", o)
 	}
 	return nil

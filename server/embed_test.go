@@ -16,6 +16,7 @@ func TestCheckEmbedOrigin(t *testing.T) {
 		{"http://127.0.0.1:8000", true},
 		{"*", false},
 		{"www.example.org", false},
+		{"https://www.example.org/", true},
 		{"https://www.example.org/news/", false},
 		{"javascript:alert(1)", false},
 	} {
