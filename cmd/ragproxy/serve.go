@@ -51,6 +51,7 @@ type serveFlags struct {
 	retrieval                                                      retrievalFlags
 	backends                                                       backendFlags
 	assistants                                                     assistantFlags
+	embed                                                          embedFlags
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -121,6 +122,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	f.retrieval.register(fs)
 	f.backends.register(fs)
 	f.assistants.register(fs)
+	f.embed.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -149,6 +151,9 @@ func parseServeFlags(args []string) (serveFlags, error) {
 				return f, errors.New("serve: RAGPROXY_ADMIN_KEYS: an admin key is also a client key; give the admin API keys of its own")
 			}
 		}
+	}
+	if err := f.embed.check(splitList(f.apiKeys), splitList(f.adminKeys)); err != nil {
+		return f, err
 	}
 	f.backends.readSecrets()
 	return f, nil
@@ -200,6 +205,7 @@ func runServe(ctx context.Context, args []string) error {
 		APIKeys:            splitList(f.apiKeys),
 		AdminKeys:          splitList(f.adminKeys),
 		CORSOrigins:        splitList(f.corsOrigins),
+		Embed:              f.embed.config(),
 		MaxBodyBytes:       f.maxBody,
 		ReadTimeout:        f.readTimeout,
 		MaxConns:           f.maxConns,
@@ -244,7 +250,8 @@ func runServe(ctx context.Context, args []string) error {
 			go rl.watch(wctx, f.reloadInterval)
 		}
 	}
-	page, err := webui.New(webui.Config{Site: f.siteName(), Model: f.pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0})
+	page, err := webui.New(webui.Config{Site: f.siteName(), Model: f.pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0,
+		EmbedOrigins: scfg.Embed.Origins})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
