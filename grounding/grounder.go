@@ -148,7 +148,11 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 		return cite(named(OfflineAnswer(r, res, limit))), nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
-	out = append(out, compat.TextMessage("system", SystemPrompt(site, res)))
+	prompt := SystemPrompt(site, res)
+	if page, ok := PageFrom(req.Header); ok {
+		prompt += "\n\n" + page.Sentence()
+	}
+	out = append(out, compat.TextMessage("system", prompt))
 	out = append(out, req.Messages...)
 	policy := NewLinkPolicy(res, g.linkHosts(base))
 	return &server.Grounding{
@@ -309,12 +313,17 @@ func (g *Grounder) answer(req *server.GroundRequest, text string) *server.Answer
 		TotalTokens: prompt + completion}}
 }
 
-// Vary implements server.Varier: whether Open WebUI source events go out depends on the request's headers.
+// Vary implements server.Varier: whether Open WebUI source events go out, and the page the visitor is reading
+// (which the model is told), depend on the request's headers.
 func (g *Grounder) Vary(h http.Header) string {
+	v := ""
 	if g.sendsEvents(h) {
-		return "openwebui"
+		v = "openwebui"
 	}
-	return ""
+	if page, ok := PageFrom(h); ok {
+		v += "\x00page\x00" + page.URL + "\x00" + page.Title
+	}
+	return v
 }
 
 // sendsEvents reports whether a request with these headers gets Open WebUI source events.

@@ -30,7 +30,8 @@ func CheckOrigin(o string) error {
 	return nil
 }
 
-// corsMiddleware answers preflights and adds the CORS headers for the configured origins; nil when none are.
+// corsMiddleware answers preflights and adds the CORS headers for the configured origins, the embed origins
+// among them; nil when there are none.
 func (s *Server) corsMiddleware() fiber.Handler {
 	var origins []string
 	for _, o := range s.cfg.CORSOrigins {
@@ -38,6 +39,7 @@ func (s *Server) corsMiddleware() fiber.Handler {
 			origins = append(origins, strings.TrimSuffix(o, "/"))
 		}
 	}
+	origins = append(origins, EmbedOrigins(s.cfg.Embed.Origins)...)
 	if len(origins) == 0 {
 		return nil
 	}

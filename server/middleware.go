@@ -79,8 +79,11 @@ func requestStart(c *fiber.Ctx) time.Time {
 	return t
 }
 
-// auth checks the bearer token against the configured client keys.
+// auth checks the bearer token against the configured client keys; a publishable key takes widgetAuth's rules.
 func (s *Server) auth(c *fiber.Ctx) error {
+	if token, ok := bearer(c); ok && len(s.cfg.Embed.Keys) > 0 && anyKey(s.cfg.Embed.Keys, token) {
+		return s.widgetAuth(c)
+	}
 	if len(s.cfg.APIKeys) == 0 {
 		return c.Next()
 	}

@@ -32,8 +32,11 @@ type RateLimits struct {
 func (l RateLimits) enabled() bool { return l.RequestsPerMinute > 0 || l.TokensPerMinute > 0 }
 
 // clientKey names the client a request counts against: a hash of its bearer key (never the key itself), else its
-// address.
+// address; a visitor with a publishable key is its address (see widgetAuth).
 func clientKey(c *fiber.Ctx) string {
+	if visitor, ok := c.Locals(localWidget).(string); ok {
+		return visitor
+	}
 	if token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer "); ok && token != "" {
 		sum := sha256.Sum256([]byte(token))
 		return "key:" + hex.EncodeToString(sum[:12])

@@ -94,8 +94,9 @@ type Config struct {
 	Grounder Grounder
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
-	// Page, when set, serves GET / and GET /assets/... (the chat page; see
-	// package webui). It is public: the key it asks for guards /v1.
+	// Page, when set, serves GET /, GET /assets/... and GET /widget.js (the
+	// chat page and its widget; see package webui). It is public: the key it
+	// asks for guards /v1.
 	Page http.Handler
 	// Observer receives request events (metrics, logs). Default no-op.
 	Observer Observer
@@ -120,6 +121,9 @@ type Config struct {
 	// preflights are answered and responses carry the CORS headers. Default
 	// none: browsers may call only from the server's own origin.
 	CORSOrigins []string
+	// Embed lets the chat widget run on other sites' pages: their origins and its publishable keys (see
+	// Embed). Default off.
+	Embed Embed
 	// AdminKeys are the keys of the admin API under /admin, never accepted on /v1 unless also in APIKeys; Admin
 	// are its routes. Without admin keys every /admin request gets 403. Default none.
 	AdminKeys []string
@@ -134,7 +138,7 @@ type Config struct {
 
 // Redacted returns c with client keys masked, for logging.
 func (c Config) Redacted() Config {
-	c.APIKeys, c.AdminKeys = redactKeys(c.APIKeys), redactKeys(c.AdminKeys)
+	c.APIKeys, c.AdminKeys, c.Embed.Keys = redactKeys(c.APIKeys), redactKeys(c.AdminKeys), redactKeys(c.Embed.Keys)
 	return c
 }
 
@@ -338,6 +342,7 @@ func (s *Server) routes() {
 		page := adaptor.HTTPHandler(s.cfg.Page)
 		s.app.Get("/", page)
 		s.app.Get("/assets/*", page)
+		s.app.Get("/widget.js", page)
 	}
 }
 

@@ -5,7 +5,11 @@
 // Everything the page shows is untrusted (answers quote retrieved pages, and pages can be hostile): it renders
 // markdown with marked and sanitises the HTML with DOMPurify (vendored under assets/vendor with their licences),
 // and every response carries a strict Content-Security-Policy that allows only the page's own scripts, styles and
-// API. A Page is immutable after New and safe for concurrent use.
+// API.
+//
+// With embed origins the page is also a widget for the sites' own pages: /widget.js adds a launcher that opens
+// the page's embedded layout (/?embed=1) in a frame, which only those origins may frame (frame-ancestors). A Page
+// is immutable after New and safe for concurrent use.
 package webui
 
 import (
@@ -14,11 +18,13 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 )
@@ -35,6 +41,10 @@ type Config struct {
 	Model string
 	// AuthRequired makes the page ask for an API key (kept in the browser's sessionStorage).
 	AuthRequired bool
+	// EmbedOrigins are the sites whose pages may carry the chat widget (scheme://host[:port]): GET /widget.js
+	// serves it, and the chat page in its embedded layout (/?embed=1) may be framed by them alone. Default none:
+	// the widget is off (/widget.js is 404) and no site may frame the page.
+	EmbedOrigins []string
 }
 
 // ContentSecurityPolicy is sent with the page and its assets: scripts, styles and connections only from the
@@ -43,6 +53,11 @@ type Config struct {
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+// embedPolicy is ContentSecurityPolicy for the embedded chat page: framed by the given origins only.
+func embedPolicy(origins []string) string {
+	return strings.TrimSuffix(ContentSecurityPolicy, "'none'") + strings.Join(origins, " ")
+}
+
 // asset is one file as served: its bytes, gzipped once, and its headers.
 type asset struct {
 	body, gz    []byte
@@ -50,10 +65,14 @@ type asset struct {
 	etag        string
 }
 
-// Page serves the chat page (GET /) and its assets (GET /assets/...).
+// Page serves the chat page (GET /, and GET /?embed=1 for the widget), its assets (GET /assets/...) and the
+// widget (GET /widget.js).
 type Page struct {
 	index  asset
 	assets map[string]asset
+	// embed and widget are set when embedding is on: the page's embedded layout and /widget.js.
+	embed, widget *asset
+	embedCSP      string
 }
 
 // New renders the page for cfg and prepares every asset.
@@ -87,16 +106,68 @@ func New(cfg Config) (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("webui: %w", err)
 	}
-	var b bytes.Buffer
-	data := struct {
-		Config
-		Version string
-	}{cfg, hex.EncodeToString(sum.Sum(nil))[:12]}
-	if err := tmpl.Execute(&b, data); err != nil {
-		return nil, fmt.Errorf("webui: %w", err)
+	version := hex.EncodeToString(sum.Sum(nil))[:12]
+	render := func(embed bool) (asset, error) {
+		var b bytes.Buffer
+		data := struct {
+			Config
+			Version, Origins string
+			Embed            bool
+		}{cfg, version, strings.Join(cfg.EmbedOrigins, " "), embed}
+		if err := tmpl.Execute(&b, data); err != nil {
+			return asset{}, fmt.Errorf("webui: %w", err)
+		}
+		return newAsset(b.Bytes(), "text/html; charset=utf-8"), nil
 	}
-	p.index = newAsset(b.Bytes(), "text/html; charset=utf-8")
+	if p.index, err = render(false); err != nil {
+		return nil, err
+	}
+	if len(cfg.EmbedOrigins) == 0 || cfg.Site == "" {
+		return p, nil
+	}
+	for _, o := range cfg.EmbedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("webui: embed origin %q: want scheme://host[:port]", o)
+		}
+	}
+	embed, err := render(true)
+	if err != nil {
+		return nil, err
+	}
+	js, err := widgetScript(cfg.EmbedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	p.embed, p.widget, p.embedCSP = &embed, &js, embedPolicy(cfg.EmbedOrigins)
 	return p, nil
+}
+
+// widgetScript is /widget.js with the origins it may start on written into it: the list is the script's own
+// check, so a page elsewhere gets no launcher (and could not frame the chat page anyway).
+func widgetScript(origins []string) (asset, error) {
+	src, err := assets.ReadFile("assets/widget.js.tmpl")
+	if err != nil {
+		return asset{}, fmt.Errorf("webui: %w", err)
+	}
+	// json.Marshal escapes <, > and & too, so the list is a plain JavaScript array literal.
+	list, err := json.Marshal(origins)
+	if err != nil {
+		return asset{}, fmt.Errorf("webui: %w", err)
+	}
+	const slot = "/*ORIGINS*/[]"
+	if !bytes.Contains(src, []byte(slot)) {
+		return asset{}, fmt.Errorf("webui: widget.js.tmpl has no %s", slot)
+	}
+	return newAsset(bytes.Replace(src, []byte(slot), list, 1), "text/javascript; charset=utf-8"), nil
+}
+
+// WidgetSize is /widget.js's weight, plain and gzipped as served; zero when embedding is off.
+func (p *Page) WidgetSize() (raw, gzipped int) {
+	if p.widget == nil {
+		return 0, 0
+	}
+	return len(p.widget.body), len(p.widget.gz)
 }
 
 func newAsset(b []byte, ctype string) asset {
@@ -124,10 +195,16 @@ func (p *Page) Size() (raw, gzipped int) {
 // ServeHTTP serves GET / and GET /assets/...; anything else is 404.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	embed := p.embed != nil && r.URL.Path == "/" && r.URL.Query().Get("embed") == "1"
+	if embed {
+		// frame-ancestors alone decides who may frame it (CSP Level 2 makes X-Frame-Options obsolete for it).
+		h.Set("Content-Security-Policy", p.embedCSP)
+	} else {
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Frame-Options", "DENY")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -135,9 +212,22 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var a asset
 	switch {
+	case embed:
+		a = *p.embed
+		h.Set("Cache-Control", "no-cache")
 	case r.URL.Path == "/":
 		a = p.index
 		h.Set("Cache-Control", "no-cache")
+	case r.URL.Path == "/widget.js":
+		if p.widget == nil {
+			http.NotFound(w, r)
+			return
+		}
+		a = *p.widget
+		// Sites load it by this one URL, without a version: a short lifetime lets a change reach them. Any
+		// site's page may load it as a script (it starts only on the embed origins).
+		h.Set("Cache-Control", "public, max-age=300")
+		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
 	default:
 		var ok bool
 		if a, ok = p.assets[r.URL.Path]; !ok {

@@ -56,6 +56,7 @@ func runServe(ctx context.Context, args []string) error {
 		APIKeys:            splitList(f.apiKeys),
 		AdminKeys:          splitList(f.adminKeys),
 		CORSOrigins:        splitList(f.corsOrigins),
+		Embed:              f.embed.config(),
 		MaxBodyBytes:       f.maxBody,
 		ReadTimeout:        f.readTimeout,
 		MaxConns:           f.maxConns,
@@ -110,7 +111,8 @@ func runServe(ctx context.Context, args []string) error {
 		go func() { defer close(ran); adm.Run(wctx) }()
 		defer func() { stop(); <-ran }() // a running ingest job is cancelled and waited for
 	}
-	page, err := webui.New(webui.Config{Site: f.siteName(), Model: f.pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0})
+	page, err := webui.New(webui.Config{Site: f.siteName(), Model: f.pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0,
+		EmbedOrigins: scfg.Embed.Origins})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

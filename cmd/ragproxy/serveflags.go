@@ -40,6 +40,7 @@ type serveFlags struct {
 	retrieval                                                      retrievalFlags
 	backends                                                       backendFlags
 	assistants                                                     assistantFlags
+	embed                                                          embedFlags
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -110,6 +111,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	f.retrieval.register(fs)
 	f.backends.register(fs)
 	f.assistants.register(fs)
+	f.embed.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -138,6 +140,9 @@ func parseServeFlags(args []string) (serveFlags, error) {
 				return f, errors.New("serve: RAGPROXY_ADMIN_KEYS: an admin key is also a client key; give the admin API keys of its own")
 			}
 		}
+	}
+	if err := f.embed.check(splitList(f.apiKeys), splitList(f.adminKeys)); err != nil {
+		return f, err
 	}
 	f.backends.readSecrets()
 	return f, nil

@@ -7,6 +7,17 @@
   const root = document.documentElement;
   const body = document.body;
   const authRequired = body.dataset.auth === 'required';
+  // Framed by the widget on a site's page (/?embed=1&host=ORIGIN): the host page's origin, when the server lists
+  // it (only listed origins can frame the page at all: the CSP's frame-ancestors); null otherwise, and then this
+  // is the plain chat page.
+  const parentOrigin = (() => {
+    if (body.dataset.embed !== '1' || window.parent === window) return null;
+    const host = new URLSearchParams(location.search).get('host');
+    return host && (body.dataset.embedOrigins || '').split(' ').includes(host) ? host : null;
+  })();
+  const embedded = parentOrigin !== null;
+  // What the widget told of its page: the address and title the questions are asked from, and its key.
+  const visitor = { page: null, title: '', key: '' };
   const KEY_STORE = 'ragproxy.key';
   const THEME_STORE = 'ragproxy.theme';
   const ui = {
@@ -290,8 +301,13 @@
   // ---- the API ----
   const headers = () => {
     const h = { 'Content-Type': 'application/json' };
-    const key = authRequired && store('sessionStorage', KEY_STORE);
+    const key = embedded ? visitor.key : authRequired && store('sessionStorage', KEY_STORE);
     if (key) h.Authorization = `Bearer ${key}`;
+    if (visitor.page) {
+      h['X-Ragproxy-Page'] = visitor.page;
+      // A header value is bytes; the title can be any text.
+      if (visitor.title) h['X-Ragproxy-Page-Title'] = encodeURIComponent(visitor.title);
+    }
     return h;
   };
   // errorText reads OpenAI's error body ({"error":{"message":...}}) of a failed response.
@@ -382,7 +398,7 @@
       });
       if (!res.ok) {
         const msg = await errorText(res);
-        if (res.status === 401 && authRequired) {
+        if (res.status === 401 && authRequired && !embedded) {
           store('sessionStorage', KEY_STORE, null);
           askKey(msg);
         }
@@ -439,7 +455,7 @@
   function submit() {
     const text = ui.prompt.value.trim();
     if (!text || current) return;
-    if (authRequired && !store('sessionStorage', KEY_STORE)) {
+    if (authRequired && !embedded && !store('sessionStorage', KEY_STORE)) {
       askKey('Enter an API key first.');
       return;
     }
@@ -506,7 +522,38 @@
     ui.prompt.focus();
   });
 
-  if (authRequired && !store('sessionStorage', KEY_STORE)) {
+  // ---- in the widget: messages from the page that frames this one, checked for its origin and window ----
+  function startEmbedded() {
+    const post = (msg) => parent.postMessage({ ragproxy: 'widget', ...msg }, parentOrigin);
+    const str = (v, n) => (typeof v === 'string' ? v.trim().slice(0, n) : '');
+    addEventListener('message', (e) => {
+      if (e.source !== parent || e.origin !== parentOrigin || e.data?.ragproxy !== 'widget') return;
+      const m = e.data;
+      if (m.type === 'context') {
+        visitor.page = httpURL(str(m.url, 2048));
+        visitor.title = str(m.title, 300);
+        visitor.key = str(m.key, 200);
+        const model = str(m.model, 100);
+        if (model) body.dataset.model = model;
+        const lang = str(m.lang, 35);
+        if (/^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(lang)) root.lang = lang;
+        const greeting = str(m.greeting, 300);
+        if (greeting) ui.greeting.querySelector('h2').textContent = greeting;
+      } else if (m.type === 'focus') {
+        ui.prompt.focus();
+      }
+    });
+    // Esc stops an answer (the question box's handler), else closes the widget.
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && !current && !e.defaultPrevented) post({ type: 'close' });
+    });
+    post({ type: 'ready' });
+  }
+
+  if (embedded) {
+    // The widget's page gives the model and the key; a visitor is never asked for one.
+    startEmbedded();
+  } else if (authRequired && !store('sessionStorage', KEY_STORE)) {
     askKey('');
   } else {
     loadModels().then((rejected) => { if (rejected) askKey(rejected); });
