@@ -19,6 +19,12 @@ type Stats struct {
 	Dimension           int         `json:"dimension"`
 	Tokenizer           string      `json:"tokenizer"`
 	Summarizer          string      `json:"summarizer"`
+	// ModelSummaries counts the pages whose summary the model wrote; FallbackSummaries those that kept the
+	// extractive line because the model's call failed (0 when the summaries are extractive by choice).
+	ModelSummaries    int `json:"model_summaries"`
+	FallbackSummaries int `json:"fallback_summaries"`
+	// Usage is what the ingest that built the version asked models for (Manifest.Usage).
+	Usage   []Usage `json:"usage,omitempty"`
 	BuiltAt             string      `json:"built_at"`
 	// FAQEntries counts the FAQ entries the pages mark up, on FAQPages pages.
 	FAQEntries int `json:"faq_entries"`
@@ -56,7 +62,7 @@ func ComputeStats(ix *Index) Stats {
 	if n := len(tokens); n > 0 {
 		tc = TokenCounts{P50: tokens[(n-1)*50/100], P95: tokens[(n-1)*95/100], Max: tokens[n-1]}
 	}
-	links, faqs, faqPages, revalidatable := 0, 0, 0, 0
+	links, faqs, faqPages, revalidatable, model, fallback := 0, 0, 0, 0, 0, 0
 	for _, p := range ix.Pages {
 		links += len(p.Links)
 		if len(p.FAQ) > 0 {
@@ -65,6 +71,12 @@ func ComputeStats(ix *Index) Stats {
 		if p.ETag != "" || p.LastModified != "" {
 			revalidatable++
 		}
+		switch {
+		case p.SummaryModel != "":
+			model++
+		case m.Summarizer != "extractive" && m.Summarizer != "":
+			fallback++
+		}
 	}
 	return Stats{
 		Version: m.Version, Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links,
@@ -72,6 +84,7 @@ func ComputeStats(ix *Index) Stats {
 		ChunkTokens: tc, Embedder: m.Embedder, Dimension: m.Dimension, Tokenizer: m.Tokenizer,
 		Summarizer: m.Summarizer, BuiltAt: m.BuiltAt.UTC().Format("2006-01-02T15:04:05Z"),
 		FAQEntries: faqs, FAQPages: faqPages, Revalidatable: revalidatable, Format: m.Format, Files: versionFiles(ix.dir),
+		ModelSummaries: model, FallbackSummaries: fallback, Usage: m.Usage,
 	}
 }
 
