@@ -123,9 +123,9 @@ var (
 // Incremental is an Embedder that hands each vector back as soon as its request has answered, so that a caller
 // can keep what was paid for even when a later request fails.
 type Incremental interface {
-	// EmbedEach embeds texts and calls put for each (the position in texts and its vector), one call at a
-	// time, in no particular order; it stops at the first error, of a request or of put.
-	EmbedEach(ctx context.Context, texts []string, put func(i int, v []float32) error) error
+	// EmbedEach embeds texts and calls put with each request's vectors (their positions in texts, and the
+	// vectors), one call at a time, in no particular order; it stops at the first error, of a request or of put.
+	EmbedEach(ctx context.Context, texts []string, put func(pos []int, vecs [][]float32) error) error
 }
 
 // Metered is an Embedder that counts the tokens it was billed.
@@ -173,7 +173,13 @@ func (e *OpenAI) TokensUsed() int64 { return e.used.Load() }
 // rejects empty input) and embed as zero vectors.
 func (e *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	if err := e.EmbedEach(ctx, texts, func(i int, v []float32) error { out[i] = v; return nil }); err != nil {
+	err := e.EmbedEach(ctx, texts, func(pos []int, vecs [][]float32) error {
+		for j, i := range pos {
+			out[i] = vecs[j]
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -190,7 +196,7 @@ type input struct {
 // than the key's tokens-per-minute limit), Concurrency at a time; an input longer than MaxInputTokens is cut
 // there. Rows are placed by each response item's index, whatever order the server sends them in. Blank texts
 // are not sent and embed as zero vectors, put once the dimension is known.
-func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(i int, v []float32) error) error {
+func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(pos []int, vecs [][]float32) error) error {
 	tok, err := e.tokenizer()
 	if err != nil {
 		return fmt.Errorf("embed: openai: %w", err)
@@ -235,13 +241,13 @@ func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(i int, 
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			err := e.sendBatch(ctx, batch, func(j int, v []float32) error {
+			err := e.sendBatch(ctx, batch, func(pos []int, vecs [][]float32) error {
 				mu.Lock()
 				defer mu.Unlock()
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
 				}
-				return put(j, v)
+				return put(pos, vecs)
 			})
 			if err != nil {
 				cancel(fmt.Errorf("embed: openai: batch at text %d: %w", batch[0].pos, err))
@@ -254,11 +260,11 @@ func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(i int, 
 	}
 	if len(blank) > 0 {
 		dim := e.Dimension()
-		for _, i := range blank {
-			if err := put(i, make([]float32, dim)); err != nil {
-				return err
-			}
+		vecs := make([][]float32, len(blank))
+		for j := range vecs {
+			vecs[j] = make([]float32, dim)
 		}
+		return put(blank, vecs)
 	}
 	return nil
 }
@@ -279,7 +285,7 @@ func (e *OpenAI) batchTokens() int {
 
 // sendBatch sends one request, waiting for the pacer and retrying as configured, and puts its rows. A batch
 // the upstream finds too large for the key's per-minute limit or its per-request cap is split in two.
-func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(i int, v []float32) error) error {
+func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []int, vecs [][]float32) error) error {
 	tokens := 0
 	for _, in := range batch {
 		tokens += in.tokens
@@ -291,12 +297,11 @@ func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(i int, v
 		}
 		rows, err := e.embedBatch(ctx, batch)
 		if err == nil {
+			pos := make([]int, len(batch))
 			for j, in := range batch {
-				if err := put(in.pos, rows[j]); err != nil {
-					return err
-				}
+				pos[j] = in.pos
 			}
-			return nil
+			return put(pos, rows)
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

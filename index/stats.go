@@ -25,7 +25,7 @@ type Stats struct {
 	FallbackSummaries int `json:"fallback_summaries"`
 	// Usage is what the ingest that built the version asked models for (Manifest.Usage).
 	Usage   []Usage `json:"usage,omitempty"`
-	BuiltAt             string      `json:"built_at"`
+	BuiltAt string  `json:"built_at"`
 	// FAQEntries counts the FAQ entries the pages mark up, on FAQPages pages.
 	FAQEntries int `json:"faq_entries"`
 	FAQPages   int `json:"faq_pages"`

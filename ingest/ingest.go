@@ -112,10 +112,10 @@ type Report struct {
 	// Summaries says where the model summaries came from, when a model was asked for them.
 	Summaries SummaryCounts `json:"summaries"`
 	// Usage is the tokens billed this run per stage, with the estimated cost.
-	Usage   []index.Usage `json:"usage,omitempty"`
-	Version string        `json:"version"`
-	Changed      bool                     `json:"changed"`
-	Duration     time.Duration            `json:"duration_ns"`
+	Usage    []index.Usage `json:"usage,omitempty"`
+	Version  string        `json:"version"`
+	Changed  bool          `json:"changed"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // SummaryCounts says where a run's page summaries came from.
