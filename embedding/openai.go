@@ -242,11 +242,9 @@ func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(pos []i
 			defer wg.Done()
 			defer func() { <-slots }()
 			err := e.sendBatch(ctx, batch, func(pos []int, vecs [][]float32) error {
+				// Vectors that arrive after another request failed are still put: they were paid for.
 				mu.Lock()
 				defer mu.Unlock()
-				if ctx.Err() != nil {
-					return context.Cause(ctx)
-				}
 				return put(pos, vecs)
 			})
 			if err != nil {
