@@ -288,8 +288,19 @@ func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []in
 	for _, in := range batch {
 		tokens += in.tokens
 	}
+	split := func() error {
+		half := len(batch) / 2
+		if err := e.sendBatch(ctx, batch[:half], put); err != nil {
+			return err
+		}
+		return e.sendBatch(ctx, batch[half:], put)
+	}
 	retries, rateWaits := 0, 0
 	for {
+		if l := e.cfg.Pacer.TokenLimit(); len(batch) > 1 && l > 0 && tokens > l {
+			// Cut before the limit was known, or the limit fell: no wait would let it through.
+			return split()
+		}
 		if err := e.cfg.Pacer.Wait(ctx, tokens); err != nil {
 			return err
 		}
@@ -305,11 +316,7 @@ func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []in
 			return context.Cause(ctx)
 		}
 		if len(batch) > 1 && tooLarge(err, tokens, e.cfg.Pacer.TokenLimit()) {
-			half := len(batch) / 2
-			if err := e.sendBatch(ctx, batch[:half], put); err != nil {
-				return err
-			}
-			return e.sendBatch(ctx, batch[half:], put)
+			return split()
 		}
 		if e.cfg.Pacer.Refused(err) && rateWaits < 20 {
 			rateWaits++
