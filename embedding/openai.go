@@ -301,10 +301,11 @@ func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []in
 			// Cut before the limit was known, or the limit fell: no wait would let it through.
 			return split()
 		}
-		if err := e.cfg.Pacer.Wait(ctx, tokens); err != nil {
+		ticket, err := e.cfg.Pacer.Wait(ctx, tokens)
+		if err != nil {
 			return err
 		}
-		rows, err := e.embedBatch(ctx, batch)
+		rows, err := e.embedBatch(ctx, batch, ticket)
 		if err == nil {
 			pos := make([]int, len(batch))
 			for j, in := range batch {
@@ -384,7 +385,7 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (e *OpenAI) embedBatch(ctx context.Context, batch []input) ([][]float32, error) {
+func (e *OpenAI) embedBatch(ctx context.Context, batch []input, ticket *upstream.Ticket) ([][]float32, error) {
 	inputs := make([]string, len(batch))
 	tokens := 0
 	for j, in := range batch {
@@ -401,20 +402,22 @@ func (e *OpenAI) embedBatch(ctx context.Context, batch []input) ([][]float32, er
 	}
 	var res *http.Response
 	resp, err := e.client.Embeddings.New(ctx, params, option.WithResponseInto(&res))
-	if res != nil {
-		e.cfg.Pacer.Observe(res.Header)
-	}
 	if err != nil {
 		var oe *openai.Error
 		if errors.As(err, &oe) && oe.Response != nil {
-			e.cfg.Pacer.Observe(oe.Response.Header)
 			if ms := oe.Response.Header.Get("retry-after-ms"); ms != "" && oe.Response.Header.Get("Retry-After") == "" {
 				if v, perr := strconv.ParseFloat(ms, 64); perr == nil {
 					oe.Response.Header.Set("Retry-After", strconv.FormatFloat(v/1000, 'f', -1, 64))
 				}
 			}
+			err = upstream.Classify("embeddings", err)
+			ticket.Done(oe.Response.Header, err)
+			return nil, err
 		}
 		return nil, upstream.Classify("embeddings", err)
+	}
+	if res != nil {
+		ticket.Done(res.Header, nil)
 	}
 	if u := resp.Usage.PromptTokens; u > 0 {
 		e.used.Add(u)

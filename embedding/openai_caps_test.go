@@ -79,11 +79,12 @@ func TestOpenAIKeepsToTheCaps(t *testing.T) {
 			if len(got) != len(tt.texts) || st.Served["embeddings"] < tt.minServed {
 				t.Errorf("%d vectors in %d requests, want %d in at least %d", len(got), st.Served["embeddings"], len(tt.texts), tt.minServed)
 			}
-			// Before the first answer states the limit, each of the Concurrency (2) first requests may be refused;
-			// one more may meet a limit another's reading had not yet shown.
+			// Before the first answer states the limit, each of the Concurrency (2) first requests is refused as
+			// too large; later, with two requests in flight, a reading may lag what was sent. Each refusal is
+			// waited out, and there are fewer of them than requests served (no retry storm).
 			for code, n := range st.Refused {
-				if code != tt.wantRefuse || n > 3 {
-					t.Errorf("refused %d× %s", n, code)
+				if code != tt.wantRefuse || n >= st.Served["embeddings"] {
+					t.Errorf("refused %d× %s for %d served", n, code, st.Served["embeddings"])
 				}
 			}
 			want := 0

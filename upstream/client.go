@@ -323,7 +323,8 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 					return served, err
 				}
 			}
-			if err := u.Pacer.Wait(ctx, estimateTokens(payload)); err != nil {
+			ticket, err := u.Pacer.Wait(ctx, estimateTokens(payload))
+			if err != nil {
 				if ctx.Err() != nil {
 					return served, err
 				}
@@ -331,7 +332,7 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 				break // a stopped key or a wait too long: the fallback, if any, may still answer
 			}
 			start := time.Now()
-			err := c.once(ctx, u, payload, attempt)
+			err = c.once(ctx, u, ticket, payload, attempt)
 			if err != nil && ctx.Err() != nil {
 				// The caller gave up: the attempt was cut short, not failed
 				// by the upstream.
@@ -372,14 +373,14 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 }
 
 // once runs one attempt under the first-byte timeout and classifies its error.
-func (c *Client) once(ctx context.Context, u *target, payload []byte, attempt attemptFunc) error {
+func (c *Client) once(ctx context.Context, u *target, ticket *Ticket, payload []byte, attempt attemptFunc) error {
 	actx, cancel := context.WithCancelCause(ctx)
 	release := func() { cancel(nil) }
 	timer := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errFirstByteTimeout) })
 	err := attempt(actx, release, u, payload)
 	var oe *openai.Error
 	if errors.As(err, &oe) && oe.Response != nil {
-		u.Pacer.Observe(oe.Response.Header)
+		ticket.Done(oe.Response.Header, classify(u.Name, err))
 	}
 	if timer.Stop() {
 		if err != nil {
@@ -430,6 +431,13 @@ func Retryable(err error) bool {
 		return false
 	}
 	return ae.Status == http.StatusTooManyRequests || ae.Status >= 500
+}
+
+// refusedUncounted reports whether err is a refusal the upstream answered before counting the request against
+// its limits: a 429, or a 400 for the request's shape.
+func refusedUncounted(err error) bool {
+	var ae *compat.APIError
+	return errors.As(err, &ae) && (ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusBadRequest)
 }
 
 // estimateTokens is what a chat request counts against a tokens-per-minute

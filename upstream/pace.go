@@ -86,35 +86,67 @@ var ErrWaitTooLong = errors.New("the upstream asks to wait longer than the pacer
 
 // Wait blocks until a request of about tokens tokens may be sent by what is known of the key's limits, then
 // takes it from them. It returns the error that stopped the pacer, if one did, and ctx's error when ctx ends.
-func (p *Pacer) Wait(ctx context.Context, tokens int) error {
+// The Ticket it returns reads the request's answer (see Ticket.Done).
+func (p *Pacer) Wait(ctx context.Context, tokens int) (*Ticket, error) {
 	if p == nil {
-		return nil
+		return nil, nil
 	}
 	for {
 		p.mu.Lock()
 		if p.stopped != nil {
 			err := p.stopped
 			p.mu.Unlock()
-			return fmt.Errorf("upstream key stopped earlier: %w", err)
+			return nil, fmt.Errorf("upstream key stopped earlier: %w", err)
 		}
 		now := p.cfg.Now()
-		d := max(p.until.Sub(now), p.requests.wait(now, 1), p.tokens.wait(now, float64(tokens)))
+		d := max(p.until.Sub(now), p.requests.wait(now, 1, false), p.tokens.wait(now, float64(tokens), true))
 		if d <= 0 {
-			p.requests.take(now, 1)
-			p.tokens.take(now, float64(tokens))
+			t := &Ticket{p: p, tokens: tokens}
+			t.requests = p.requests.take(now, 1)
+			t.took = p.tokens.take(now, float64(tokens))
 			p.mu.Unlock()
-			return nil
+			return t, nil
 		}
 		if d > p.cfg.MaxWait {
 			p.mu.Unlock()
-			return fmt.Errorf("upstream: wait %s: %w", d.Round(time.Millisecond), ErrWaitTooLong)
+			return nil, fmt.Errorf("upstream: wait %s: %w", d.Round(time.Millisecond), ErrWaitTooLong)
 		}
 		p.waited += d
 		p.mu.Unlock()
 		if err := p.cfg.Sleep(ctx, d); err != nil {
-			return err
+			return nil, err
 		}
 	}
+}
+
+// Ticket is one request let through by Wait.
+type Ticket struct {
+	p              *Pacer
+	tokens         int
+	took, requests bool // what Wait took from the known limits
+}
+
+// Done reads the answer to the ticket's request: its headers (as Observe does) and, when err is a refusal the
+// upstream answered before counting the request (a 429, a 400), gives back first what Wait took for it, which
+// the limits never held. A nil *Ticket does nothing.
+func (t *Ticket) Done(h http.Header, err error) {
+	if t == nil {
+		return
+	}
+	if err != nil && refusedUncounted(err) {
+		p := t.p
+		p.mu.Lock()
+		now := p.cfg.Now()
+		if t.requests {
+			p.requests.give(now, 1)
+		}
+		if t.took {
+			p.tokens.give(now, float64(t.tokens))
+		}
+		t.took, t.requests = false, false
+		p.mu.Unlock()
+	}
+	t.p.Observe(h)
 }
 
 // Observe reads the x-ratelimit-* headers of a response (a success or a refusal).
@@ -160,7 +192,7 @@ func (p *Pacer) Refused(err error) bool {
 		wait = time.Second
 		for _, l := range []*limitState{&p.requests, &p.tokens} {
 			if l.known && l.left < 1 {
-				wait = max(wait, l.wait(now, 1))
+				wait = max(wait, l.wait(now, 1, false))
 			}
 		}
 	}
@@ -218,24 +250,32 @@ func Fatal(err error) bool {
 		ae.Code == "insufficient_quota" || ae.Type == "insufficient_quota"
 }
 
-func (l *limitState) observe(now time.Time, h http.Header, kind string) {
+// observe reads one limit's headers and reports whether they were there.
+func (l *limitState) observe(now time.Time, h http.Header, kind string) bool {
 	rem, err := strconv.ParseFloat(strings.TrimSpace(h.Get("x-ratelimit-remaining-"+kind)), 64)
 	if err != nil {
-		return
+		return false
 	}
 	limit, _ := strconv.Atoi(strings.TrimSpace(h.Get("x-ratelimit-limit-" + kind)))
 	reset, _ := time.ParseDuration(strings.TrimSpace(h.Get("x-ratelimit-reset-" + kind)))
+	if l.known && l.rate > 0 && limit == l.limit {
+		// Answers arrive out of the order they were admitted in: a slow request's reading predates what was
+		// sent since, which the estimate holds. The lower of the two is the safer (refused requests were given
+		// back first, see Ticket.Done).
+		rem = min(rem, l.available(now))
+	}
 	*l = limitState{known: true, limit: limit, left: rem, at: now}
 	switch {
-	case reset <= 0:
-		// Whole already, or no reset sent: nothing to wait for.
-		l.left = max(l.left, float64(limit))
-		l.full = now
-	case limit > 0:
+	case limit > 0 && reset > 0 && rem < float64(limit):
 		l.rate = (float64(limit) - rem) / reset.Seconds()
+	case limit > 0:
+		// Whole, or no reset sent: the limits are per minute (OpenAI's RPM and TPM) and refill as such.
+		l.rate = float64(limit) / 60
 	default:
+		// No limit sent: what is left is all there is until the reset.
 		l.full = now.Add(reset)
 	}
+	return true
 }
 
 // available is what the limit holds at now.
@@ -249,11 +289,16 @@ func (l *limitState) available(now time.Time) float64 {
 	return l.left
 }
 
-// wait is how long until the limit holds n; 0 when it is not known, or when n exceeds the whole limit (no wait
+// wait is how long until the limit holds n (and a margin, when asked); 0 when it is not known, or when n exceeds the whole limit (no wait
 // helps: the upstream's refusal says so).
-func (l *limitState) wait(now time.Time, n float64) time.Duration {
+func (l *limitState) wait(now time.Time, n float64, margin bool) time.Duration {
 	if !l.known || l.limit > 0 && n > float64(l.limit) {
 		return 0
+	}
+	// A margin of 0.5% of the limit: the headers round (remaining down to a whole token, the reset up to a
+	// millisecond), so the estimate may run a few tokens ahead of the upstream's count.
+	if l.limit > 0 && margin {
+		n = min(n+float64(l.limit)/200, float64(l.limit))
 	}
 	have := l.available(now)
 	if have >= n {
@@ -265,16 +310,29 @@ func (l *limitState) wait(now time.Time, n float64) time.Duration {
 	return l.full.Sub(now)
 }
 
-// take counts n sent at now.
-func (l *limitState) take(now time.Time, n float64) {
+// take counts n sent at now and reports whether the limit is known (so that n was taken from it).
+func (l *limitState) take(now time.Time, n float64) bool {
 	if !l.known {
-		return
+		return false
 	}
 	l.left = l.available(now) - n
 	l.at = now
 	if l.rate == 0 && !now.Before(l.full) {
 		l.known = false // whole again: the next response says how much is left
 	}
+	return true
+}
+
+// give returns n taken at an earlier time.
+func (l *limitState) give(now time.Time, n float64) {
+	if !l.known {
+		return
+	}
+	l.left = l.available(now) + n
+	if l.limit > 0 {
+		l.left = min(l.left, float64(l.limit))
+	}
+	l.at = now
 }
 
 // retryAfterHeader reads Retry-After (seconds or an HTTP date).

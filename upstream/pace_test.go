@@ -147,8 +147,8 @@ func TestPacerReadsTheHeaders(t *testing.T) {
 		want   time.Duration
 	}{
 		{"room left", map[string]string{"x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "900", "x-ratelimit-reset-tokens": "6s"}, 500, 0},
-		// 1000 a minute refill at 1000/60 a second: 500 more take 30 s.
-		{"tokens out", map[string]string{"x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1m0s"}, 500, 30 * time.Second},
+		// 1000 a minute refill at 1000/60 a second: 500 more, and the margin of 0.5% of the limit, take 30.3 s.
+		{"tokens out", map[string]string{"x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1m0s"}, 500, 30300 * time.Millisecond},
 		{"requests out", map[string]string{"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m0s"}, 1, time.Second},
 		{"no limit sent, wait for the reset", map[string]string{"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "250ms"}, 10, 250 * time.Millisecond},
 		{"larger than the whole limit: no wait helps", map[string]string{"x-ratelimit-limit-tokens": "100", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1m0s"}, 500, 0},
@@ -162,7 +162,7 @@ func TestPacerReadsTheHeaders(t *testing.T) {
 				h.Set(k, v)
 			}
 			p.Observe(h)
-			if err := p.Wait(context.Background(), tt.tokens); err != nil {
+			if _, err := p.Wait(context.Background(), tt.tokens); err != nil {
 				t.Fatal(err)
 			}
 			var got time.Duration
@@ -195,7 +195,7 @@ func TestPacerWaitsWhatTheRefusalSays(t *testing.T) {
 				t.Fatal("a rate limit is not to be waited out")
 			}
 			start := clock.Now()
-			if err := p.Wait(context.Background(), 1); err != nil {
+			if _, err := p.Wait(context.Background(), 1); err != nil {
 				t.Fatal(err)
 			}
 			if got := clock.Now().Sub(start); got != tt.want {
@@ -206,7 +206,8 @@ func TestPacerWaitsWhatTheRefusalSays(t *testing.T) {
 	for _, status := range []int{401, 403} {
 		p := upstream.NewPacer(upstream.PacerConfig{})
 		err := &compat.APIError{Status: status, Type: "invalid_request_error", Message: fmt.Sprint("refused ", status)}
-		if p.Refused(err) || p.Wait(context.Background(), 1) == nil {
+		retry := p.Refused(err)
+		if _, werr := p.Wait(context.Background(), 1); retry || werr == nil {
 			t.Errorf("a %d did not stop the pacer", status)
 		}
 	}
