@@ -201,3 +201,44 @@ func TestNonLatinSiteStaysUnderTheEmbeddingsCaps(t *testing.T) {
 		t.Errorf("summaries %+v for %d pages", rep.Summaries, rep.Pages)
 	}
 }
+
+func TestSpentQuotaStopsTheSummariesAtOnce(t *testing.T) {
+	src := writeSite(t, t.TempDir(), wideSite(24))
+	for _, tt := range []struct {
+		name   string
+		limits openaitest.Limits
+		key    string
+		code   string
+	}{
+		{"quota spent after a few pages", openaitest.Limits{Quota: 1000}, realKey, "insufficient_quota"},
+		{"wrong key", openaitest.Limits{}, "sk-wrong-key-for-test", "invalid_api_key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newRealMode(t, tt.limits)
+			dir := filepath.Join(t.TempDir(), "ix")
+			cfg := Config{Source: src, BaseURL: siteBase, IndexDir: dir, Logger: quiet()}
+			m.config(t, 0)(&cfg)
+			cl, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{BaseURL: m.srv.URL(), APIKey: tt.key,
+				Model: summary.DefaultModel, Pacer: m.pacer}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Summarizer = &summary.LLM{Ask: upstream.Asker{Client: cl}.Ask}
+			_, err = Run(context.Background(), cfg)
+			st := m.srv.Stats()
+			asked := chatRequests(m.srv)
+			t.Logf("error: %v\n%d summary requests for 24 pages, %d served, refusals %v", err, asked, st.Served["chat/completions"], st.Refused)
+			if !upstream.Fatal(err) || !strings.Contains(err.Error(), tt.code) {
+				t.Fatalf("Run = %v, want the refusal %s, named", err, tt.code)
+			}
+			// The refusal stops the stage: the pages in flight when it came (SummaryConcurrency 4) are the
+			// only others asked, and none is retried.
+			if refused := st.Refused[tt.code]; refused > 4 || asked-st.Served["chat/completions"] != refused {
+				t.Errorf("%d requests refused, %d asked, %d served: want at most 4 refused and no other request", refused, asked, st.Served["chat/completions"])
+			}
+			if st.Served["embeddings"] != 0 {
+				t.Errorf("%d embeddings requests after the summaries stopped", st.Served["embeddings"])
+			}
+		})
+	}
+}
