@@ -49,17 +49,16 @@ type paid struct {
 	ledger *ledger.Ledger // nil when the run uses no model
 	prices map[string]Price
 
-	mu                 sync.Mutex
-	summaryModel       string
-	summaryIn          int
-	summaryOut         int
-	keptSummaries      int
-	keptVectors        int
-	storedVectors      int
-	embedModel         string
-	embedBefore        int64
-	embedMeter         embedding.Metered
-	summaryStoredTotal int
+	mu sync.Mutex
+	// summaryModel, summaryIn and summaryOut are the summary stage's model and tokens.
+	summaryModel          string
+	summaryIn, summaryOut int
+	// storedSummaries and storedVectors count what this run wrote to the ledger.
+	storedSummaries, storedVectors int
+	// embedMeter counts the embedder's tokens, from embedBefore at the start of the stage, for embedModel.
+	embedMeter  embedding.Metered
+	embedBefore int64
+	embedModel  string
 }
 
 // openPaid opens the index directory's ledger when the run asks a model for anything.
@@ -104,9 +103,6 @@ func (p *paid) summary(k ledger.Key) (string, bool) {
 	if err != nil || !ok {
 		return "", false
 	}
-	p.mu.Lock()
-	p.keptSummaries++
-	p.mu.Unlock()
 	return string(b), true
 }
 
@@ -118,7 +114,7 @@ func (p *paid) putSummary(k ledger.Key, s string) error {
 		return err
 	}
 	p.mu.Lock()
-	p.summaryStoredTotal++
+	p.storedSummaries++
 	p.mu.Unlock()
 	return nil
 }
@@ -141,9 +137,6 @@ func (p *paid) vector(k ledger.Key, dim int) ([]float32, bool) {
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	p.mu.Lock()
-	p.keptVectors++
-	p.mu.Unlock()
 	return v, true
 }
 
@@ -234,5 +227,5 @@ func (r *run) explain(err error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return fmt.Errorf("%w\n%sthe ledger %s keeps %d results paid for (%d summaries and %d vectors written this run): a re-run pays only for what is missing",
-		err, cause, filepath.Join(r.cfg.IndexDir, ledger.FileName), p.ledger.Len(), p.summaryStoredTotal, p.storedVectors)
+		err, cause, filepath.Join(r.cfg.IndexDir, ledger.FileName), p.ledger.Len(), p.storedSummaries, p.storedVectors)
 }
