@@ -378,16 +378,19 @@ func (c *Client) once(ctx context.Context, u *target, ticket *Ticket, payload []
 	release := func() { cancel(nil) }
 	timer := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errFirstByteTimeout) })
 	err := attempt(actx, release, u, payload)
-	var oe *openai.Error
-	if errors.As(err, &oe) && oe.Response != nil {
-		ticket.Done(oe.Response.Header, classify(u.Name, err))
+	if err != nil {
+		// Classified once: classify reads the error response's body.
+		err = classify(u.Name, err)
+		var oe *openai.Error
+		if errors.As(err, &oe) && oe.Response != nil {
+			ticket.Done(oe.Response.Header, err)
+		}
 	}
 	if timer.Stop() {
 		if err != nil {
 			release()
-			return classify(u.Name, err)
 		}
-		return nil
+		return err
 	}
 	// The timer fired: whatever the attempt returned is cut short.
 	release()
