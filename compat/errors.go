@@ -56,10 +56,15 @@ type APIError struct {
 
 // Error implements error.
 func (e *APIError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("openai error %d %s: %s: %v", e.Status, e.Type, e.Message, e.Err)
+	kind := e.Type
+	if e.Code != "" && e.Code != e.Type {
+		// The code tells apart what the type does not: a rate limit ("rate_limit_exceeded") from a spent quota.
+		kind += " " + e.Code
 	}
-	return fmt.Sprintf("openai error %d %s: %s", e.Status, e.Type, e.Message)
+	if e.Err != nil {
+		return fmt.Sprintf("openai error %d %s: %s: %v", e.Status, kind, e.Message, e.Err)
+	}
+	return fmt.Sprintf("openai error %d %s: %s", e.Status, kind, e.Message)
 }
 
 // Unwrap returns the cause.

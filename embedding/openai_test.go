@@ -14,7 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/openai/openai-go/v3"
+
+	"github.com/ragproxy/ragproxy/compat"
 )
 
 // fakeEmbeddings speaks the /v1/embeddings wire format (OpenAI API reference, "Create embeddings"). Its vectors
@@ -131,7 +132,7 @@ func TestOpenAIEmbed(t *testing.T) {
 		wantBatches []int
 		wantName    string
 	}{
-		{"defaults", OpenAIConfig{APIKey: "sk-test"}, 12, []int{128, 128, 44}, "text-embedding-3-large"},
+		{"defaults", OpenAIConfig{APIKey: "sk-test"}, 12, []int{300}, "text-embedding-3-large"},
 		{"batch size and dimensions", OpenAIConfig{APIKey: "sk-test", Model: "m", Dimensions: 5, BatchSize: 100, Concurrency: 1}, 5, []int{100, 100, 100}, "m@5"},
 	}
 	for _, tt := range tests {
@@ -219,9 +220,9 @@ func TestOpenAIRetries(t *testing.T) {
 					t.Errorf("(-want +got):\n%s", diff)
 				}
 			} else {
-				var apiErr *openai.Error
-				if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.wantErr {
-					t.Fatalf("error = %v, want an *openai.Error with status %d", err, tt.wantErr)
+				var apiErr *compat.APIError
+				if !errors.As(err, &apiErr) || apiErr.Status != tt.wantErr {
+					t.Fatalf("error = %v, want a *compat.APIError with status %d", err, tt.wantErr)
 				}
 			}
 			if n := len(f.batches()); n != tt.requests {

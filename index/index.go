@@ -119,6 +119,21 @@ type Manifest struct {
 	// Boilerplate identifies the site template blocks left out of the chunks (ingest/boilerplate's Set.Key); ""
 	// when none were.
 	Boilerplate string `json:"boilerplate,omitempty"`
+	// Usage is what the ingest that built the version asked models for, per stage; empty when it asked none.
+	// It is not content: it leaves Version as it is.
+	Usage []Usage `json:"usage,omitempty"`
+}
+
+// Usage counts the tokens one ingest stage ("summaries", "embeddings") was billed by one model, with their
+// estimated cost.
+type Usage struct {
+	Stage            string `json:"stage"`
+	Model            string `json:"model"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens,omitempty"`
+	// CostUSD is the estimate from the price table; Priced says the model was in it.
+	CostUSD float64 `json:"cost_usd"`
+	Priced  bool    `json:"priced"`
 }
 
 // CrawlRecord is what the crawl that built a version learnt beyond the pages' content, so that a re-crawl whose

@@ -21,7 +21,13 @@ type Stats struct {
 	Dimension           int         `json:"dimension"`
 	Tokenizer           string      `json:"tokenizer"`
 	Summarizer          string      `json:"summarizer"`
-	BuiltAt             string      `json:"built_at"`
+	// ModelSummaries counts the pages whose summary the model wrote; FallbackSummaries those that kept the
+	// extractive line because the model's call failed (0 when the summaries are extractive by choice).
+	ModelSummaries    int `json:"model_summaries"`
+	FallbackSummaries int `json:"fallback_summaries"`
+	// Usage is what the ingest that built the version asked models for (Manifest.Usage).
+	Usage   []Usage `json:"usage,omitempty"`
+	BuiltAt string  `json:"built_at"`
 	// FAQEntries counts the FAQ entries the pages mark up, on FAQPages pages.
 	FAQEntries int `json:"faq_entries"`
 	FAQPages   int `json:"faq_pages"`
@@ -58,7 +64,7 @@ func ComputeStats(ix *Index) Stats {
 	if n := len(tokens); n > 0 {
 		tc = TokenCounts{P50: tokens[(n-1)*50/100], P95: tokens[(n-1)*95/100], Max: tokens[n-1]}
 	}
-	links, faqs, faqPages, revalidatable := 0, 0, 0, 0
+	links, faqs, faqPages, revalidatable, model, fallback := 0, 0, 0, 0, 0, 0
 	for _, p := range ix.Pages {
 		links += len(p.Links)
 		if len(p.FAQ) > 0 {
@@ -67,6 +73,12 @@ func ComputeStats(ix *Index) Stats {
 		if p.ETag != "" || p.LastModified != "" {
 			revalidatable++
 		}
+		switch {
+		case p.SummaryModel != "":
+			model++
+		case m.Summarizer != "extractive" && m.Summarizer != "":
+			fallback++
+		}
 	}
 	return Stats{
 		Version: m.Version, Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links,
@@ -74,6 +86,7 @@ func ComputeStats(ix *Index) Stats {
 		ChunkTokens: tc, Embedder: m.Embedder, Dimension: m.Dimension, Tokenizer: m.Tokenizer,
 		Summarizer: m.Summarizer, BuiltAt: m.BuiltAt.UTC().Format("2006-01-02T15:04:05Z"),
 		FAQEntries: faqs, FAQPages: faqPages, Revalidatable: revalidatable, Format: m.Format, Files: versionFiles(ix.dir),
+		ModelSummaries: model, FallbackSummaries: fallback, Usage: m.Usage,
 	}
 }
 
@@ -98,13 +111,43 @@ func (st Stats) Lines(dir string) []string {
 	for i, f := range st.Files {
 		files[i] = fmt.Sprintf("%s %.1f MB", f.Name, float64(f.Bytes)/1e6)
 	}
-	return []string{
+	out := []string{
 		fmt.Sprintf("index %s (version %s, built %s)", dir, st.Version, st.BuiltAt),
 		fmt.Sprintf("  pages %d, chunks %d, links %d", st.Pages, st.Chunks, st.Links),
 		fmt.Sprintf("  communities %d (modularity %.3f), pages in small components %d", st.Communities, st.Modularity, st.SmallComponentPages),
 		fmt.Sprintf("  chunk tokens p50 %d, p95 %d, max %d (%s)", st.ChunkTokens.P50, st.ChunkTokens.P95, st.ChunkTokens.Max, st.Tokenizer),
 		fmt.Sprintf("  embedder %s (dimension %d), summaries %s", st.Embedder, st.Dimension, st.Summarizer),
-		fmt.Sprintf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d", st.FAQEntries, st.FAQPages, st.Revalidatable),
-		fmt.Sprintf("  format %d: %s", st.Format, strings.Join(files, ", ")),
 	}
+	if st.Summarizer != "extractive" {
+		out = append(out, fmt.Sprintf("  summaries from the model %d, extractive fallbacks %d", st.ModelSummaries, st.FallbackSummaries))
+	}
+	for _, line := range UsageLines(st.Usage) {
+		out = append(out, "  "+line)
+	}
+	return append(out,
+		fmt.Sprintf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d", st.FAQEntries, st.FAQPages, st.Revalidatable),
+		fmt.Sprintf("  format %d: %s", st.Format, strings.Join(files, ", ")))
+}
+
+// UsageLines describe what a build paid the model for, per stage and model, with the estimated cost, and the
+// total when there are several.
+func UsageLines(us []Usage) []string {
+	var out []string
+	total := 0.0
+	for _, u := range us {
+		cost := "no price for this model (--price)"
+		if u.Priced {
+			cost = fmt.Sprintf("about $%.4f", u.CostUSD)
+			total += u.CostUSD
+		}
+		tokens := fmt.Sprintf("%d tokens", u.PromptTokens)
+		if u.CompletionTokens > 0 {
+			tokens = fmt.Sprintf("%d prompt + %d completion tokens", u.PromptTokens, u.CompletionTokens)
+		}
+		out = append(out, fmt.Sprintf("%s (%s): %s, %s", u.Stage, u.Model, tokens, cost))
+	}
+	if len(us) > 1 {
+		out = append(out, fmt.Sprintf("estimated cost in all: $%.4f", total))
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest/ledger"
 )
 
 // embed embeds summaries and chunks, reusing the previous vectors of identical texts under the same embedder. A
@@ -25,6 +26,7 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 	if fit {
 		return r.fitAndEmbed(ctx, ix, sums, bar)
 	}
+	r.paid.meter(r.embedder)
 	same := r.prev.sameEmbedder(r.embedder, r.embState)
 	var oldSums map[string][]float32
 	if same {
@@ -164,10 +166,14 @@ func (r *run) chooseEmbedder() (fit bool, err error) {
 }
 
 // embedReusing embeds the n texts that text returns, in batches, taking vectors from old where the same text was
-// embedded before, and hands vector i to put: the reused ones as they are found, then the others batch by batch.
-// It reads each text it embeds twice (to look it up, then in its batch), so that it holds only a batch of them.
+// embedded before, else from the ledger where an earlier run paid for it, and hands vector i to put: the reused
+// ones as they are found, then the others as their requests answer. Each new vector goes to the ledger with its
+// request, so that a run that fails later keeps it. It reads each text it embeds twice (to look it up, then in
+// its batch), so that it holds only a batch of them.
 func (r *run) embedReusing(ctx context.Context, n int, text func(i int) (string, error), old map[string][]float32,
 	bar *bar, put func(i int, v []float32) error) error {
+	keep := r.cfg.Embedder != nil && r.paid.ledger != nil // the local embedder costs nothing
+	dim := r.embedder.Dimension()
 	var todo []int
 	for i := range n {
 		t, err := text(i)
@@ -181,9 +187,24 @@ func (r *run) embedReusing(ctx context.Context, n int, text func(i int) (string,
 			bar.add(1)
 			continue
 		}
+		if keep {
+			if v, ok := r.paid.vector(vectorKey(r.embedder, t), dim); ok {
+				if err := put(i, v); err != nil {
+					return err
+				}
+				r.report.KeptVectors++
+				bar.add(1)
+				continue
+			}
+		}
 		todo = append(todo, i)
 	}
-	const batch = 512
+	// An incremental embedder gets larger slices: it cuts its own requests and hands each back as it answers.
+	batch := 512
+	inc, incremental := r.embedder.(embedding.Incremental)
+	if incremental {
+		batch = 8192
+	}
 	for lo := 0; lo < len(todo); lo += batch {
 		hi := min(lo+batch, len(todo))
 		in := make([]string, hi-lo)
@@ -192,6 +213,27 @@ func (r *run) embedReusing(ctx context.Context, n int, text func(i int) (string,
 			if in[j], err = text(i); err != nil {
 				return err
 			}
+		}
+		if incremental {
+			err := inc.EmbedEach(ctx, in, func(pos []int, vecs [][]float32) error {
+				keys := make([]ledger.Key, len(pos))
+				for j, p := range pos {
+					if err := put(todo[lo+p], vecs[j]); err != nil {
+						return err
+					}
+					keys[j] = vectorKey(r.embedder, in[p])
+				}
+				bar.add(len(pos))
+				r.report.Embedded += len(pos)
+				if keep {
+					return r.paid.putVectors(keys, vecs)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		vecs, err := r.embedder.Embed(ctx, in)
 		if err != nil {
@@ -206,7 +248,7 @@ func (r *run) embedReusing(ctx context.Context, n int, text func(i int) (string,
 			}
 		}
 		bar.add(len(in))
+		r.report.Embedded += len(in)
 	}
-	r.report.Embedded += len(todo)
 	return nil
 }

@@ -67,6 +67,8 @@ type Config struct {
 	Embedder embedding.Embedder
 	// Local configures the local embedder when Embedder is nil.
 	Local embedding.LocalConfig
+	// Prices add to and override DefaultPrices, by model, for the report's cost estimate.
+	Prices map[string]Price
 
 	// Edits are the operator's edits applied on top of what is read (see Edits); nil means those saved in
 	// IndexDir.
@@ -105,9 +107,28 @@ type Report struct {
 	Chunks       int                      `json:"chunks"`
 	Links        int                      `json:"links"`
 	Embedded     int                      `json:"embedded"`
-	Version      string                   `json:"version"`
-	Changed      bool                     `json:"changed"`
-	Duration     time.Duration            `json:"duration_ns"`
+	// KeptVectors counts the vectors taken from the ledger (paid for by an earlier run) instead of embedded.
+	KeptVectors int `json:"kept_vectors,omitempty"`
+	// Summaries says where the model summaries came from, when a model was asked for them.
+	Summaries SummaryCounts `json:"summaries"`
+	// Usage is the tokens billed this run per stage, with the estimated cost.
+	Usage    []index.Usage `json:"usage,omitempty"`
+	Version  string        `json:"version"`
+	Changed  bool          `json:"changed"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// SummaryCounts says where a run's page summaries came from.
+type SummaryCounts struct {
+	// Model is the summary model; "" for extractive summaries by choice.
+	Model string `json:"model,omitempty"`
+	// FromModel counts the pages whose summary the model wrote: Reused of them from the previous index, Kept
+	// from the ledger, the others asked this run.
+	FromModel int `json:"from_model"`
+	Reused    int `json:"reused"`
+	Kept      int `json:"kept"`
+	// Fallback counts the pages that kept the extractive line because the model's call failed.
+	Fallback int `json:"fallback"`
 }
 
 // ErrNoPages is returned when the source yields no usable page.
@@ -188,6 +209,24 @@ func newRun(cfg Config, r *Report) *run {
 
 // build runs the stages after reading on docs (sorted by URL) and writes the version when its content changed.
 func (r *run) build(ctx context.Context, docs []*doc) error {
+	if err := r.openPaid(); err != nil {
+		return err
+	}
+	defer r.paid.close()
+	if err := r.buildStages(ctx, docs); err != nil {
+		return r.explain(err)
+	}
+	if l := r.paid.ledger; l != nil {
+		// Everything this version uses was read or written; what it does not is of no use to the next run.
+		if err := l.Compact(); err != nil {
+			r.cfg.Logger.Warn("ledger: compaction failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// buildStages is build once the ledger is open.
+func (r *run) buildStages(ctx context.Context, docs []*doc) error {
 	// The texts wait on disk from cleaning on (put pages and an Apply's pages from here); the index reads them
 	// from the texts file the chunk stage seals, which becomes the version's texts.bin.
 	for _, d := range docs {
@@ -245,6 +284,8 @@ type run struct {
 	progress  *progress
 	embedder  embedding.Embedder
 	embState  []byte
+	// paid is what the run asks models for: the ledger and the tokens used.
+	paid *paid
 	// boilerplate is the key of the site template left out of the chunks (see template), for the manifest.
 	boilerplate string
 	// fromChunk[i] is the previous index's chunk that new chunk i repeats with the same search text, or -1.
@@ -375,6 +416,8 @@ func (r *run) finishManifest(ix *index.Index) error {
 	}
 	m.Links = links
 	ix.EmbedderState = r.embState
+	m.Usage = r.paid.usage()
+	r.report.Usage = m.Usage
 	v, err := contentVersion(ix)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
@@ -468,6 +511,14 @@ func (rep *Report) Lines(indexDir string) []string {
 	out := []string{fmt.Sprintf("indexed %d pages (%d reused, %d removed, %d duplicates, %d unreadable), %d chunks, %d links into %s (version %s) in %s",
 		rep.Pages, rep.Reused, rep.Removed, rep.Duplicates, rep.Unreadable, rep.Chunks, rep.Links, indexDir,
 		rep.Version, rep.Duration.Round(time.Millisecond))}
+	if s := rep.Summaries; s.Model != "" {
+		out = append(out, fmt.Sprintf("summaries %s: %d of %d pages from the model (%d reused, %d from the ledger), %d kept the extractive line",
+			s.Model, s.FromModel, rep.Pages, s.Reused, s.Kept, s.Fallback))
+	}
+	if rep.KeptVectors > 0 {
+		out = append(out, fmt.Sprintf("vectors: %d taken from the ledger, %d embedded", rep.KeptVectors, rep.Embedded))
+	}
+	out = append(out, index.UsageLines(rep.Usage)...)
 	if rep.Requests > 0 {
 		out = append(out, fmt.Sprintf("crawled %d pages (%d not modified) in %d requests, %.1f MB of bodies", rep.Fetched,
 			rep.NotModified, rep.Requests, float64(rep.FetchedBytes)/1e6))

@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/summary"
 	"github.com/ragproxy/ragproxy/upstream"
 )
@@ -43,7 +46,7 @@ func chatRequests(srv *openaitest.Server) int {
 func TestFailingLLMKeepsExtractiveSummaries(t *testing.T) {
 	srv := openaitest.NewServer(openaitest.Config{Reply: summaryReply})
 	defer srv.Close()
-	srv.FailAlways(&openaitest.Fault{Status: 500})
+	srv.Fail(openaitest.Fault{Status: 500}) // one page of four: under half, so the run goes on
 	src := writeSite(t, t.TempDir(), smallSite())
 
 	extractive := load(t, func() string {
@@ -53,17 +56,41 @@ func TestFailingLLMKeepsExtractiveSummaries(t *testing.T) {
 	}())
 	dir := filepath.Join(t.TempDir(), "ix")
 	rep := ingestSite(t, src, dir, func(c *Config) { c.Summarizer = llmSummarizer(t, srv) })
-	if rep.Pages != 4 {
-		t.Fatalf("report %+v", rep)
+	if rep.Pages != 4 || rep.Summaries.FromModel != 3 || rep.Summaries.Fallback != 1 {
+		t.Fatalf("report %+v, want 4 pages, 3 summaries from the model and 1 fallback", rep)
 	}
 	if n := chatRequests(srv); n != rep.Pages {
 		t.Errorf("%d summary calls for %d pages", n, rep.Pages)
 	}
 	ix := load(t, dir)
+	fallbacks := 0
 	for i, p := range ix.Pages {
-		if want := extractive.Pages[i].Summary; p.Summary != want || p.Summary == "" {
-			t.Errorf("page %s summary %q, want the extractive %q", p.URL, p.Summary, want)
+		if p.SummaryModel == "" {
+			fallbacks++
+			if want := extractive.Pages[i].Summary; p.Summary != want || p.Summary == "" {
+				t.Errorf("page %s summary %q, want the extractive %q", p.URL, p.Summary, want)
+			}
 		}
+	}
+	if st := index.ComputeStats(ix); fallbacks != 1 || st.ModelSummaries != 3 || st.FallbackSummaries != 1 {
+		t.Errorf("%d pages kept the extractive line; stats say %d from the model, %d fallbacks; want 1, 3, 1",
+			fallbacks, st.ModelSummaries, st.FallbackSummaries)
+	}
+}
+
+func TestMostSummariesFailingFailsTheRun(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Config{Reply: summaryReply})
+	defer srv.Close()
+	srv.FailAlways(&openaitest.Fault{Status: 500})
+	src := writeSite(t, t.TempDir(), smallSite())
+	dir := filepath.Join(t.TempDir(), "ix")
+	_, err := Run(context.Background(), Config{Source: src, BaseURL: siteBase, IndexDir: dir, Logger: quiet(),
+		Summarizer: llmSummarizer(t, srv)})
+	if !errors.Is(err, ErrModelSummaries) {
+		t.Fatalf("Run = %v, want ErrModelSummaries", err)
+	}
+	if _, err := index.Load(dir); !errors.Is(err, index.ErrNoIndex) {
+		t.Errorf("a run whose summaries failed wrote an index (Load: %v)", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/ragproxy/ragproxy/firsterr"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/upstream"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -45,11 +46,15 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	if model == "" {
 		model = summary.DefaultModel
 	}
+	sums := &r.report.Summaries
+	sums.Model = model
 	var todo []int
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
 		if s, ok := r.prev.llmSummary(p.Hash, model); ok {
 			p.Summary, p.SummaryModel = s, model
+			sums.FromModel++
+			sums.Reused++
 			bar.add(1)
 			continue
 		}
@@ -73,7 +78,8 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(limit)
 	var mu sync.Mutex
-	failed := 0
+	failed, asked := 0, 0
+	var lastErr error
 	for _, i := range todo {
 		p := &ix.Pages[i]
 		g.Go(func() error {
@@ -82,26 +88,60 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 			if err := failedRead(); err != nil {
 				return err
 			}
-			s, err := r.cfg.Summarizer.Summarize(gctx, d)
+			// A summary paid for by an earlier run that did not finish (or by a version since removed) is
+			// in the ledger under what determines it.
+			key := summaryKey(r.cfg.Summarizer, model, d)
+			if s, ok := r.paid.summary(key); ok {
+				mu.Lock()
+				p.Summary, p.SummaryModel = s, model
+				sums.FromModel++
+				sums.Kept++
+				mu.Unlock()
+				return nil
+			}
+			s, use, err := r.cfg.Summarizer.Summarize(gctx, d)
+			r.paid.addSummaryUsage(model, use.Prompt, use.Completion)
+			mu.Lock()
+			asked++
+			mu.Unlock()
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()
 				}
+				if upstream.Fatal(err) {
+					// No retry clears it and every other page would fail the same way: stop the stage.
+					return err
+				}
 				mu.Lock()
 				failed++
+				lastErr = err
 				mu.Unlock()
 				r.cfg.Logger.Warn("LLM summary failed; keeping the extractive one", "url", p.URL, "err", err)
 				return nil
 			}
+			if err := r.paid.putSummary(key, s); err != nil {
+				return err
+			}
+			mu.Lock()
 			p.Summary, p.SummaryModel = s, model
+			sums.FromModel++
+			mu.Unlock()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("ingest: summaries: %w", err)
 	}
+	sums.Fallback = failed
 	if failed > 0 {
-		r.cfg.Logger.Warn("LLM summaries failed", "pages", failed)
+		r.cfg.Logger.Warn("LLM summaries failed", "pages", failed, "of", asked)
+	}
+	// The line: more than half of the pages asked about failed. A few failures leave a few extractive lines,
+	// which the next run asks about again; most failing means the model path does not work (a wrong model, a
+	// limit that never clears), and an index of fallbacks would hide it.
+	if failed*2 > asked {
+		return fmt.Errorf("ingest: summaries: %d of %d pages asked of %s failed, over half: %w (last error: %v)",
+			failed, asked, model, ErrModelSummaries, lastErr)
 	}
 	return nil
 }

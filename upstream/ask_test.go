@@ -62,13 +62,13 @@ func TestAskerRequests(t *testing.T) {
 		}},
 		{"summary", func() error {
 			s := &summary.LLM{Ask: upstream.Asker{Client: c}.Ask}
-			_, err := s.Summarize(ctx, summary.Doc{Title: "Fees & <Charges>", Markdown: "# Fees\n\nTuition is $1,000 <per> term & more.\n"})
+			_, _, err := s.Summarize(ctx, summary.Doc{Title: "Fees & <Charges>", Markdown: "# Fees\n\nTuition is $1,000 <per> term & more.\n"})
 			return err
 		}},
 		{"summary_model", func() error {
 			// The summarizer's model wins over the Asker's.
 			s := &summary.LLM{Ask: upstream.Asker{Client: c, Model: "gpt-4o-mini"}.Ask, Model: "gpt-4o"}
-			_, err := s.Summarize(ctx, summary.Doc{Title: "T", Markdown: "x"})
+			_, _, err := s.Summarize(ctx, summary.Doc{Title: "T", Markdown: "x"})
 			return err
 		}},
 	}

@@ -31,6 +31,12 @@ type Endpoint struct {
 	// upstream model (it used an alias). On a fallback upstream it always
 	// replaces the client's model, since the fallback serves other models.
 	Model string
+	// Pacer, when set, paces the requests sent with APIKey by the upstream's
+	// rate-limit headers, and rate-limit refusals wait it out (up to its
+	// MaxRateWaits) instead of counting as retries; share one Pacer among
+	// everything that sends with the key. Default nil: no pacing, for
+	// requests a client waits on.
+	Pacer *Pacer
 }
 
 // Redacted returns u with the API key masked, for logging.
@@ -196,6 +202,7 @@ func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, erro
 		if err != nil {
 			return err
 		}
+		u.Pacer.Observe(res.Header)
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
 		if err != nil {
@@ -223,6 +230,7 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 		if err != nil {
 			return err
 		}
+		u.Pacer.Observe(res.Header)
 		s := newStream(res, release, u.Name, c.cfg.MaxEventBytes)
 		if !s.peek() {
 			err := s.Err()
@@ -291,13 +299,17 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 		payload, ok := payloads[model]
 		if !ok {
 			b, err := call.Request.UpstreamBody(model, call.Messages)
+			if err == nil {
+				b, err = forModel(model, b)
+			}
 			if err != nil {
 				return served, err
 			}
 			payload, payloads[model] = b, b
 		}
+		rateWaits, paced := 0, false
 		for try := 0; try <= c.cfg.Retries; try++ {
-			if len(served.Attempts) > 0 {
+			if len(served.Attempts) > 0 && !paced {
 				wait := c.cfg.Backoff
 				if try > 0 {
 					if d, ok := retryAfter(last); ok {
@@ -311,8 +323,16 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 					return served, err
 				}
 			}
+			ticket, err := u.Pacer.Wait(ctx, estimateTokens(payload))
+			if err != nil {
+				if ctx.Err() != nil {
+					return served, err
+				}
+				last = err
+				break // a stopped key or a wait too long: the fallback, if any, may still answer
+			}
 			start := time.Now()
-			err := c.once(ctx, u, payload, attempt)
+			err = c.once(ctx, u, ticket, payload, attempt)
 			if err != nil && ctx.Err() != nil {
 				// The caller gave up: the attempt was cut short, not failed
 				// by the upstream.
@@ -327,6 +347,17 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 				return served, err
 			}
 			last = err
+			// paced: the refusal is waited out by the pacer, not by a backoff.
+			paced = false
+			if u.Pacer.Refused(err) && rateWaits < u.Pacer.maxRateWaits() {
+				rateWaits++
+				try-- // a rate limit waited out is no retry
+				paced = true
+				continue
+			}
+			if Fatal(err) {
+				break // no retry clears it; another upstream's key may answer
+			}
 			if !Retryable(err) {
 				return served, err
 			}
@@ -342,17 +373,24 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 }
 
 // once runs one attempt under the first-byte timeout and classifies its error.
-func (c *Client) once(ctx context.Context, u *target, payload []byte, attempt attemptFunc) error {
+func (c *Client) once(ctx context.Context, u *target, ticket *Ticket, payload []byte, attempt attemptFunc) error {
 	actx, cancel := context.WithCancelCause(ctx)
 	release := func() { cancel(nil) }
 	timer := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errFirstByteTimeout) })
 	err := attempt(actx, release, u, payload)
+	if err != nil {
+		// Classified once: classify reads the error response's body.
+		err = classify(u.Name, err)
+		var oe *openai.Error
+		if errors.As(err, &oe) && oe.Response != nil {
+			ticket.Done(oe.Response.Header, err)
+		}
+	}
 	if timer.Stop() {
 		if err != nil {
 			release()
-			return classify(u.Name, err)
 		}
-		return nil
+		return err
 	}
 	// The timer fired: whatever the attempt returned is cut short.
 	release()
@@ -389,13 +427,40 @@ func classify(name string, err error) error {
 
 // Retryable reports whether err, returned before any byte reached the client,
 // may be retried or failed over: connection errors, timeouts, 429 and 5xx.
+// A 429 insufficient_quota is not: the key's credit is spent (see Fatal).
 func Retryable(err error) bool {
 	var ae *compat.APIError
-	if !errors.As(err, &ae) {
+	if !errors.As(err, &ae) || Fatal(err) {
 		return false
 	}
 	return ae.Status == http.StatusTooManyRequests || ae.Status >= 500
 }
+
+// refusedUncounted reports whether err is a refusal the upstream answered before counting the request against
+// its limits: a 429, or a 400 for the request's shape.
+func refusedUncounted(err error) bool {
+	var ae *compat.APIError
+	return errors.As(err, &ae) && (ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusBadRequest)
+}
+
+// estimateTokens is what a chat request counts against a tokens-per-minute
+// limit, as the pacer guesses it before the upstream says: about four bytes
+// of JSON a token, plus the completion's bound when one is set.
+func estimateTokens(payload []byte) int {
+	n := len(payload) / 4
+	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
+		if v := gjson.GetBytes(payload, k); v.Exists() {
+			return n + int(v.Int())
+		}
+	}
+	return n
+}
+
+// Classify turns an error of the openai-go SDK into a *compat.APIError with
+// the upstream's status, type, code, message and Retry-After, naming the
+// upstream (name) in it, for callers that send with the SDK themselves (the
+// OpenAI embedder) and share a Pacer with a Client.
+func Classify(name string, err error) error { return classify(name, err) }
 
 // retryAfter returns the pause an upstream's 429 or 503 asked for in its
 // Retry-After header (seconds or an HTTP date).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -60,11 +61,12 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 	if !f.offline() {
 		// Analysis goes through the same client as the answers (timeouts, retries, failover) under its own
 		// short deadline.
-		ask := upstream.Asker{Client: client, Model: f.up.model}.Ask
+		analysisModel := cmp.Or(f.analysisModel, f.up.model)
+		ask := upstream.Asker{Client: client, Model: analysisModel}.Ask
 		g.Analyzer = &retrieval.LLMAnalyzer{Ask: ask, SiteName: site, Timeout: f.analysisTimeout,
 			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
 		if analysisCache != nil {
-			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, f.up.model+"\x00"+name, f.cacheTTL)
+			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, analysisModel+"\x00"+name, f.cacheTTL)
 			ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }
 			g.Analyzer = ca
 		}

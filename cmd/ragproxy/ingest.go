@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +36,10 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 type upstreamFlags struct {
 	url, key, model, embedder, embeddingModel string
 	embeddingDims                             int
+	// embedBatch, embedTokens and embedConcurrency shape the embeddings requests (0: the embedder's defaults).
+	embedBatch, embedTokens, embedConcurrency int
+	// pacer, when set, paces the chat and embeddings requests of the key together (batch jobs only).
+	pacer *upstream.Pacer
 }
 
 func (u *upstreamFlags) register(fs *flag.FlagSet) {
@@ -50,7 +56,7 @@ func (u *upstreamFlags) online() bool { return u.key != "" }
 // ask is the upstream as the proxy's own client (its timeouts and retry rules) adapted to llm.Ask, asking for
 // --model unless a prompt names its model.
 func (u *upstreamFlags) ask() (llm.Ask, error) {
-	c, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{Name: "primary", BaseURL: u.url, APIKey: u.key, Model: u.model}})
+	c, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{Name: "primary", BaseURL: u.url, APIKey: u.key, Model: u.model, Pacer: u.pacer}})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +84,8 @@ func (u *upstreamFlags) openaiEmbedder() (embedding.Embedder, error) {
 		return nil, fmt.Errorf("--embedder %q: want auto, local or openai", u.embedder)
 	}
 	return embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: u.url, APIKey: u.key, Model: u.embeddingModel,
-		Dimensions: u.embeddingDims}), nil
+		Dimensions: u.embeddingDims, BatchSize: u.embedBatch, BatchTokens: u.embedTokens,
+		Concurrency: u.embedConcurrency, Pacer: u.pacer}), nil
 }
 
 func runIngest(ctx context.Context, args []string) error {
@@ -109,6 +116,9 @@ func runIngest(ctx context.Context, args []string) error {
 	for _, line := range rep.Lines(cfg.IndexDir) {
 		fmt.Println(line)
 	}
+	if w := o.up.pacer.Waited(); w > 0 {
+		fmt.Printf("waited %s in all for the upstream's rate limits\n", w.Round(time.Millisecond))
+	}
 	if synced != nil {
 		for _, line := range synced.Lines() {
 			fmt.Println(line)
@@ -137,11 +147,13 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 		fs.PrintDefaults()
 	}
 	var (
-		o         ingestOptions
-		sections  repeated
-		removes   repeated
-		summaries string
-		maxBytes  int64
+		o            ingestOptions
+		sections     repeated
+		removes      repeated
+		summaries    string
+		summaryModel string
+		prices       repeated
+		maxBytes     int64
 	)
 	cfg := &o.cfg
 	fs.StringVar(&cfg.IndexDir, "index", envOr("RAGPROXY_INDEX", ""), "index directory to write (RAGPROXY_INDEX)")
@@ -173,11 +185,17 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 	fs.StringVar(&summaries, "summaries", "auto", "auto (llm when OPENAI_API_KEY is set), llm or extractive")
 	fs.IntVar(&cfg.KeepVersions, "keep-versions", envInt("RAGPROXY_KEEP_VERSIONS", index.DefaultKeepVersions), "index versions kept on disk, to switch back to with the admin API (RAGPROXY_KEEP_VERSIONS)")
 	fs.IntVar(&cfg.SummaryConcurrency, "summary-concurrency", 4, "concurrent LLM summary calls")
+	fs.StringVar(&summaryModel, "summary-model", envOr("RAGPROXY_SUMMARY_MODEL", ""), "chat model for page summaries; default --model (RAGPROXY_SUMMARY_MODEL)")
+	fs.IntVar(&o.up.embedBatch, "embedding-batch-size", 2048, "most inputs per embeddings request (OpenAI's cap: 2048)")
+	fs.IntVar(&o.up.embedTokens, "embedding-batch-tokens", 280_000, "most tokens per embeddings request, counted as the model counts them (OpenAI's cap: 300000)")
+	fs.IntVar(&o.up.embedConcurrency, "embedding-concurrency", 2, "concurrent embeddings requests")
+	fs.Var(&prices, "price", "MODEL=INPUT,OUTPUT: US dollars per million tokens for the cost estimate, overriding the built-in table (repeatable)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	o.up.register(fs)
 	o.backends.register(fs)
 	source, rest := splitSource(args)
-	if err := fs.Parse(rest); err != nil {
+	var err error
+	if err = fs.Parse(rest); err != nil {
 		return nil, err
 	}
 	if source == "" && fs.NArg() > 0 {
@@ -191,6 +209,11 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 		return nil, fmt.Errorf("ingest: unexpected arguments %q", fs.Args())
 	}
 	o.up.key = os.Getenv("OPENAI_API_KEY")
+	// One pacer for the key: summaries and embeddings wait out its limits together.
+	o.up.pacer = upstream.NewPacer(upstream.PacerConfig{})
+	if cfg.Prices, err = parsePrices(prices); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
 	o.backends.readSecrets()
 	cfg.Source = source
 	cfg.Crawl.MaxBytes = maxBytes
@@ -205,14 +228,13 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 			if err != nil {
 				return nil, fmt.Errorf("ingest: %w", err)
 			}
-			cfg.Summarizer = &summary.LLM{Ask: ask, Model: o.up.model}
+			cfg.Summarizer = &summary.LLM{Ask: ask, Model: cmp.Or(summaryModel, o.up.model)}
 		} else if summaries == "llm" {
 			return nil, fmt.Errorf("ingest: --summaries llm needs OPENAI_API_KEY")
 		}
 	default:
 		return nil, fmt.Errorf("ingest: --summaries %q: want auto, llm or extractive", summaries)
 	}
-	var err error
 	if cfg.Embedder, err = o.up.openaiEmbedder(); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
@@ -274,4 +296,23 @@ func runStats(_ context.Context, args []string) error {
 		fmt.Println(line)
 	}
 	return nil
+}
+
+// parsePrices reads --price MODEL=INPUT,OUTPUT flags.
+func parsePrices(flags []string) (map[string]ingest.Price, error) {
+	out := map[string]ingest.Price{}
+	for _, f := range flags {
+		model, v, ok := strings.Cut(f, "=")
+		in, outp, _ := strings.Cut(v, ",")
+		pi, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
+		po, err2 := 0.0, error(nil)
+		if strings.TrimSpace(outp) != "" {
+			po, err2 = strconv.ParseFloat(strings.TrimSpace(outp), 64)
+		}
+		if !ok || model == "" || err1 != nil || err2 != nil || pi < 0 || po < 0 {
+			return nil, fmt.Errorf("--price %q: want MODEL=INPUT,OUTPUT in dollars per million tokens", f)
+		}
+		out[model] = ingest.Price{Input: pi, Output: po}
+	}
+	return out, nil
 }

@@ -23,6 +23,7 @@ import (
 type serveFlags struct {
 	listen, apiKeys, adminKeys, corsOrigins, linkHosts             string
 	fallbackURL, fallbackModel, fallbackKey                        string
+	analysisModel                                                  string
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	streamIdle, analysisTimeout, readTimeout, reloadInterval       time.Duration
 	maxConns, maxConnsPerIP, rpm, tpm                              int
@@ -78,6 +79,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.corsOrigins, "cors-origins", envOr("RAGPROXY_CORS_ORIGINS", ""), "comma-separated browser origins allowed to call the API, e.g. http://localhost:3000 for Open WebUI's Direct Connections, or *; empty allows none (RAGPROXY_CORS_ORIGINS)")
 	fs.StringVar(&f.linkHosts, "link-hosts", envOr("RAGPROXY_LINK_HOSTS", ""), "comma-separated hosts besides the site's own that answers may link to, when the context holds the link (RAGPROXY_LINK_HOSTS)")
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
+	fs.StringVar(&f.analysisModel, "analysis-model", envOr("RAGPROXY_ANALYSIS_MODEL", ""), "chat model for query analysis; default --model, which answers (RAGPROXY_ANALYSIS_MODEL)")
 	fs.StringVar(&f.fallbackModel, "fallback-model", envOr("RAGPROXY_FALLBACK_MODEL", ""), "model asked of the fallback upstream (RAGPROXY_FALLBACK_MODEL)")
 	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", envDuration("RAGPROXY_UPSTREAM_TIMEOUT", 2*time.Minute), "per-attempt time to the upstream's first byte (RAGPROXY_UPSTREAM_TIMEOUT)")
 	fs.DurationVar(&f.streamIdle, "stream-idle-timeout", envDuration("RAGPROXY_STREAM_IDLE_TIMEOUT", time.Minute), "longest silence between an upstream stream's chunks before it ends with a 504 error (RAGPROXY_STREAM_IDLE_TIMEOUT)")

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,27 +30,38 @@ type LLM struct {
 	MaxInputChars int
 }
 
-// Summarize returns a one-line summary of d.
-func (l *LLM) Summarize(ctx context.Context, d Doc) (string, error) {
+// Summarize returns a one-line summary of d and the tokens the model reported for it.
+func (l *LLM) Summarize(ctx context.Context, d Doc) (string, llm.Usage, error) {
 	model := l.Model
 	if model == "" {
 		model = DefaultModel
 	}
-	limit := l.MaxInputChars
-	if limit == 0 {
-		limit = 24000
-	}
+	limit := l.maxInput()
 	text := d.Markdown
 	if len(text) > limit {
 		text = text[:limit]
 	}
 	reply, err := l.Ask(ctx, llm.Prompt{Model: model, System: LLMPrompt, User: "Title: " + d.Title + "\n\n" + text})
 	if err != nil {
-		return "", fmt.Errorf("summarize %q: %w", d.Title, err)
+		return "", llm.Usage{}, fmt.Errorf("summarize %q: %w", d.Title, err)
 	}
 	line := strings.Join(strings.Fields(reply.Text), " ")
 	if line == "" {
-		return "", fmt.Errorf("summarize %q: %w", d.Title, errors.New("empty summary"))
+		return "", reply.Usage, fmt.Errorf("summarize %q: %w", d.Title, errors.New("empty summary"))
 	}
-	return line, nil
+	return line, reply.Usage, nil
+}
+
+// Version identifies what shapes a summary besides the model and the page: the prompt and the input bound. A
+// summary kept under one Version is reused only under the same.
+func (l *LLM) Version() string {
+	h := sha256.Sum256([]byte(LLMPrompt))
+	return fmt.Sprintf("%x/%d", h[:8], l.maxInput())
+}
+
+func (l *LLM) maxInput() int {
+	if l.MaxInputChars == 0 {
+		return 24000
+	}
+	return l.MaxInputChars
 }

@@ -33,7 +33,7 @@ func TestLLMPrompt(t *testing.T) {
 				got = append(got, p)
 				return llm.Reply{Text: tt.answer}, nil
 			}
-			line, err := l.Summarize(context.Background(), tt.doc)
+			line, _, err := l.Summarize(context.Background(), tt.doc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestLLMFailures(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			l := &LLM{Ask: func(context.Context, llm.Prompt) (llm.Reply, error) { return tt.reply, tt.err }}
-			line, err := l.Summarize(context.Background(), Doc{Title: "Fees", Markdown: "x"})
+			line, _, err := l.Summarize(context.Background(), Doc{Title: "Fees", Markdown: "x"})
 			if err == nil || !strings.Contains(err.Error(), `"Fees"`) || tt.err != nil && !errors.Is(err, tt.err) {
 				t.Errorf("Summarize = %q, %v; want an error about the page wrapping %v", line, err, tt.err)
 			}
