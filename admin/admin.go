@@ -31,6 +31,7 @@ import (
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/siteurl"
 )
 
 // Admin serves the admin API's index routes: the served index and its reloads, the pages of the served
@@ -404,25 +405,17 @@ func (a *Admin) putPage(ctx context.Context, req *server.Request) (any, error) {
 // onSite checks that u is on one of the hosts of the served pages: the admin API edits the site's index, it
 // does not add other sites to it.
 func (a *Admin) onSite(u string) error {
-	host := hostOfURL(u)
+	host := siteurl.HostOf(u)
 	ix := a.served()
 	hosts := map[string]bool{}
 	for _, p := range ix.Pages {
-		hosts[hostOfURL(p.URL)] = true
+		hosts[siteurl.HostOf(p.URL)] = true
 	}
 	if !hosts[host] {
 		names := slices.Sorted(maps.Keys(hosts))
 		return compat.InvalidRequest("url", "off_site", "%s is not on the site's hosts (%s)", u, strings.Join(names, ", "))
 	}
 	return nil
-}
-
-func hostOfURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	return p.Host
 }
 
 // deletePage serves DELETE /admin/pages/{url}: the page leaves the index, and later ingests leave it out until
