@@ -463,7 +463,9 @@ func TestJobRefusedWithoutPrivateAddresses(t *testing.T) {
 	a, err := New(Config{Dir: idx, Live: live, ParseIngest: func(args []string, out io.Writer) (*Ingest, error) {
 		asked = append(asked, args...)
 		return parseTestIngest(args, out)
-	}, Open: func(context.Context) (*retrieval.Retriever, func(), error) { return nil, nil, errors.New("no reloads here") }})
+	}, Open: func(context.Context) (*retrieval.Retriever, func(), error) {
+		return nil, nil, errors.New("no reloads here")
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
