@@ -85,6 +85,9 @@ type Config struct {
 	// ParseIngest parses an ingest job's command line (SOURCE then the options of `ragproxy ingest`, always with
 	// --index Dir), writing usage to out; nil refuses jobs.
 	ParseIngest func(args []string, out io.Writer) (*Ingest, error)
+	// Jobs bounds what an ingest job may ask for; the zero value allows the options of DefaultJobOptions, public
+	// addresses and no directories.
+	Jobs JobPolicy
 	// Sync writes the index under dir into the configured backends after an edit; nil: none are configured.
 	Sync func(ctx context.Context, dir string) (*backends.SyncReport, error)
 }

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/examples"
 	"github.com/ragproxy/ragproxy/internal/indextest"
 	"github.com/ragproxy/ragproxy/internal/ssetest"
@@ -356,7 +359,7 @@ func TestAdminJobEndsWithTheServer(t *testing.T) {
 	}
 	live := retrieval.NewLive(r, func() { r.Index().Close() })
 	defer live.Close()
-	a, err := New(Config{Dir: idx, Live: live, ParseIngest: parseTestIngest,
+	a, err := New(Config{Dir: idx, Live: live, ParseIngest: parseTestIngest, Jobs: JobPolicy{AllowPrivate: true},
 		Open: func(context.Context) (*retrieval.Retriever, func(), error) {
 			return nil, nil, errors.New("no reloads here")
 		}})
@@ -392,5 +395,91 @@ func TestAdminJobEndsWithTheServer(t *testing.T) {
 	if _, err := a.startJob(context.Background(), &server.Request{Body: []byte(body)}); err == nil ||
 		!strings.Contains(err.Error(), "shutting down") {
 		t.Errorf("a job started after the end: %v, want a refusal", err)
+	}
+}
+
+// TestJobPolicy checks what a job may ask for: by default only the options that describe the site, public
+// addresses and no directories; the operator's policy allows more, a mirror only under its root.
+func TestJobPolicy(t *testing.T) {
+	root := t.TempDir()
+	inside := filepath.Join(root, "site")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	req := func(source string, options map[string]any) ingestRequest {
+		in := ingestRequest{Source: source, Options: map[string]json.RawMessage{}}
+		for k, v := range options {
+			b, _ := json.Marshal(v)
+			in.Options[k] = b
+		}
+		return in
+	}
+	mirrors := JobPolicy{MirrorRoot: root}
+	for _, c := range []struct {
+		name   string
+		policy JobPolicy
+		in     ingestRequest
+		ok     bool
+	}{
+		{"the site's options", JobPolicy{}, req("https://site.example/", map[string]any{"section": []string{"/a/"}, "max-pages": 5, "delay": "1s", "full": true, "chunk-max-tokens": 900}), true},
+		{"the upstream", JobPolicy{}, req("https://site.example/", map[string]any{"upstream-url": "http://127.0.0.1:1/v1", "summaries": "llm"}), false},
+		{"a backend", JobPolicy{}, req("https://site.example/", map[string]any{"qdrant-url": "http://127.0.0.1:1"}), false},
+		{"a model", JobPolicy{}, req("https://site.example/", map[string]any{"embedder": "openai"}), false},
+		{"private addresses", JobPolicy{}, req("http://127.0.0.1:1/", map[string]any{"allow-private": true}), false},
+		{"private addresses, listed", JobPolicy{Options: []string{"allow-private"}}, req("http://127.0.0.1:1/", map[string]any{"allow-private": true}), false},
+		{"private addresses, allowed", JobPolicy{AllowPrivate: true}, req("http://127.0.0.1:1/", map[string]any{"allow-private": true}), true},
+		{"the operator's options", JobPolicy{Options: []string{"summaries"}}, req("https://site.example/", map[string]any{"summaries": "extractive"}), true},
+		{"a directory", JobPolicy{}, req(inside, nil), false},
+		{"a directory under the root", mirrors, req(inside, map[string]any{"base-url": "https://site.example/"}), true},
+		{"the root's parent", mirrors, req(filepath.Join(root, ".."), nil), false},
+		{"a link out of the root", mirrors, req(filepath.Join(root, "link"), nil), false},
+		{"another directory", mirrors, req(outside, nil), false},
+		{"a file URL", mirrors, req("file://"+inside, nil), false},
+	} {
+		err := c.policy.check(c.in)
+		var ae *compat.APIError
+		if c.ok && err != nil || !c.ok && (!errors.As(err, &ae) || ae.Status != http.StatusBadRequest || ae.Code != "invalid_option") {
+			t.Errorf("%s: %v, want ok %v (else 400 invalid_option)", c.name, err, c.ok)
+		}
+	}
+}
+
+// TestJobRefusedWithoutPrivateAddresses checks a server started without private addresses allowed: a job that
+// asks for them is refused before anything runs, and none is remembered.
+func TestJobRefusedWithoutPrivateAddresses(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "lakeshore")
+	indextest.Build(t, indextest.ExampleSite(t), examples.BaseURL, idx)
+	r, err := retrieval.Open(idx, nil, nil, retrieval.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := retrieval.NewLive(r, func() { r.Index().Close() })
+	defer live.Close()
+	var asked []string
+	a, err := New(Config{Dir: idx, Live: live, ParseIngest: func(args []string, out io.Writer) (*Ingest, error) {
+		asked = append(asked, args...)
+		return parseTestIngest(args, out)
+	}, Open: func(context.Context) (*retrieval.Retriever, func(), error) {
+		return nil, nil, errors.New("no reloads here")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	intranet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the job reached the private address: %s", r.URL)
+	}))
+	defer intranet.Close()
+	body := fmt.Sprintf(`{"source":%q,"options":{"allow-private":true,"no-sitemaps":true}}`, intranet.URL+"/")
+	_, err = a.startJob(context.Background(), &server.Request{Body: []byte(body)})
+	var ae *compat.APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || ae.Code != "invalid_option" {
+		t.Fatalf("a job with private addresses: %v, want 400 invalid_option", err)
+	}
+	if len(asked) != 0 || len(a.jobs) != 0 || a.running != nil {
+		t.Errorf("a refused job was parsed (%q) or remembered (%d)", asked, len(a.jobs))
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -120,6 +123,86 @@ type ingestRequest struct {
 	Options map[string]json.RawMessage `json:"options"`
 }
 
+// JobPolicy is what the operator lets ingest jobs ask for. Admin keys belong to the site's editors, the server's
+// settings to whoever deployed it: a job that could choose the upstream, a backend or the models would send the
+// deployment's keys (OPENAI_API_KEY, QDRANT_API_KEY, NEO4J_PASSWORD) wherever it named, one that could crawl
+// private addresses would put an intranet page into the public index, and one that could read any directory
+// would publish the server's files. So a job takes only the options that describe the site unless the operator
+// allows more.
+type JobPolicy struct {
+	// Options are the option names a job may set; nil: DefaultJobOptions. "allow-private" is never allowed
+	// here, only by AllowPrivate.
+	Options []string
+	// AllowPrivate lets a job set allow-private, crawling private and loopback addresses.
+	AllowPrivate bool
+	// MirrorRoot is the directory under which a job's source may be a directory of saved pages; "" refuses
+	// directories.
+	MirrorRoot string
+}
+
+// DefaultJobOptions are the options that describe the site: where it is and which part of it, how deep and how
+// fast to crawl it, how to read and cut its pages, and whether to start afresh.
+func DefaultJobOptions() []string {
+	return []string{"base-url", "section", "prefix", "depth", "max-pages", "max-page-bytes", "delay", "max-crawl-delay",
+		"no-sitemaps", "trust-lastmod", "content-selector", "remove-selector",
+		"chunk-min-tokens", "chunk-h3-tokens", "chunk-h4-tokens", "chunk-two-blank-tokens", "chunk-list-item-tokens",
+		"chunk-blank-tokens", "chunk-drop-tokens", "chunk-max-tokens", "full"}
+}
+
+// check refuses what the policy does not allow of a request: an option outside it, private addresses, a
+// directory outside the mirror root.
+func (p JobPolicy) check(in ingestRequest) error {
+	allowed := p.Options
+	if allowed == nil {
+		allowed = DefaultJobOptions()
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.Options)) {
+		switch {
+		case name == "index" || name == "json":
+			return compat.InvalidRequest("options."+name, "", "option %q cannot be set here: a job writes the served index and reports as JSON", name)
+		case name == "allow-private":
+			if !p.AllowPrivate {
+				return compat.InvalidRequest("options."+name, "invalid_option", "Option %q is refused: this server's jobs crawl public addresses only (the operator allows private ones with --allow-private-ingest).", name)
+			}
+		case !slices.Contains(allowed, name):
+			return compat.InvalidRequest("options."+name, "invalid_option", "Option %q is refused: jobs take only %s (the operator allows more with --admin-ingest-options).", name, strings.Join(allowed, ", "))
+		}
+	}
+	if u, err := url.Parse(in.Source); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		return nil
+	}
+	if p.MirrorRoot == "" {
+		return compat.InvalidRequest("source", "invalid_option", "source must be an http(s) start URL: this server's jobs read no directories (the operator allows a directory of saved pages under --admin-mirror-root).")
+	}
+	if !under(p.MirrorRoot, in.Source) {
+		return compat.InvalidRequest("source", "invalid_option", "source %q is neither an http(s) start URL nor a directory under the mirror root.", in.Source)
+	}
+	return nil
+}
+
+// under reports whether path, its links followed, is root or inside it.
+func under(root, path string) bool {
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return false
+	}
+	if r, err = filepath.Abs(r); err != nil {
+		return false
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	if p, err = filepath.Abs(p); err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) || filepath.IsAbs(rel) {
+		return false
+	}
+	return true
+}
+
 // ingestArgs turns the request into ingest's command line.
 func (in ingestRequest) ingestArgs() ([]string, error) {
 	if strings.TrimSpace(in.Source) == "" || strings.HasPrefix(in.Source, "-") {
@@ -127,10 +210,6 @@ func (in ingestRequest) ingestArgs() ([]string, error) {
 	}
 	args := []string{in.Source}
 	for _, name := range slices.Sorted(maps.Keys(in.Options)) {
-		switch name {
-		case "index", "json":
-			return nil, compat.InvalidRequest("options."+name, "", "option %q cannot be set here: a job writes the served index and reports as JSON", name)
-		}
 		var v any
 		d := json.NewDecoder(bytes.NewReader(in.Options[name]))
 		d.UseNumber()
@@ -182,6 +261,9 @@ func (a *Admin) startJob(ctx context.Context, req *server.Request) (any, error) 
 	}
 	args, err := in.ingestArgs()
 	if err != nil {
+		return nil, err
+	}
+	if err := a.cfg.Jobs.check(in); err != nil {
 		return nil, err
 	}
 	if a.cfg.ParseIngest == nil {

@@ -83,7 +83,7 @@ func startServeAdmin(t *testing.T, adminKey string, interval time.Duration) *ser
 		t.Fatal(err)
 	}
 	s.adm, err = New(Config{Dir: s.idx, Live: live, Open: open, Name: "lakeshore", ReloadInterval: interval, Metrics: metrics,
-		Signals: s.signals, ParseIngest: parseTestIngest, Logger: slog.New(reloadLog{s.reloaded})})
+		Signals: s.signals, ParseIngest: parseTestIngest, Jobs: JobPolicy{AllowPrivate: true, MirrorRoot: s.site}, Logger: slog.New(reloadLog{s.reloaded})})
 	if err != nil {
 		t.Fatal(err)
 	}

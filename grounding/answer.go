@@ -83,8 +83,9 @@ func SourcesMarkdown(sources []Source) string {
 	return b.String()
 }
 
+// mdText is a page's title or name as link text: brackets that would end the link and raw HTML are neutralised.
 func mdText(s string) string {
-	return strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(s)
+	return strings.NewReplacer("[", "(", "]", ")", "\n", " ", "<", "&lt;").Replace(s)
 }
 
 // DontKnow is the answer given when retrieval found nothing above the confidence floor: no model is asked.

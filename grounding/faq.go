@@ -129,10 +129,13 @@ func faqSource(e *faq.Entry) Source {
 	return Source{URL: e.URL, Title: title}
 }
 
-// faqAnswer answers req with the entry's own answer and its source link, streamed like any answer.
-func (g *Grounder) faqAnswer(ctx context.Context, req *server.GroundRequest, m faqMatch) *server.Grounding {
+// faqAnswer answers req with the entry's own answer and its source link, streamed like any answer. The answer is
+// the FAQ file's or a page's markup, so it goes through the link policy (its page and the links of its own text
+// on hosts, the site's and the operator's) and the escaping of a model's answer.
+func (g *Grounder) faqAnswer(ctx context.Context, req *server.GroundRequest, m faqMatch, hosts []string) *server.Grounding {
 	src := faqSource(m.Entry)
-	text := strings.TrimSpace(m.Entry.Answer) + SourcesMarkdown([]Source{src})
+	policy := NewLinkPolicy(&retrieval.Result{Pages: []retrieval.PageHit{{URL: src.URL, Title: src.Title}}, Context: m.Entry.Answer}, hosts)
+	text := CleanAnswer(strings.TrimSpace(m.Entry.Answer)+SourcesMarkdown([]Source{src}), policy)
 	gr := &server.Grounding{Answer: g.answer(req, text)}
 	gr.Answer.Annotations = annotate(text, []Source{src})
 	if g.sendsEvents(req.Header) {

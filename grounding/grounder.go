@@ -96,7 +96,7 @@ func (g *Grounder) IndexVersion() string {
 func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
 	if req.Task != "" {
 		if g.Offline {
-			return &server.Grounding{Answer: g.answer(req, offlineTask(req))}, nil
+			return &server.Grounding{Answer: g.answer(req, offlineTask(req))}, nil // offlineTask cleans what it quotes
 		}
 		return nil, nil // tasks go to the model untouched
 	}
@@ -108,7 +108,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 		return nil, err
 	}
 	if fm.direct {
-		return g.faqAnswer(ctx, req, fm), nil
+		return g.faqAnswer(ctx, req, fm, g.linkHosts(base)), nil
 	}
 	if fm.Entry != nil {
 		g.reportFAQ(ctx, FAQEvidence)
@@ -131,8 +131,11 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 		limit = DefaultMaxSources
 	}
 	events := g.sendsEvents(req.Header)
-	// An answer written here cites the top pages of the context, which it lists.
+	// An answer written here cites the top pages of the context, which it lists; it quotes the pages, so it goes
+	// through the link policy and the escaping of a model's answer.
+	policy := NewLinkPolicy(res, g.linkHosts(base))
 	cite := func(text string) *server.Grounding {
+		text = CleanAnswer(text, policy)
 		top := Cited("", res, limit)
 		gr := &server.Grounding{Answer: g.answer(req, text)}
 		gr.Answer.Annotations = annotate(text, top)
@@ -154,11 +157,10 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	}
 	out = append(out, compat.TextMessage("system", prompt))
 	out = append(out, req.Messages...)
-	policy := NewLinkPolicy(res, g.linkHosts(base))
 	return &server.Grounding{
 		Messages: out,
 		NewFilter: func() server.ContentFilter {
-			return &sourcesFilter{links: NewLinkFilter(policy), res: res, max: limit, events: events}
+			return &sourcesFilter{links: NewAnswerFilter(policy), res: res, max: limit, events: events}
 		},
 	}, nil
 }

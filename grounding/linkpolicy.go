@@ -49,8 +49,12 @@ func NewLinkPolicy(res *retrieval.Result, hosts []string) *LinkPolicy {
 	return p
 }
 
-// Allows reports whether an answer may link to target (a markdown link's target, an autolink, a bare URL).
+// Allows reports whether an answer may link to target (a markdown link's target, an autolink, a bare URL). A nil
+// policy allows nothing.
 func (p *LinkPolicy) Allows(target string) bool {
+	if p == nil {
+		return false
+	}
 	n, ok := siteurl.ParseLink(target)
 	if !ok || !p.urls[n.Key] {
 		return false

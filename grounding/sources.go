@@ -10,11 +10,11 @@ import (
 	"github.com/ragproxy/ragproxy/server"
 )
 
-// sourcesFilter removes invented links as the answer streams and ends it with the Sources list of the pages the
+// sourcesFilter removes invented links and escapes raw HTML as the answer streams (see AnswerFilter) and ends it with the Sources list of the pages the
 // answer cited; once its trailer is written it reports those pages as annotations and, when asked to, as Open WebUI
 // source events.
 type sourcesFilter struct {
-	links  *LinkFilter
+	links  *AnswerFilter
 	res    *retrieval.Result
 	max    int
 	events bool

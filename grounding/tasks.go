@@ -16,7 +16,8 @@ import (
 // {"text": ...} for autocompletion, ...); else plain text (LibreChat's completion title method reads the whole
 // answer as the title).
 func offlineTask(req *server.GroundRequest) string {
-	title := chatTitle(req.Messages, req.TaskPrompts)
+	// The title quotes the user, whose text may carry links and HTML; no context allows a link.
+	title := CleanAnswer(chatTitle(req.Messages, req.TaskPrompts), nil)
 	format, schema := responseFormat(req.Request)
 	if format == "json_schema" && schema != nil {
 		b, err := compat.Marshal(fromSchema(schema, "", title))

@@ -167,7 +167,7 @@ func (s *Server) chat(c *fiber.Ctx) error {
 	}
 	limitKey := ""
 	if s.cfg.RateLimits.enabled() {
-		limitKey = clientKey(c)
+		limitKey = s.clientKey(c)
 		if err := s.admit(ctx, c, limitKey); err != nil {
 			return err
 		}

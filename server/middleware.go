@@ -113,12 +113,15 @@ func anyKey(keys []string, token string) bool {
 	return match == 1
 }
 
-// maskKey shows a key the way OpenAI does: first and last four characters.
+// maskKey shows enough of a key to tell keys apart in errors and logs, never enough to guess it: at most its
+// last four characters, and no more than a third of it, so a short key shows less and one of up to five
+// characters shows nothing.
 func maskKey(k string) string {
-	if len(k) <= 8 {
+	n := min(4, len(k)/3)
+	if n < 2 {
 		return "****"
 	}
-	return k[:4] + strings.Repeat("*", 4) + k[len(k)-4:]
+	return "****" + k[len(k)-n:]
 }
 
 // jsonBody refuses a POST, PUT or PATCH body that is not declared JSON. Browsers send text/plain, form and multipart bodies

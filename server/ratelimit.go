@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,9 +16,10 @@ import (
 )
 
 // RateLimits bound what one client may ask of the proxy per minute, counted per client key (per client address
-// when client auth is off). The zero value sets no limit.
+// when client auth is off). Chat completions and the Grounder's routes (/v1/retrieve) count alike. The zero value
+// sets no limit.
 type RateLimits struct {
-	// RequestsPerMinute bounds chat requests; 0 means no limit.
+	// RequestsPerMinute bounds chat requests and requests to the Grounder's routes; 0 means no limit.
 	RequestsPerMinute int
 	// TokensPerMinute bounds tokens, counted as OpenAI does: the prompt (estimated from the body at arrival)
 	// and the answer (from its usage, once known); 0 means no limit.
@@ -31,13 +31,15 @@ type RateLimits struct {
 
 func (l RateLimits) enabled() bool { return l.RequestsPerMinute > 0 || l.TokensPerMinute > 0 }
 
-// clientKey names the client a request counts against: a hash of its bearer key (never the key itself), else its
-// address; a visitor with a publishable key is its address (see widgetAuth).
-func clientKey(c *fiber.Ctx) string {
+// clientKey names the client a request counts against: with client auth, a hash of its key (never the key
+// itself), which auth has checked; a visitor with a publishable key, its address (see widgetAuth); without client
+// auth, its address. A bearer token the server did not issue names nobody: counting by it would give each made-up
+// token a bucket of its own.
+func (s *Server) clientKey(c *fiber.Ctx) string {
 	if visitor, ok := c.Locals(localWidget).(string); ok {
 		return visitor
 	}
-	if token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer "); ok && token != "" {
+	if token, ok := bearer(c); ok && len(s.cfg.APIKeys) > 0 {
 		sum := sha256.Sum256([]byte(token))
 		return "key:" + hex.EncodeToString(sum[:12])
 	}

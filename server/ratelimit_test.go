@@ -106,3 +106,61 @@ func TestRateLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestRateLimitByAddressWithoutAuth checks that without client auth a client cannot get a fresh bucket by sending
+// a made-up bearer token each time: every request from one address counts against that address.
+func TestRateLimitByAddressWithoutAuth(t *testing.T) {
+	const ask = `{"messages":[{"role":"user","content":"one two three"}]}`
+	h := newHarness(t, harnessOpts{cfg: Config{RateLimits: RateLimits{RequestsPerMinute: 2}}})
+	for i, token := range []string{"made-up-1", "made-up-2", "made-up-3"} {
+		resp, body := h.post(t, "/chat/completions", ask, "Authorization", "Bearer "+token)
+		if want := []int{200, 200, http.StatusTooManyRequests}[i]; resp.StatusCode != want {
+			t.Fatalf("request %d with token %s: %d %s, want %d", i, token, resp.StatusCode, body, want)
+		}
+	}
+}
+
+// routing is a Grounder that grounds nothing and serves one route, as /v1/retrieve is served.
+type routing struct{}
+
+func (routing) Ground(context.Context, *GroundRequest) (*Grounding, error) { return nil, nil }
+
+func (routing) Routes() []Route {
+	return []Route{{Method: http.MethodPost, Path: "/retrieve", Handle: func(context.Context, *Request) (any, error) {
+		return map[string]string{"object": "retrieval"}, nil
+	}}}
+}
+
+// TestRateLimitCountsRoutes checks that a Grounder's routes are admitted like chat requests, from the same
+// bucket: /v1/retrieve costs a query analysis, a model call when online.
+func TestRateLimitCountsRoutes(t *testing.T) {
+	keys := []string{"sk-alice-0000"}
+	h := newHarness(t, harnessOpts{cfg: Config{APIKeys: keys, Grounder: routing{}, RateLimits: RateLimits{RequestsPerMinute: 3}}})
+	auth := []string{"Authorization", "Bearer " + keys[0]}
+	for i := range 2 {
+		if resp, body := h.post(t, "/retrieve", `{"query":"fees"}`, auth...); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "3" {
+			t.Fatalf("retrieve %d: %d %v %s", i, resp.StatusCode, resp.Header, body)
+		}
+	}
+	if resp, body := h.post(t, "/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, auth...); resp.StatusCode != 200 {
+		t.Fatalf("chat: %d %s", resp.StatusCode, body)
+	}
+	resp, body := h.post(t, "/retrieve", `{"query":"fees"}`, auth...)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, `"code":"rate_limit_exceeded"`) || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("retrieve past the limit: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+}
+
+// TestMaskKey checks that a masked key shows at most four characters, and never more than a third of the key.
+func TestMaskKey(t *testing.T) {
+	for _, k := range []string{"", "a", "abcde", "abcdef", "sk-abcdefg", "sk-proj-0123456789abcdefghijklmnop"} {
+		m := maskKey(k)
+		shown := len(strings.TrimLeft(m, "*"))
+		if shown > 4 || 3*shown > len(k) || !strings.HasSuffix(k, strings.TrimLeft(m, "*")) || strings.Contains(m, k) && k != "" {
+			t.Errorf("maskKey(%q) = %q: shows %d characters", k, m, shown)
+		}
+	}
+	if got := maskKey("sk-proj-0123456789abcdefghijklmnop"); got != "****mnop" {
+		t.Errorf("a long key masks as %q, want ****mnop", got)
+	}
+}

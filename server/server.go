@@ -347,9 +347,16 @@ func (s *Server) routes() {
 }
 
 // extraRoute serves a Grounder's route: the body goes in, the result comes
-// out as JSON, and an error takes the one path to OpenAI's error body.
+// out as JSON, and an error takes the one path to OpenAI's error body. The
+// rate limits admit it like a chat request: a retrieval costs a query
+// analysis, a model call when online.
 func (s *Server) extraRoute(rt Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		if s.cfg.RateLimits.enabled() {
+			if err := s.admit(c.UserContext(), c, s.clientKey(c)); err != nil {
+				return err
+			}
+		}
 		req, err := routeRequest(c)
 		if err != nil {
 			return err

@@ -45,7 +45,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 	name, site := f.assistantName(), f.siteName()
 	acfg := admin.Config{Dir: f.index, Live: retrieval.NewLive(r, release), Open: open, Name: name, Logger: logger,
 		Metrics: obs.Metrics, ReloadInterval: f.reloadInterval, Edit: f.editConfig, ParseIngest: ingestJob,
-		Sync: f.backends.syncer()}
+		Jobs: f.jobPolicy(), Sync: f.backends.syncer()}
 	g := &grounding.Grounder{Retriever: acfg.Live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
 		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval,
 		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence, SiteFAQ: f.siteFAQ,

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/ragproxy/ragproxy/admin"
 	"github.com/ragproxy/ragproxy/cache"
@@ -117,10 +121,40 @@ func runServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	scfg.Page = page
+	if f.metricsListen != "" {
+		// /metrics names the models, the index version and the traffic; an operator who keeps it off the
+		// public port serves it on an address of its own, with nothing else there.
+		scfg.Metrics = nil
+		stopMetrics, err := serveMetrics(ctx, f.metricsListen, metrics.Handler(), logger)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	logged := scfg.Redacted() // what is logged of a config holding keys is its redacted form
 	logger.Info("serving", "listen", f.listen, "page", "http://"+f.listen+"/", "upstream", ccfg.Redacted().Primary, "fallback", ccfg.Redacted().Fallback,
 		"client_auth", len(logged.APIKeys) > 0, "admin_api", len(logged.AdminKeys) > 0, "index", f.index, "cache", f.cacheName(), "cache_ttl", f.cacheTTL, "backends", f.backends.Names())
 	return server.New(scfg, client).Run(ctx)
+}
+
+// serveMetrics serves GET /metrics alone on addr until the returned stop is called.
+func serveMetrics(ctx context.Context, addr string, h http.Handler, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: --metrics-listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("metrics listener failed", "listen", addr, "err", err)
+		}
+	}()
+	logger.Info("serving metrics", "listen", ln.Addr().String())
+	return func() { _ = srv.Close(); <-done }, nil
 }
 
 // openCache opens the cache backend (see cache.Open); nil with --no-cache.

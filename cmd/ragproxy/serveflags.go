@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ragproxy/ragproxy/admin"
 	"github.com/ragproxy/ragproxy/cache"
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/index"
@@ -37,6 +38,8 @@ type serveFlags struct {
 	redisURL                                                       string
 	cacheTTL                                                       time.Duration
 	noCache                                                        bool
+	adminIngestOptions, adminMirrorRoot, metricsListen             string
+	allowPrivateIngest                                             bool
 	up                                                             upstreamFlags
 	retrieval                                                      retrievalFlags
 	backends                                                       backendFlags
@@ -75,7 +78,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&f.listen, "listen", envOr("RAGPROXY_LISTEN", "127.0.0.1:8080"), "address to listen on (RAGPROXY_LISTEN)")
-	fs.StringVar(&f.apiKeys, "api-keys", envOr("RAGPROXY_API_KEYS", ""), "comma-separated client API keys; empty disables client auth (RAGPROXY_API_KEYS)")
+	fs.StringVar(&f.apiKeys, "api-keys", envOr("RAGPROXY_API_KEYS", ""), "comma-separated client API keys; unset or empty disables client auth, a list of no keys (\",\") refuses to start (RAGPROXY_API_KEYS)")
 	fs.StringVar(&f.corsOrigins, "cors-origins", envOr("RAGPROXY_CORS_ORIGINS", ""), "comma-separated browser origins allowed to call the API, e.g. http://localhost:3000 for Open WebUI's Direct Connections, or *; empty allows none (RAGPROXY_CORS_ORIGINS)")
 	fs.StringVar(&f.linkHosts, "link-hosts", envOr("RAGPROXY_LINK_HOSTS", ""), "comma-separated hosts besides the site's own that answers may link to, when the context holds the link (RAGPROXY_LINK_HOSTS)")
 	fs.StringVar(&f.fallbackURL, "fallback-upstream-url", envOr("RAGPROXY_FALLBACK_URL", ""), "fallback upstream base URL, e.g. http://127.0.0.1:11434/v1 (RAGPROXY_FALLBACK_URL)")
@@ -109,6 +112,10 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis for the response cache, redis://[user:password@]host:port/db; empty keeps it in process (REDIS_URL)")
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", envDuration("RAGPROXY_CACHE_TTL", time.Hour), "how long cached answers are served (RAGPROXY_CACHE_TTL)")
 	fs.BoolVar(&f.noCache, "no-cache", envBool("RAGPROXY_NO_CACHE", false), "disable the response cache (RAGPROXY_NO_CACHE)")
+	fs.StringVar(&f.adminIngestOptions, "admin-ingest-options", envOr("RAGPROXY_ADMIN_INGEST_OPTIONS", strings.Join(admin.DefaultJobOptions(), ",")), "comma-separated ingest options an admin ingest job may set; the default describes the site only, and adding upstream, model, backend or summary options lets admin keys spend or send the server's own keys (RAGPROXY_ADMIN_INGEST_OPTIONS)")
+	fs.BoolVar(&f.allowPrivateIngest, "allow-private-ingest", envBool("RAGPROXY_ALLOW_PRIVATE_INGEST", false), "let admin ingest jobs set allow-private and crawl private and loopback addresses (RAGPROXY_ALLOW_PRIVATE_INGEST)")
+	fs.StringVar(&f.adminMirrorRoot, "admin-mirror-root", envOr("RAGPROXY_ADMIN_MIRROR_ROOT", ""), "directory under which an admin ingest job's source may be a directory of saved pages; empty: jobs crawl URLs only (RAGPROXY_ADMIN_MIRROR_ROOT)")
+	fs.StringVar(&f.metricsListen, "metrics-listen", envOr("RAGPROXY_METRICS_LISTEN", ""), "address serving /metrics apart from the API, e.g. 127.0.0.1:9090, which takes /metrics off --listen; empty serves it on --listen (RAGPROXY_METRICS_LISTEN)")
 	f.up.register(fs)
 	f.retrieval.register(fs)
 	f.backends.register(fs)
@@ -136,6 +143,13 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	f.up.key = os.Getenv("OPENAI_API_KEY")
 	f.fallbackKey = os.Getenv("RAGPROXY_FALLBACK_API_KEY")
 	f.adminKeys = os.Getenv("RAGPROXY_ADMIN_KEYS")
+	// A list that was set but names no key (", ,", a stray comma from templating) would turn client auth off, or
+	// leave the admin API unreachable, without a word: it stops start-up instead.
+	for _, l := range []struct{ name, value string }{{"--api-keys (RAGPROXY_API_KEYS)", f.apiKeys}, {"RAGPROXY_ADMIN_KEYS", f.adminKeys}} {
+		if strings.TrimSpace(l.value) != "" && len(splitList(l.value)) == 0 {
+			return f, fmt.Errorf("serve: %s is set to %q, which names no key: give the keys, or leave it unset to run without them", l.name, l.value)
+		}
+	}
 	for _, k := range splitList(f.adminKeys) {
 		for _, c := range splitList(f.apiKeys) {
 			if k == c {
@@ -158,6 +172,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// jobPolicy is what admin ingest jobs may ask for.
+func (f serveFlags) jobPolicy() admin.JobPolicy {
+	return admin.JobPolicy{Options: splitList(f.adminIngestOptions), AllowPrivate: f.allowPrivateIngest, MirrorRoot: f.adminMirrorRoot}
 }
 
 // offline reports that no upstream model is configured: no key, and the default OpenAI endpoint (a local
