@@ -46,7 +46,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 		Metrics: obs.Metrics, ReloadInterval: f.reloadInterval, Edit: f.editConfig, ParseIngest: ingestJob,
 		Sync: f.backends.syncer()}
 	g := &grounding.Grounder{Retriever: acfg.Live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
-		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval,
+		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval, AnalysisBudget: f.analysisBudget,
 		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence, SiteFAQ: f.siteFAQ,
 		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
 	if f.faqFile != "" {
