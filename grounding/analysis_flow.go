@@ -3,6 +3,7 @@ package grounding
 import (
 	"context"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"slices"
 	"sync"
 	"time"
@@ -52,11 +53,11 @@ type analysisOutcome struct {
 func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retriever, site string, msgs []retrieval.Message, h retrieval.Analysis) (analysisOutcome, error) {
 	analyzer := g.Analyzer
 	if _, heuristic := analyzer.(retrieval.Heuristic); analyzer == nil || heuristic {
-		res, err := retrieve(ctx, r, h)
+		res, err := g.retrieveFor(ctx, r, h)
 		return analysisOutcome{a: h, res: res, how: AnalysisHeuristic}, err
 	}
 	if (retrieval.Heuristic{}).Standalone(msgs) {
-		res, err := retrieve(ctx, r, h)
+		res, err := g.retrieveFor(ctx, r, h)
 		return analysisOutcome{a: h, res: res, how: AnalysisStandalone}, err
 	}
 	start := time.Now()
@@ -66,7 +67,10 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 	}
 	got := make(chan analysed, 1) // buffered: a late analysis ends without a reader
 	go func() {
-		a, err := analyzer.Analyze(retrieval.WithSiteName(ctx, site), msgs)
+		actx, span := g.Tracing.Start(ctx, "analysis model call")
+		a, err := analyzer.Analyze(retrieval.WithSiteName(actx, site), msgs)
+		span.SetAttributes(attribute.String("ragproxy.analysis.source", a.Source))
+		span.End()
 		got <- analysed{a, err}
 	}()
 	type retrieved struct {
@@ -78,7 +82,7 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 	spec := make(chan retrieved, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		res, err := retrieve(sctx, r, h)
+		res, err := g.retrieveFor(sctx, r, h)
 		spec <- retrieved{res, err}
 	})
 	defer func() {
@@ -105,7 +109,7 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 			return out, s.err
 		}
 		stop() // the model's rewrites replace h's
-		out.res, o.err = retrieve(ctx, r, o.a)
+		out.res, o.err = g.retrieveFor(ctx, r, o.a)
 		return out, o.err
 	case <-timer.C:
 		out := analysisOutcome{a: h, waited: time.Since(start), how: AnalysisLate}
@@ -122,11 +126,27 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 	}
 }
 
-// retrieve retrieves in r for an analysis.
-func retrieve(ctx context.Context, r *retrieval.Retriever, a retrieval.Analysis) (*retrieval.Result, error) {
+// retrieveFor retrieves in r for an analysis; with tracing, the retrieval and each of its stages are spans, with
+// the times the stages measured.
+func (g *Grounder) retrieveFor(ctx context.Context, r *retrieval.Retriever, a retrieval.Analysis) (*retrieval.Result, error) {
+	start := time.Now()
 	res, err := r.Retrieve(ctx, a.Question, a.Rewrites)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
+	}
+	if g.Tracing != nil {
+		end := time.Now()
+		g.Tracing.Record(ctx, "retrieval", start, end, attribute.Int("ragproxy.rewrites", len(res.Rewrites)),
+			attribute.Int("ragproxy.pages", len(res.Pages)), attribute.Int("ragproxy.context_tokens", res.ContextTokens),
+			attribute.Bool("ragproxy.empty", res.Empty))
+		// The stages run one after another from start; the spans sit side by side under the request's.
+		t := start
+		for _, stage := range retrieval.Stages() {
+			if d, ok := res.Durations[stage]; ok && stage != retrieval.StageAnalysis {
+				g.Tracing.Record(ctx, "retrieval "+stage, t, t.Add(d))
+				t = t.Add(d)
+			}
+		}
 	}
 	return res, nil
 }

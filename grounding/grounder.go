@@ -3,6 +3,7 @@ package grounding
 import (
 	"context"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -27,6 +28,9 @@ type Grounder struct {
 	// Analyzer writes the rewrites; default retrieval.Heuristic. A model's analyser is asked only when the
 	// heuristics cannot stand in for it, and waited for at most AnalysisBudget (see analyseAndRetrieve).
 	Analyzer retrieval.Analyzer
+	// Tracing, when set, records the analysis and each retrieval stage as spans of the request's trace.
+	// Default nil: no spans.
+	Tracing *observability.Tracing
 	// AnalysisBudget is the longest a request waits for Analyzer's analysis before it goes on with the
 	// retrieval on the heuristic analysis; default DefaultAnalysisBudget.
 	AnalysisBudget time.Duration
@@ -279,6 +283,7 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site stri
 		return out.a, nil, faqMatch{}, nil
 	}
 	res.Durations[retrieval.StageAnalysis] = heuristic + out.waited
+	g.Tracing.Record(ctx, "analysis", start, start.Add(heuristic+out.waited), attribute.String("ragproxy.analysis", out.how))
 	if g.OnRetrieval != nil {
 		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty}
 		for _, stage := range retrieval.Stages() {
