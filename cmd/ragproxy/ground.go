@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -62,7 +63,12 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 		// short deadline.
 		ask := upstream.Asker{Client: client, Model: f.up.model}.Ask
 		g.Analyzer = &retrieval.LLMAnalyzer{Ask: ask, SiteName: site, Timeout: f.analysisTimeout,
-			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
+			OnFallback: func(err error) {
+				// A late analysis (past --analysis-budget) is cancelled when its request ends: nothing fell back.
+				if !errors.Is(err, context.Canceled) {
+					logger.Warn("query analysis fell back to heuristics", "err", err)
+				}
+			}}
 		if analysisCache != nil {
 			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, f.up.model+"\x00"+name, f.cacheTTL)
 			ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }
