@@ -276,7 +276,9 @@ func TestAssistantAnalysis(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Analyzer = NewCachedAnalyzer(rec, lru, "gpt-4o-mini", 0)
-	msgs := []retrieval.Message{{Role: "user", Content: "what are the clinical placement requirements?"}}
+	// A follow-up: a first-turn question that stands on its own is not sent to the analyser.
+	msgs := []retrieval.Message{{Role: "user", Content: "tell me about the nursing programme"},
+		{Role: "assistant", Content: "It is a four-year degree."}, {Role: "user", Content: "what are its clinical placement requirements?"}}
 	for _, model := range []string{"nursing", "lakeshore", "nursing", "lakeshore"} {
 		if _, _, err := g.SearchAs(context.Background(), model, msgs); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package grounding
 import (
 	"context"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -24,8 +25,15 @@ type Grounder struct {
 	// Retriever searches the index: a *retrieval.Retriever, or a *retrieval.Live that switches index versions
 	// while serving (each request searches one version from start to end). Required.
 	Retriever retrieval.Source
-	// Analyzer writes the rewrites; default retrieval.Heuristic.
+	// Analyzer writes the rewrites; default retrieval.Heuristic. A model's analyser is asked only when the
+	// heuristics cannot stand in for it, and waited for at most AnalysisBudget (see analyseAndRetrieve).
 	Analyzer retrieval.Analyzer
+	// Tracing, when set, records the analysis and each retrieval stage as spans of the request's trace.
+	// Default nil: no spans.
+	Tracing *observability.Tracing
+	// AnalysisBudget is the longest a request waits for Analyzer's analysis before it goes on with the
+	// retrieval on the heuristic analysis; default DefaultAnalysisBudget.
+	AnalysisBudget time.Duration
 	// Tokenizer counts usage of answers written without a model. Required.
 	Tokenizer *tokenizer.Tokenizer
 	// SiteName names the site in the grounding prompt; default "this website".
@@ -253,31 +261,35 @@ func (g *Grounder) SearchAs(ctx context.Context, model string, msgs []retrieval.
 // from it when direct is set (the returned match is direct, the result nil: no retrieval ran); otherwise a match
 // joins the result's context.
 func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site string, msgs []retrieval.Message, direct bool) (retrieval.Analysis, *retrieval.Result, faqMatch, error) {
-	analyzer := g.Analyzer
-	if analyzer == nil {
-		analyzer = retrieval.Heuristic{}
-	}
 	start := time.Now()
-	a, err := analyzer.Analyze(retrieval.WithSiteName(ctx, site), g.bounded(msgs))
-	if err != nil { // analyzers fall back on their own; an error here is a cancelled request
-		return a, nil, faqMatch{}, fmt.Errorf("analysis: %w", err)
+	msgs = g.bounded(msgs)
+	// The heuristic analysis costs microseconds and names the question every analysis keeps (the latest user
+	// message), so the FAQ is matched before any model is asked: a direct answer makes no upstream call.
+	h, err := retrieval.Heuristic{}.Analyze(ctx, msgs)
+	if err != nil {
+		return h, nil, faqMatch{}, fmt.Errorf("analysis: %w", err)
 	}
-	took := time.Since(start)
-	if a.Question == "" || !a.NeedsRetrieval && !g.Offline {
-		return a, nil, faqMatch{}, nil
+	if h.Question == "" {
+		return h, nil, faqMatch{}, nil
 	}
-	fm, found := g.matchFAQ(r, a.Question)
+	fm, found := g.matchFAQ(r, h.Question)
 	if found && r.Scope() != nil && !r.Scope().Match(fm.Entry.URL) {
 		found, fm = false, faqMatch{} // an assistant answers from its own pages only
 	}
 	if found && fm.direct && direct {
-		return a, nil, fm, nil
+		return h, nil, fm, nil
 	}
-	res, err := r.Retrieve(ctx, a.Question, a.Rewrites)
+	heuristic := time.Since(start)
+	out, err := g.analyseAndRetrieve(ctx, r, site, msgs, h)
 	if err != nil {
-		return a, nil, faqMatch{}, fmt.Errorf("retrieval: %w", err)
+		return out.a, nil, faqMatch{}, err
 	}
-	res.Durations[retrieval.StageAnalysis] = took
+	res := out.res
+	if res == nil {
+		return out.a, nil, faqMatch{}, nil
+	}
+	res.Durations[retrieval.StageAnalysis] = heuristic + out.waited
+	g.Tracing.Record(ctx, "analysis", start, start.Add(heuristic+out.waited), attribute.String("ragproxy.analysis", out.how))
 	if g.OnRetrieval != nil {
 		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty}
 		for _, stage := range retrieval.Stages() {
@@ -291,7 +303,7 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site stri
 		res = withFAQ(res, fm.Entry)
 		fm.direct = false
 	}
-	return a, res, fm, nil
+	return out.a, res, fm, nil
 }
 
 // exactUsageBytes is the longest message whose tokens an answer written here counts exactly; longer ones are

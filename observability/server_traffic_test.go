@@ -75,11 +75,16 @@ func (p *proxy) round(ctx context.Context, t *testing.T, n int) {
 	post := func(name, path, body string, want int, header ...string) call {
 		return call{name: name, method: http.MethodPost, path: path, body: body, header: header, want: want}
 	}
-	// The first two ask the same question, so its analysis is cached before
-	// faults are queued: the faults then hit the answer's upstream call, not
-	// the analysis call.
+	// A first-turn question that stands on its own makes no analysis call, so
+	// the faults queued below hit the answers' upstream calls.
 	p.do(ctx, t, post("grounded stream", chat, chatBody(question, `,"stream":true,"stream_options":{"include_usage":true}`), 200))
 	p.do(ctx, t, post("grounded completion", chat, chatBody(question, ""), 200))
+	// A follow-up is analysed by the model; asked again, its analysis comes
+	// from the analysis cache.
+	followUp := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q},{"role":"assistant","content":"It is $4,850."},`+
+		`{"role":"user","content":"and for out-of-state students?"}]}`, assistant, question)
+	p.do(ctx, t, post("follow-up", chat, followUp, 200))
+	p.do(ctx, t, post("follow-up again", chat, followUp, 200))
 
 	// The primary fails twice (its try and its retry), the fallback answers.
 	p.Primary.Fail(openaitest.Fault{Status: http.StatusInternalServerError}, openaitest.Fault{Status: http.StatusTooManyRequests})

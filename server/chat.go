@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"net/http"
 	"sync"
 	"time"
@@ -202,7 +203,10 @@ func (s *Server) chat(c *fiber.Ctx) error {
 // given at once returns its outcome and a nil body; a stream returns the body that writes it.
 func (s *Server) answer(ctx context.Context, c *fiber.Ctx, st *chatState, release func()) (outcome, streamBody) {
 	if s.cache != nil {
-		cs, a, err := s.cache.lookup(ctx, st.req, st.task, st.header)
+		cctx, span := s.cfg.Tracing.Start(ctx, "cache lookup")
+		cs, a, err := s.cache.lookup(cctx, st.req, st.task, st.header)
+		span.SetAttributes(attribute.Bool("ragproxy.cache.hit", a != nil))
+		span.End()
 		st.cache = cs
 		switch {
 		case err != nil:
@@ -217,7 +221,9 @@ func (s *Server) answer(ctx context.Context, c *fiber.Ctx, st *chatState, releas
 		gr := &GroundRequest{Model: st.req.Model, Stream: st.req.Stream, Messages: st.req.Messages, Request: st.req,
 			Header: st.header, Task: st.task}
 		gr.TaskHeading, gr.TaskPrompts = classifyPrompts(st.req.Messages)
-		g, err := s.cfg.Grounder.Ground(ctx, gr)
+		gctx, span := s.cfg.Tracing.Start(ctx, "ground")
+		g, err := s.cfg.Grounder.Ground(gctx, gr)
+		span.End()
 		if err != nil {
 			return outcome{status: compat.AsAPIError(err).Status, err: err}, nil
 		}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ragproxy/ragproxy/observability"
 	"log/slog"
 	"net"
 	"net/http"
@@ -100,6 +101,8 @@ type Config struct {
 	Page http.Handler
 	// Observer receives request events (metrics, logs). Default no-op.
 	Observer Observer
+	// Tracing, when set, makes a trace of every request (see tracing.go). Default nil: tracing off.
+	Tracing *observability.Tracing
 	// Cache, when set, keeps deterministic answers and serves repeats of
 	// them without an upstream call (see cache.go). Wrap a networked cache
 	// in a cache.Tolerant so its failures become misses. Default none.
@@ -315,6 +318,7 @@ func (s *Server) cutOff() {
 
 func (s *Server) routes() {
 	s.app.Use(s.requestMeta)
+	s.app.Use(s.traceRequest)
 	// A panicking handler becomes a 500 in OpenAI's error body (requestMeta maps the error) instead of ending the
 	// process; the stack goes to the log.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, r any) {

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -47,7 +48,7 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 		Metrics: obs.Metrics, ReloadInterval: f.reloadInterval, Edit: f.editConfig, ParseIngest: ingestJob,
 		Jobs: f.jobPolicy(), Sync: f.backends.syncer()}
 	g := &grounding.Grounder{Retriever: acfg.Live, Tokenizer: tok, SiteName: site, Offline: f.offline(), LinkHosts: splitList(f.linkHosts),
-		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval,
+		SourceEvents: f.sourceEvents, OnRetrieval: obs.ObserveRetrieval, AnalysisBudget: f.analysisBudget,
 		FAQDirectThreshold: f.faqDirect, FAQEvidenceThreshold: f.faqEvidence, SiteFAQ: f.siteFAQ,
 		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
 	if f.faqFile != "" {
@@ -64,7 +65,12 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 		analysisModel := cmp.Or(f.analysisModel, f.up.model)
 		ask := upstream.Asker{Client: client, Model: analysisModel}.Ask
 		g.Analyzer = &retrieval.LLMAnalyzer{Ask: ask, SiteName: site, Timeout: f.analysisTimeout,
-			OnFallback: func(err error) { logger.Warn("query analysis fell back to heuristics", "err", err) }}
+			OnFallback: func(err error) {
+				// A late analysis (past --analysis-budget) is cancelled when its request ends: nothing fell back.
+				if !errors.Is(err, context.Canceled) {
+					logger.Warn("query analysis fell back to heuristics", "err", err)
+				}
+			}}
 		if analysisCache != nil {
 			ca := grounding.NewCachedAnalyzer(g.Analyzer, analysisCache, analysisModel+"\x00"+name, f.cacheTTL)
 			ca.OnLookup = func(result string) { obs.Metrics.Cache("analysis", result) }

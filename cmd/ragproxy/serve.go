@@ -14,6 +14,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/admin"
 	"github.com/ragproxy/ragproxy/cache"
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/observability"
 	"github.com/ragproxy/ragproxy/ratelimit"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -51,6 +52,12 @@ func runServe(ctx context.Context, args []string) error {
 		FirstByteTimeout:  f.upstreamTimeout,
 		StreamIdleTimeout: f.streamIdle,
 	}
+	tracing, stopTracing, err := openTracing(ctx, logger)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer stopTracing()
+	ccfg.HTTPClient = tracedClient(tracing)
 	client, err := upstream.New(ccfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -71,6 +78,7 @@ func runServe(ctx context.Context, args []string) error {
 		Logger:             logger,
 		Metrics:            metrics.Handler(),
 		Observer:           obs,
+		Tracing:            tracing,
 	}
 	backend, closeCache, err := f.openCache(ctx, logger)
 	if err != nil {
@@ -97,6 +105,9 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	if f.index != "" {
 		acfg, err := f.ground(ctx, &scfg, client, logger, obs, tolerant("analysis"))
+		if g, ok := scfg.Grounder.(*grounding.Grounder); ok {
+			g.Tracing = tracing
+		}
 		if err != nil {
 			return err
 		}

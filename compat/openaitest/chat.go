@@ -162,6 +162,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("chatcmpl-fake%d", n)
 	key := bearer(r)
 	if !rec.Stream {
+		if !sleepCtx(ctx, reply.FirstTokenDelay) {
+			return
+		}
 		s.complete(w, rec, key, id, reply, prompt)
 		return
 	}
@@ -280,6 +283,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *Request, ke
 			flusher.Flush()
 		}
 		panic(http.ErrAbortHandler)
+	}
+	if !s.firstToken(ctx, flusher, reply) {
+		return
 	}
 	base := chunk{ID: id, Object: "chat.completion.chunk", Created: s.cfg.Created, Model: rec.Model, SystemFingerprint: s.cfg.Fingerprint}
 	// Each answer's deltas, after its role chunk; the answers' chunks go out in turn.

@@ -82,6 +82,8 @@ type Reply struct {
 	ToolCalls []ToolCall
 	// ChunkDelay, when set, replaces Config.ChunkDelay for this reply.
 	ChunkDelay time.Duration
+	// FirstTokenDelay is this reply's time to first token (see firsttoken.go). Default 0.
+	FirstTokenDelay time.Duration
 	// NoUsage leaves usage out, as some OpenAI-compatible servers do: no
 	// usage chunk in a stream, no "usage" in a completion.
 	NoUsage bool

@@ -1,0 +1,182 @@
+package grounding
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/server"
+)
+
+// gateAnalyzer answers like a model with fixed rewrites, at once or, when hold is set, only once hold is closed
+// or its context ends (then with the heuristic fallback, as retrieval.LLMAnalyzer does).
+type gateAnalyzer struct {
+	rewrites []string
+	needs    bool
+	hold     chan struct{}
+
+	mu       sync.Mutex
+	calls    int
+	returned chan struct{} // closed when a call returns
+}
+
+func newGateAnalyzer(needs bool, rewrites ...string) *gateAnalyzer {
+	return &gateAnalyzer{rewrites: rewrites, needs: needs, returned: make(chan struct{})}
+}
+
+func (g *gateAnalyzer) Analyze(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, error) {
+	g.mu.Lock()
+	g.calls++
+	g.mu.Unlock()
+	defer close(g.returned)
+	if g.hold != nil {
+		select {
+		case <-g.hold:
+		case <-ctx.Done():
+			return retrieval.Heuristic{}.Analyze(ctx, msgs)
+		}
+	}
+	h, _ := retrieval.Heuristic{}.Analyze(ctx, msgs)
+	return retrieval.Analysis{Question: h.Question, NeedsRetrieval: g.needs, Rewrites: g.rewrites, Source: "llm"}, nil
+}
+
+func (g *gateAnalyzer) called() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.calls
+}
+
+// followUp is a conversation whose latest question needs the earlier turn.
+var followUp = []retrieval.Message{
+	{Role: "user", Content: "how much is in-state tuition per semester?"},
+	{Role: "assistant", Content: "In-state tuition is $4,850 per semester."},
+	{Role: "user", Content: "and for out-of-state students?"},
+}
+
+// heuristicRewrites are the heuristic analysis's rewrites of msgs.
+func heuristicRewrites(t *testing.T, msgs []retrieval.Message) []string {
+	t.Helper()
+	h, err := retrieval.Heuristic{}.Analyze(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Rewrites
+}
+
+// TestAnalysisFlow checks which analysis a search retrieves with: the heuristic one at once for a first-turn
+// question that stands on its own (the model is not asked), the model's for a follow-up when it answers within
+// the budget, and nothing when the model finds no retrieval needed.
+func TestAnalysisFlow(t *testing.T) {
+	r, tok := exampleIndex(t)
+	model := []string{"out-of-state tuition per semester", "nonresident tuition cost", "tuition for out-of-state students"}
+	standalone := []retrieval.Message{{Role: "user", Content: "how much is in-state tuition per semester?"}}
+	for _, tc := range []struct {
+		name         string
+		msgs         []retrieval.Message
+		needs        bool
+		wantCalls    int
+		wantRewrites []string // nil: no retrieval
+	}{
+		{"standalone first turn", standalone, true, 0, heuristicRewrites(t, standalone)},
+		{"first turn that refers", []retrieval.Message{{Role: "user", Content: "how much does it cost?"}}, true, 1, model},
+		{"first-turn greeting", []retrieval.Message{{Role: "user", Content: "hello there!"}}, false, 1, nil},
+		{"follow-up", followUp, true, 1, model},
+		{"follow-up needing no retrieval", followUp, false, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			an := newGateAnalyzer(tc.needs, model...)
+			g := &Grounder{Retriever: r, Tokenizer: tok, Analyzer: an}
+			_, res, err := g.Search(context.Background(), tc.msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := an.called(); n != tc.wantCalls {
+				t.Errorf("analyser called %d times, want %d", n, tc.wantCalls)
+			}
+			if tc.wantRewrites == nil {
+				if res != nil {
+					t.Errorf("retrieved %v, want no retrieval", res.Rewrites)
+				}
+				return
+			}
+			if res == nil || len(res.Rewrites) < len(tc.wantRewrites) || !slices.Equal(res.Rewrites[:len(tc.wantRewrites)], tc.wantRewrites) {
+				t.Fatalf("retrieved with %v, want %v first", rewritesOf(res), tc.wantRewrites)
+			}
+			if _, ok := res.Durations[retrieval.StageAnalysis]; !ok {
+				t.Errorf("no analysis time in %v", res.Durations)
+			}
+		})
+	}
+}
+
+func rewritesOf(res *retrieval.Result) []string {
+	if res == nil {
+		return nil
+	}
+	return res.Rewrites
+}
+
+// TestLateAnalysis checks that an analysis that has not answered within the budget does not hold the search
+// up: the retrieval on the heuristic analysis is used (a greeting gets none), and the analysis goes on until the
+// request's context ends.
+func TestLateAnalysis(t *testing.T) {
+	r, tok := exampleIndex(t)
+	thanks := append(slices.Clone(followUp[:2]), retrieval.Message{Role: "user", Content: "thanks a lot!"})
+	for _, tc := range []struct {
+		name         string
+		msgs         []retrieval.Message
+		wantRewrites []string
+	}{
+		{"follow-up", followUp, heuristicRewrites(t, followUp)},
+		{"thanks", thanks, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			an := newGateAnalyzer(true, "never used")
+			an.hold = make(chan struct{}) // never closed: the analysis answers only when the request ends
+			g := &Grounder{Retriever: r, Tokenizer: tok, Analyzer: an, AnalysisBudget: time.Millisecond}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			_, res, err := g.Search(ctx, tc.msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.wantRewrites == nil && res != nil:
+				t.Errorf("retrieved %v, want no retrieval", res.Rewrites)
+			case tc.wantRewrites != nil && (res == nil || !slices.Equal(res.Rewrites[:len(tc.wantRewrites)], tc.wantRewrites)):
+				t.Errorf("retrieved with %v, want the heuristic rewrites %v first", rewritesOf(res), tc.wantRewrites)
+			}
+			select {
+			case <-an.returned:
+				t.Error("the analysis ended with the search; it should go on while the request lasts")
+			default:
+			}
+			cancel()
+			<-an.returned
+		})
+	}
+}
+
+// TestFAQDirectAnswerAsksNoModel checks that a question the FAQ answers directly makes no upstream call at all,
+// not even the analysis of a follow-up.
+func TestFAQDirectAnswerAsksNoModel(t *testing.T) {
+	r, tok := exampleIndex(t)
+	an := newGateAnalyzer(true, "fall 2024 classes start date")
+	g := &Grounder{Retriever: r, Tokenizer: tok, FAQ: exampleFAQ(t), Analyzer: an}
+	h := newHarness(t, server.Config{Grounder: g}, replying("an upstream answer"))
+	body := `{"model":"ragproxy","messages":[{"role":"user","content":"hi, I have questions about the calendar"},` +
+		`{"role":"assistant","content":"Sure, ask away."},{"role":"user","content":"When do fall 2024 classes begin"}]}`
+	resp, out := h.post(t, "/chat/completions", body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	if n := an.called(); n != 0 {
+		t.Errorf("the analyser was asked %d times for an FAQ answer, want 0", n)
+	}
+	if n := len(h.Fake.Requests()); n != 0 {
+		t.Errorf("the upstream saw %d requests for an FAQ answer, want 0", n)
+	}
+}

@@ -1,0 +1,62 @@
+package retrieval
+
+import "github.com/ragproxy/ragproxy/textnorm"
+
+// Standalone reports whether the latest user message of msgs can be retrieved for as it is written: it is the
+// conversation's first user turn, and it refers to nothing outside itself (no pronoun or demonstrative that an
+// earlier turn would resolve, no ellipsis such as "and for grad students?" or "what about fall?") and is not
+// chit-chat (a greeting or thanks, which needs no retrieval at all). For such a message a model's analysis has
+// nothing to resolve, so a caller may retrieve from the heuristic analysis at once instead of waiting for it.
+func (Heuristic) Standalone(msgs []Message) bool {
+	q, prev := lastUserTurns(msgs)
+	if q == "" || prev != "" {
+		return false
+	}
+	words := questionWords(q)
+	if len(words) > 0 && ellipsisOpeners[words[0]] {
+		return false
+	}
+	if len(words) > 1 && ellipsisOpeners[words[0]+" "+words[1]] {
+		return false
+	}
+	content := 0
+	for _, w := range words {
+		if referring[w] {
+			return false
+		}
+		if w != "" && !textnorm.IsStopword(w) && !chitchat[w] {
+			content++
+		}
+	}
+	return content > 0
+}
+
+// Chitchat reports whether the latest user message is only a greeting, thanks or acknowledgement ("thanks!",
+// "hi there", "ok great"), which no page of a site answers.
+func (Heuristic) Chitchat(msgs []Message) bool {
+	q, _ := lastUserTurns(msgs)
+	if q == "" {
+		return false
+	}
+	for _, w := range questionWords(q) {
+		if w != "" && !chitchat[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// referring are words that stand for something the message does not name: pronouns and demonstratives whose
+// referent an earlier turn (or nothing) supplies.
+var referring = setOf("it", "its", "it's", "itself", "they", "them", "their", "theirs", "this", "that", "these",
+	"those", "he", "him", "his", "she", "her", "hers", "ones", "same", "former", "latter", "above",
+	"previous", "aforementioned")
+
+// ellipsisOpeners open a message that continues another: "and for grad students?", "what about fall?".
+var ellipsisOpeners = setOf("and", "or", "also", "but", "so", "then", "what about", "how about", "same for",
+	"more", "else")
+
+// chitchat are the words of greetings, thanks and acknowledgements.
+var chitchat = setOf("hi", "hello", "hey", "hiya", "yo", "thanks", "thank", "you", "thx", "ty", "cheers", "bye",
+	"goodbye", "ok", "okay", "great", "cool", "nice", "good", "morning", "afternoon", "evening", "there", "much",
+	"so", "very", "lot", "a", "awesome", "perfect", "got", "it", "sure", "yes", "no", "please")
