@@ -273,7 +273,7 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site stri
 	}
 	res.Durations[retrieval.StageAnalysis] = took
 	if g.OnRetrieval != nil {
-		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty}
+		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty, Degraded: res.Degraded}
 		for _, stage := range retrieval.Stages() {
 			if d, ok := res.Durations[stage]; ok {
 				rep.Stages = append(rep.Stages, observability.StageTiming{Stage: stage, Duration: d})
