@@ -92,8 +92,17 @@ func (g *Grounder) IndexVersion() string {
 	return r.Index().Manifest.Version
 }
 
-// Ground implements server.Grounder.
+// Ground implements server.Grounder. A structured request (response_format json_*, tools) gets the context too,
+// with its answer's text left as it is (see structured.go).
 func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
+	gr, err := g.ground(ctx, req)
+	if f := structured(req.Request); f != nil && gr != nil && err == nil && req.Task == "" {
+		gr = g.structure(req, f, gr)
+	}
+	return gr, err
+}
+
+func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
 	if req.Task != "" {
 		if g.Offline {
 			return &server.Grounding{Answer: g.answer(req, offlineTask(req))}, nil
