@@ -41,10 +41,9 @@ func modelLike(r *openaitest.Request) openaitest.Reply {
 	return openaitest.Reply{Content: answer}
 }
 
-// TestClients runs the clients' own code from npm (clients/: the OpenAI Node SDK 5.x and 6.x, its parse helpers
-// on structured answers too, LibreChat's agents
-// library, and Open WebUI's stream handling) against two proxies over the example index, one in front of a fake
-// model and one offline. It needs node and `npm ci` in clients, so it runs only when RAGPROXY_NODE_TEST=1.
+// TestClients runs the clients' own code from npm (clients/: the OpenAI Node SDK 5.x and 6.x, their parse
+// helpers on structured answers too, LibreChat's agents library, and Open WebUI's stream handling) against two
+// proxies over the example index, one in front of a fake model and one offline. It needs node and `npm ci` in clients, so it runs only when RAGPROXY_NODE_TEST=1.
 func TestClients(t *testing.T) {
 	dir := nodetest.Dir(t, "RAGPROXY_NODE_TEST", "@librechat/agents")
 	r, tok := exampleIndex(t)
