@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 )
@@ -23,7 +24,8 @@ func (e quotaEmbedder) Name() string   { return e.name }
 
 // TestServeWithEmbeddingsFailing checks the gateway with every query embedding failing: each question is still
 // answered with its grounded context, streamed or not, and cited; /v1/retrieve says the retrieval was degraded and
-// keeps its timings; OnRetrieval (the metrics) hears of each degraded retrieval.
+// keeps its timings; OnRetrieval (the metrics) hears of each degraded retrieval; and the answers are kept out of
+// the response cache.
 func TestServeWithEmbeddingsFailing(t *testing.T) {
 	base, tok := exampleIndex(t)
 	r, err := base.WithEmbedder(quotaEmbedder{base.Index().Manifest.Embedder})
@@ -72,6 +74,14 @@ func TestServeWithEmbeddingsFailing(t *testing.T) {
 	for _, stage := range retrieval.Stages() {
 		if _, ok := out.Timings[stage]; !ok {
 			t.Errorf("timings lack %q: %v", stage, out.Timings)
+		}
+	}
+	// A degraded answer stays out of the response cache, online and offline.
+	for _, offline := range []bool{false, true} {
+		og := &Grounder{Retriever: r, Tokenizer: tok, Offline: offline}
+		gr, err := og.Ground(context.Background(), &server.GroundRequest{Messages: []compat.Message{compat.TextMessage("user", questions[0])}})
+		if err != nil || gr == nil || !gr.NoStore {
+			t.Errorf("offline %v: grounding %+v (%v), want NoStore", offline, gr, err)
 		}
 	}
 	mu.Lock()

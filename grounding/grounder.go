@@ -143,7 +143,7 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	// An answer written here cites the top pages of the context, which it lists.
 	cite := func(text string) *server.Grounding {
 		top := Cited("", res, limit)
-		gr := &server.Grounding{Answer: g.answer(req, text)}
+		gr := &server.Grounding{Answer: g.answer(req, text), NoStore: res.Degraded != ""}
 		gr.Answer.Annotations = annotate(text, top)
 		if events {
 			gr.Events = SourceEvents(res, top)
@@ -162,6 +162,7 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	policy := NewLinkPolicy(res, g.linkHosts(base))
 	return &server.Grounding{
 		Messages: out,
+		NoStore:  res.Degraded != "",
 		NewFilter: func() server.ContentFilter {
 			return &sourcesFilter{links: NewLinkFilter(policy), res: res, max: limit, events: events}
 		},

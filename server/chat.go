@@ -120,7 +120,7 @@ func (s *Server) finish(ctx context.Context, st *chatState, out outcome) {
 	if st.cache != nil {
 		ev.Cache = st.cache.result
 		answer := out.answer
-		if ev.Err != nil || ev.Status != http.StatusOK {
+		if ev.Err != nil || ev.Status != http.StatusOK || st.ground != nil && st.ground.NoStore {
 			answer = nil
 		}
 		s.cache.finish(ctx, st.cache, answer)
