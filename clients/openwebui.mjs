@@ -4,8 +4,11 @@
 //     the chat as is ({type, data}); frames without choices are skipped; delta.annotations of type url_citation
 //     become citations, and one malformed annotation drops its whole chunk, content included;
 //   - its frontend's SSE reader, eventsource-parser 1.1.2 behind TextDecoderStream, where a top-level "sources"
-//     field replaces the message's sources (so ragproxy must never send one: entries of another shape break
-//     Open WebUI 0.6-0.8's citation rendering).
+//     field replaces the message's sources (so a stream never carries one: entries of another shape break
+//     Open WebUI 0.6-0.8's citation rendering);
+//   - a non-stream answer's top-level "sources", which the frontend copies into the message (Open WebUI reads
+//     message.annotations in streams only): ragproxy sends it to Open WebUI's requests alone, in Open WebUI's
+//     own shape, the data of its source events.
 import assert from 'node:assert/strict';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { online, offline, apiKey, model, question, checkCitations } from './common.mjs';
@@ -100,11 +103,22 @@ for (const [name, baseURL] of [['online', online], ['offline', offline]]) {
     const text = await frontendRead(await post(baseURL, body, headers), where(`${setup} frontend`));
     assert.equal(text, got.content, where(`${setup}: frontend and backend read the same answer`));
   }
-  // A non-stream answer carries no top-level sources either (the frontend would copy it into the message).
+  // A non-stream answer to Open WebUI carries its citations as Open WebUI's own sources, one per listed page;
+  // to any other client, no field of that name.
   const res = await post(baseURL, { ...body, stream: false }, forwarded);
   const completion = await res.json();
-  assert.equal(completion.sources, undefined, where('completion: no field named sources'));
-  checkCitations(completion.choices[0].message.content, completion.choices[0].message.annotations, where('completion'));
+  const listed = checkCitations(completion.choices[0].message.content, completion.choices[0].message.annotations, where('completion'));
+  assert.ok(Array.isArray(completion.sources), where('completion: Open WebUI gets sources'));
+  assert.deepEqual(completion.sources.map((s) => s.source.url), listed.map((l) => l.url), where('completion: one source per listed page'));
+  for (const s of completion.sources) {
+    assert.equal(typeof s.source.name, 'string', where('completion: source name'));
+    assert.ok(!/^https?:/.test(s.source.name), where('completion: sources carry titles'));
+    assert.ok(Array.isArray(s.document) && s.document.length > 0, where('completion: source documents'));
+    assert.equal(s.metadata.length, s.document.length, where('completion: one metadata per document'));
+    for (const m of s.metadata) assert.equal(m.url, s.source.url, where('completion: metadata url'));
+  }
+  const plain = await (await post(baseURL, { ...body, stream: false })).json();
+  assert.equal(plain.sources, undefined, where('completion: no field named sources for other clients'));
 }
 
 console.log('openwebui: ok');

@@ -100,8 +100,17 @@ func (g *Grounder) IndexVersion() string {
 	return r.Index().Manifest.Version
 }
 
-// Ground implements server.Grounder.
+// Ground implements server.Grounder. A structured request (response_format json_*, tools) gets the context too,
+// with its answer's text left as it is (see structured.go).
 func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
+	gr, err := g.ground(ctx, req)
+	if f := structured(req.Request); f != nil && gr != nil && err == nil && req.Task == "" {
+		gr = g.structure(req, f, gr)
+	}
+	return gr, err
+}
+
+func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*server.Grounding, error) {
 	if req.Task != "" {
 		if g.Offline {
 			return &server.Grounding{Answer: g.answer(req, offlineTask(req))}, nil // offlineTask cleans what it quotes
@@ -145,7 +154,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	cite := func(text string) *server.Grounding {
 		text = CleanAnswer(text, policy)
 		top := Cited("", res, limit)
-		gr := &server.Grounding{Answer: g.answer(req, text)}
+		gr := &server.Grounding{Answer: g.answer(req, text), NoStore: res.Degraded != ""}
 		gr.Answer.Annotations = annotate(text, top)
 		if events {
 			gr.Events = SourceEvents(res, top)
@@ -167,6 +176,7 @@ func (g *Grounder) Ground(ctx context.Context, req *server.GroundRequest) (*serv
 	out = append(out, req.Messages...)
 	return &server.Grounding{
 		Messages: out,
+		NoStore:  res.Degraded != "",
 		NewFilter: func() server.ContentFilter {
 			return &sourcesFilter{links: NewAnswerFilter(policy), res: res, max: limit, events: events}
 		},
@@ -291,7 +301,7 @@ func (g *Grounder) search(ctx context.Context, r *retrieval.Retriever, site stri
 	res.Durations[retrieval.StageAnalysis] = heuristic + out.waited
 	g.Tracing.Record(ctx, "analysis", start, start.Add(heuristic+out.waited), attribute.String("ragproxy.analysis", out.how))
 	if g.OnRetrieval != nil {
-		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty}
+		rep := server.Retrieval{Confidence: res.Confidence, Empty: res.Empty, Degraded: res.Degraded}
 		for _, stage := range retrieval.Stages() {
 			if d, ok := res.Durations[stage]; ok {
 				rep.Stages = append(rep.Stages, observability.StageTiming{Stage: stage, Duration: d})

@@ -24,6 +24,10 @@ type retrieveResponse struct {
 	ContextTokens int     `json:"context_tokens"`
 	Confidence    float64 `json:"confidence"`
 	Empty         bool    `json:"empty"`
+	// Degraded, present only when the query embeddings failed or ran out of time, says why (retrieval's
+	// DegradedEmbedTimeout, DegradedEmbedError): the timings' "embed" is then the time given up, and the pages
+	// come from the lexical lists alone.
+	Degraded string `json:"degraded,omitempty"`
 	// Timings are the stages' durations in time.Duration's notation ("1.5ms").
 	Timings map[string]string `json:"timings"`
 }
@@ -48,7 +52,8 @@ type retrievedChunk struct {
 func newRetrieveResponse(a retrieval.Analysis, res *retrieval.Result) retrieveResponse {
 	out := retrieveResponse{Object: "retrieval", Query: a.Question, Analysis: a.Source, Rewrites: res.Rewrites,
 		Pages: make([]retrievedPage, 0, len(res.Pages)), Chunks: make([]retrievedChunk, 0, len(res.Chunks)),
-		Context: res.Context, ContextTokens: res.ContextTokens, Confidence: res.Confidence, Empty: res.Empty}
+		Context: res.Context, ContextTokens: res.ContextTokens, Confidence: res.Confidence, Empty: res.Empty,
+		Degraded: res.Degraded}
 	for _, p := range res.Pages {
 		out.Pages = append(out.Pages, retrievedPage{URL: p.URL, Title: p.Title, Summary: p.Summary, Community: p.Community, Score: p.Score})
 	}

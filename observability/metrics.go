@@ -108,6 +108,7 @@ type Metrics struct {
 	stageDuration  *prometheus.HistogramVec
 	confidence     prometheus.Histogram
 	retrievalEmpty prometheus.Counter
+	degraded       *prometheus.CounterVec
 	cacheRequests  *prometheus.CounterVec
 	upstreamReqs   *prometheus.CounterVec
 	failovers      prometheus.Counter
@@ -190,6 +191,10 @@ func New(cfg Config) (*Metrics, error) {
 		Name: "ragproxy_retrieval_empty_total",
 		Help: "Retrievals where nothing scored above the confidence floor (answered with \"I don't know\").",
 	})
+	m.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ragproxy_retrieval_degraded_total",
+		Help: "Retrievals answered from the lexical lists alone because the query embeddings failed or ran out of time, by reason.",
+	}, []string{"reason"})
 	m.cacheRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ragproxy_cache_requests_total",
 		Help: "Cache lookups by cache and result (hit, miss, error).",
@@ -249,7 +254,7 @@ func New(cfg Config) (*Metrics, error) {
 
 	cs := []prometheus.Collector{
 		m.requests, m.opDuration, m.tokenUsage, m.ttft, m.streamDuration,
-		m.stageDuration, m.confidence, m.retrievalEmpty, m.cacheRequests,
+		m.stageDuration, m.confidence, m.retrievalEmpty, m.degraded, m.cacheRequests,
 		m.upstreamReqs, m.failovers, m.inflight, m.disconnects, m.overhead,
 		m.indexInfo, m.indexPages, m.indexChunks, m.indexReloads, m.faqAnswers,
 		m.indexBuilt, m.backendUp,
@@ -336,6 +341,17 @@ func (m *Metrics) RetrievalConfidence(v float64) { m.confidence.Observe(v) }
 
 // RetrievalEmpty counts a retrieval that found nothing above the floor.
 func (m *Metrics) RetrievalEmpty() { m.retrievalEmpty.Inc() }
+
+// RetrievalDegraded counts a retrieval without query vectors, by its reason ("embed-timeout", "embed-error";
+// any other is counted as "other", so the label stays bounded).
+func (m *Metrics) RetrievalDegraded(reason string) {
+	switch reason {
+	case "embed-timeout", "embed-error":
+	default:
+		reason = "other"
+	}
+	m.degraded.WithLabelValues(reason).Inc()
+}
 
 // Cache counts one lookup in a cache ("response", "retrieval", "analysis",
 // "embedding" or a name in Config.Caches) with result "hit", "miss" or "error".

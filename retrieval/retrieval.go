@@ -115,6 +115,14 @@ type Config struct {
 	// embedder, similarities of unrelated questions (0.15-0.22 on the Berkeley index) overlap those of answerable
 	// ones, so the floor only catches questions that share almost nothing with the site.
 	ConfidenceFloor float64
+	// LexicalConfidenceFloor is the confidence floor of a retrieval without query vectors (see degraded.go), a
+	// share of the question's terms; default DefaultLexicalConfidenceFloor.
+	LexicalConfidenceFloor float64
+	// EmbedTimeout bounds the query's embedding, the embedder's retries included; when it runs out (or the
+	// embedder fails) the question is answered from the lexical lists alone (see degraded.go). Default 0: no
+	// bound but the request's own. A limit on waiting, not a setting of the ranking: the response cache's key
+	// leaves it out.
+	EmbedTimeout time.Duration `json:"-"`
 }
 
 // DefaultPageLists are the page lists used when Config.PageLists is empty.
@@ -173,6 +181,9 @@ func (c Config) withDefaults() Config {
 	c.LinkPrior = max(c.LinkPrior, 0)
 	if c.ConfidenceFloor == 0 {
 		c.ConfidenceFloor = 0.10
+	}
+	if c.LexicalConfidenceFloor == 0 {
+		c.LexicalConfidenceFloor = DefaultLexicalConfidenceFloor
 	}
 	return c
 }
@@ -313,8 +324,13 @@ type Result struct {
 	Context  string
 	// ContextTokens is the o200k size of Context, summed over its parts (within a few tokens of counting it whole).
 	ContextTokens int
-	// Confidence is the best cosine similarity between a query and a selected chunk or summary.
+	// Confidence is the best cosine similarity between a query and a selected chunk or summary; for a Degraded
+	// retrieval, the lexical confidence (see lexicalConfidence).
 	Confidence float64
+	// Degraded, when set, says why the query had no vectors (DegradedEmbedTimeout, DegradedEmbedError): the
+	// pages and passages come from the lexical lists alone. DegradedCause is the embedder's error.
+	Degraded      string
+	DegradedCause error
 	// Empty reports that nothing scored above the confidence floor.
 	Empty bool
 	// Durations are the stage timings, keyed by the stage names (Stages).
@@ -353,11 +369,15 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 		queries = dedupe(append(queries, rewrites...))
 	}
 	t := time.Now()
-	vecs, err := r.emb.Embed(ctx, queries)
+	vecs, degraded, cause, err := r.embedQueries(ctx, queries)
 	if err != nil {
-		return nil, fmt.Errorf("retrieve: embed query: %w", err)
+		return nil, err
 	}
 	res.Durations[StageEmbed] = time.Since(t)
+	if degraded != "" {
+		res.Degraded, res.DegradedCause = degraded, cause
+		r = r.lexicalOnly()
+	}
 
 	t = time.Now()
 	same := sameQueries(queries, vecs)
@@ -389,8 +409,13 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
-	res.Confidence = r.confidence(vecs, res)
-	res.Empty = len(res.Chunks) == 0 || res.Confidence < r.cfg.ConfidenceFloor
+	floor := r.cfg.ConfidenceFloor
+	if degraded != "" {
+		res.Confidence, floor = r.lexicalConfidence(question, res), r.cfg.LexicalConfidenceFloor
+	} else {
+		res.Confidence = r.confidence(vecs, res)
+	}
+	res.Empty = len(res.Chunks) == 0 || res.Confidence < floor
 	res.Durations[StageContext] = time.Since(t)
 	return res, nil
 }

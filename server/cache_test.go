@@ -422,3 +422,27 @@ func TestCacheWaiterClientGone(t *testing.T) {
 		t.Errorf("leader ended with status %d, cache %q; want 200 and a miss", ev.Status, ev.Cache)
 	}
 }
+
+// TestCacheSkipsNoStore checks that an answer whose Grounding says NoStore (grounded without query vectors) is not
+// stored, stream or not: the next identical request is a MISS again and is answered anew.
+func TestCacheSkipsNoStore(t *testing.T) {
+	for _, be := range cacheBackends() {
+		t.Run(be.name, func(t *testing.T) {
+			g := &fakeGrounder{ground: func() *Grounding { return &Grounding{NewFilter: newUpperFilter, NoStore: true} }}
+			h := newCacheHarness(t, be.new(t), Config{Grounder: g}, openaitest.Config{})
+			for i, body := range []string{
+				`{"model":"ragproxy","temperature":0,` + cacheQuestion + `}`,
+				`{"model":"ragproxy","temperature":0,"stream":true,` + cacheQuestion + `}`,
+				`{"model":"ragproxy","temperature":0,` + cacheQuestion + `}`,
+			} {
+				resp, out := h.post(t, "/chat/completions", body)
+				if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Cache") != "MISS" {
+					t.Errorf("request %d: %d x-cache %q, want MISS: %s", i, resp.StatusCode, resp.Header.Get("X-Cache"), out)
+				}
+			}
+			if n := len(h.Fake.Requests()); n != 3 {
+				t.Errorf("upstream saw %d requests, want 3", n)
+			}
+		})
+	}
+}

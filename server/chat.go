@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go.opentelemetry.io/otel/attribute"
@@ -120,7 +121,7 @@ func (s *Server) finish(ctx context.Context, st *chatState, out outcome) {
 	if st.cache != nil {
 		ev.Cache = st.cache.result
 		answer := out.answer
-		if ev.Err != nil || ev.Status != http.StatusOK {
+		if ev.Err != nil || ev.Status != http.StatusOK || st.ground != nil && st.ground.NoStore {
 			answer = nil
 		}
 		s.cache.finish(ctx, st.cache, answer)
@@ -312,11 +313,15 @@ func (s *Server) complete(ctx context.Context, c *fiber.Ctx, st *chatState) outc
 		out.status, out.err = http.StatusBadGateway, compat.UpstreamUnreachable(out.served.Upstream, err)
 		return out
 	}
-	body, text, annotations, err := filterChoices(g, body, info)
+	body, text, annotations, events, err := filterChoices(g, body, info)
 	if err != nil {
 		out.status, out.err = http.StatusInternalServerError, err
 		return out
 	}
+	if events == nil {
+		events = g.Events
+	}
+	body = withOpenWebUISources(body, st.header, events)
 	out.usage = info.Usage
 	if info.Usage == nil {
 		for _, ch := range info.Choices {
@@ -328,7 +333,9 @@ func (s *Server) complete(ctx context.Context, c *fiber.Ctx, st *chatState) outc
 		if g.Answer != nil {
 			annotations = g.Answer.Annotations
 		}
-		out.answer = completionAnswer(body, text, annotations, info.Usage)
+		if out.answer = completionAnswer(body, text, annotations, info.Usage); out.answer != nil {
+			out.answer.Events = events
+		}
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	_ = c.Status(http.StatusOK).Send(body) // fiber's Send only sets the body: its error is always nil
@@ -337,33 +344,35 @@ func (s *Server) complete(ctx context.Context, c *fiber.Ctx, st *chatState) outc
 
 // filterChoices runs the Grounding's content filter over each answer of a completion (n of them when the
 // request asks for n > 1), each on its own and with its own annotations; an answer without text (a tool call)
-// is left as it is. It returns the body as sent and the first answer's text and annotations.
-func filterChoices(g *Grounding, body []byte, info compat.CompletionInfo) ([]byte, string, []compat.Annotation, error) {
+// is left as it is. It returns the body as sent and the first answer's text, annotations and the source events
+// its filter reported (nil when none did).
+func filterChoices(g *Grounding, body []byte, info compat.CompletionInfo) ([]byte, string, []compat.Annotation, []json.RawMessage, error) {
 	var text string // the first answer's
 	if len(info.Choices) > 0 {
 		text = info.Choices[0].Content
 	}
 	if g.NewFilter == nil {
-		return body, text, nil, nil
+		return body, text, nil, nil, nil
 	}
 	var annotations []compat.Annotation // the first answer's
+	var events []json.RawMessage
 	for pos, ch := range info.Choices {
 		if !ch.HasContent {
 			continue
 		}
 		f := g.NewFilter()
 		t := f.Filter(ch.Content) + f.Trailer()
-		anns, _ := citations(f)
+		anns, evs := citations(f)
 		if pos == 0 {
-			text, annotations = t, anns
+			text, annotations, events = t, anns, evs
 		}
 		var err error
 		if body, err = compat.SetMessageContent(body, pos, t); err == nil && len(anns) > 0 {
 			body, err = compat.SetMessageAnnotations(body, pos, anns)
 		}
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
 	}
-	return body, text, annotations, nil
+	return body, text, annotations, events, nil
 }

@@ -108,6 +108,10 @@ type Grounding struct {
 	// last chunk and before [DONE] (Open WebUI's source events); the
 	// answers' Citer filters may replace them with their own.
 	Events []json.RawMessage
+	// NoStore keeps the answer out of the response cache, for an answer grounded in a lesser retrieval than the
+	// next request may get (the query's embeddings failed: see retrieval's degraded mode); a cached answer
+	// would outlive the failure by the cache's TTL.
+	NoStore bool
 }
 
 // Answer is a complete answer written by the Grounder itself (an "I don't

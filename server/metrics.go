@@ -175,6 +175,9 @@ type Retrieval struct {
 	// was above the confidence floor.
 	Confidence float64
 	Empty      bool
+	// Degraded, when set, says why the retrieval had no query vectors (its reason: "embed-timeout",
+	// "embed-error"), counted in ragproxy_retrieval_degraded_total.
+	Degraded string
 }
 
 // ObserveRetrieval records a retrieval's stage durations, confidence and
@@ -188,6 +191,9 @@ func (o *MetricsObserver) ObserveRetrieval(ctx context.Context, res Retrieval) {
 	m.RetrievalConfidence(res.Confidence)
 	if res.Empty {
 		m.RetrievalEmpty()
+	}
+	if res.Degraded != "" {
+		m.RetrievalDegraded(res.Degraded)
 	}
 	if v, ok := o.reqs.Load(RequestID(ctx)); ok {
 		t := v.(*requestTrace)

@@ -271,7 +271,7 @@ type reportingGrounder struct {
 }
 
 func (g reportingGrounder) Ground(ctx context.Context, _ *GroundRequest) (*Grounding, error) {
-	g.obs.ObserveRetrieval(ctx, Retrieval{Confidence: 0.4, Stages: []observability.StageTiming{
+	g.obs.ObserveRetrieval(ctx, Retrieval{Confidence: 0.4, Degraded: "embed-timeout", Stages: []observability.StageTiming{
 		{Stage: "analysis", Duration: time.Millisecond}, {Stage: "embed", Duration: 2 * time.Millisecond},
 		{Stage: "pages", Duration: 3 * time.Millisecond}, {Stage: "chunks", Duration: time.Millisecond},
 		{Stage: "context", Duration: time.Millisecond}}})
@@ -296,6 +296,9 @@ func TestMetricsRetrievalStages(t *testing.T) {
 	}
 	if got := metricValue(t, reg, "ragproxy_retrieval_confidence", nil); got != 1 {
 		t.Errorf("confidence observations = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "ragproxy_retrieval_degraded_total", map[string]string{"reason": "embed-timeout"}); got != 1 {
+		t.Errorf("degraded retrievals = %v, want 1", got)
 	}
 	lines := logs.lines(t)
 	if len(lines) != 1 {

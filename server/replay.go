@@ -37,6 +37,7 @@ func (s *Server) replay(c *fiber.Ctx, st *chatState, a *cachedAnswer) (outcome, 
 	}
 	out.usage, out.content = a.Usage, a.Content
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	_ = c.Status(http.StatusOK).Send(b.Completion(a.Content, u, a.Annotations)) // Send only sets the body
+	body := withOpenWebUISources(b.Completion(a.Content, u, a.Annotations), st.header, a.Events)
+	_ = c.Status(http.StatusOK).Send(body) // Send only sets the body
 	return out, nil
 }

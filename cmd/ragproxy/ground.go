@@ -35,6 +35,13 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 		if remote, err = f.up.openaiEmbedder(); err != nil {
 			return admin.Config{}, fmt.Errorf("serve: %w", err)
 		}
+		if remote != nil {
+			// A question's embeddings are one short request: not retried, and given up at --embed-timeout, when
+			// retrieval answers from the lexical lists (a key out of quota, a 429 whose Retry-After is minutes
+			// away, a 5xx).
+			remote = embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: f.up.url, APIKey: f.up.key, Model: f.up.embeddingModel,
+				Dimensions: f.up.embeddingDims, MaxRetries: -1, Timeout: f.embedTimeout})
+		}
 	}
 	open := func(ctx context.Context) (*retrieval.Retriever, func(), error) {
 		return f.openVersion(ctx, remote, tok, logger, true)
@@ -97,6 +104,13 @@ func (f serveFlags) ground(ctx context.Context, scfg *server.Config, client *ups
 	return acfg, nil
 }
 
+// retrievalConfig is the retrieval flags' configuration with serve's bound on the query's embeddings.
+func (f serveFlags) retrievalConfig() retrieval.Config {
+	c := f.retrieval.config()
+	c.EmbedTimeout = f.embedTimeout
+	return c
+}
+
 // editConfig is the ingest configuration of an admin edit: serve's upstream for summaries and embeddings, and
 // the versions to keep.
 func (f serveFlags) editConfig() (ingest.Config, error) {
@@ -123,7 +137,7 @@ func (f serveFlags) faqDigest() string {
 // openVersion loads the index version that CURRENT names, with backends bound to it and the section assistants
 // checked against it (see backends.Config.OpenVersion); reload is true while another version serves.
 func (f serveFlags) openVersion(ctx context.Context, remote embedding.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger, reload bool) (*retrieval.Retriever, func(), error) {
-	return f.backends.OpenVersion(ctx, f.index, backends.VersionOptions{Remote: remote, Tokenizer: tok, Retrieval: f.retrieval.config(),
+	return f.backends.OpenVersion(ctx, f.index, backends.VersionOptions{Remote: remote, Tokenizer: tok, Retrieval: f.retrievalConfig(),
 		Check: f.assistants.list.Check, Opened: func(bk retrieval.Backends, ix *index.Index) { f.assistants.list.CheckQdrant(bk, ix, logger) },
 		Logger: logger, Reload: reload})
 }

@@ -28,6 +28,7 @@ type serveFlags struct {
 	upstreamTimeout, heartbeat, drain, retryBackoff, maxRetryAfter time.Duration
 	streamIdle, analysisTimeout, readTimeout, reloadInterval       time.Duration
 	analysisBudget                                                 time.Duration
+	embedTimeout                                                   time.Duration
 	maxConns, maxConnsPerIP, rpm, tpm                              int
 	maxBody, keepVersions                                          int
 	listUpstream                                                   bool
@@ -89,6 +90,7 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	fs.DurationVar(&f.streamIdle, "stream-idle-timeout", envDuration("RAGPROXY_STREAM_IDLE_TIMEOUT", time.Minute), "longest silence between an upstream stream's chunks before it ends with a 504 error (RAGPROXY_STREAM_IDLE_TIMEOUT)")
 	fs.DurationVar(&f.analysisTimeout, "analysis-timeout", envDuration("RAGPROXY_ANALYSIS_TIMEOUT", retrieval.DefaultAnalysisTimeout), "longest query analysis, retries included, before the heuristic analysis is used instead (RAGPROXY_ANALYSIS_TIMEOUT)")
 	fs.DurationVar(&f.analysisBudget, "analysis-budget", envDuration("RAGPROXY_ANALYSIS_BUDGET", grounding.DefaultAnalysisBudget), "longest a follow-up waits for the model's query analysis before retrieving on the heuristic one; the analysis goes on for the cache (RAGPROXY_ANALYSIS_BUDGET)")
+	fs.DurationVar(&f.embedTimeout, "embed-timeout", envDuration("RAGPROXY_EMBED_TIMEOUT", time.Second), "longest wait for a question's embeddings, without retries, before it is answered from the lexical lists alone (RAGPROXY_EMBED_TIMEOUT)")
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", envDuration("RAGPROXY_MAX_RETRY_AFTER", 5*time.Second), "longest Retry-After a retry waits for; longer goes to the fallback (RAGPROXY_MAX_RETRY_AFTER)")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", envDuration("RAGPROXY_RETRY_BACKOFF", 200*time.Millisecond), "pause before retrying a failed upstream attempt (RAGPROXY_RETRY_BACKOFF)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", envDuration("RAGPROXY_HEARTBEAT", 10*time.Second), "interval of ': ping' comments on waiting streams (RAGPROXY_HEARTBEAT)")

@@ -65,6 +65,9 @@ type embeddingInput struct {
 
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	rec := r.Context().Value(reqKey{}).(*Request)
+	if s.embeddingFault(w, r, rec) {
+		return
+	}
 	var body struct {
 		Input          json.RawMessage `json:"input"`
 		Model          string          `json:"model"`

@@ -96,7 +96,7 @@ type ToolCall struct {
 	Arguments string
 }
 
-// Fault is an injected failure for one chat request.
+// Fault is an injected failure for one chat request (Fail) or embeddings request (FailEmbeddings).
 type Fault struct {
 	// Status, when non-zero, is answered with OpenAI's error body for that
 	// status (or Body when set).
@@ -188,7 +188,9 @@ type Server struct {
 	reqs   []*Request
 	faults []Fault
 	always *Fault
-	models map[string]bool
+	// embedFaults are the embeddings requests' (FailEmbeddings).
+	embedFaults embeddingFaults
+	models      map[string]bool
 	// arrived is closed, and replaced, whenever a request arrives.
 	arrived chan struct{}
 	// cl100k counts embeddings inputs; it is loaded by the first embeddings
