@@ -32,8 +32,8 @@ import (
 
 const (
 	reloadQuestion = `{"model":"lakeshore","stream":true,"messages":[{"role":"user","content":"when do fall classes start 2024"}]}`
-	oldStart       = "Monday, August 26, 2024"
-	newStart       = "Thursday, August 29, 2024"
+	oldStart       = indextest.CalendarStart
+	newStart       = indextest.ChangedCalendarStart
 	testAdminKey   = "adm-0123456789abcdef"
 	testClientKey  = "sk-client-0123456789"
 )
@@ -180,57 +180,18 @@ func (s *servedIndex) ingest(t *testing.T) {
 // changeCalendar rewrites the start of classes on the example site's calendar page.
 func (s *servedIndex) changeCalendar(t *testing.T) {
 	t.Helper()
-	p := filepath.Join(s.site, "academic-calendar", "index.html")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), oldStart) {
-		t.Fatalf("the calendar page no longer says %q", oldStart)
-	}
-	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), oldStart, newStart)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	indextest.ChangeCalendar(t, s.site)
 }
 
 // call makes one request, with header name and value pairs, and returns the status and body.
 func (s *servedIndex) call(method, path, key, body string, header ...string) (int, string, error) {
-	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
+	return gatewaytest.Call(s.base, method, path, key, body, header...)
 }
 
 // version is the index version /readyz names.
 func (s *servedIndex) version(t *testing.T) string {
 	t.Helper()
-	status, body, err := s.call(http.MethodGet, "/readyz", "", "")
-	if err != nil || status != http.StatusOK {
-		t.Fatalf("readyz: %d %s %v", status, body, err)
-	}
-	var r struct {
-		IndexVersion string `json:"index_version"`
-	}
-	if err := json.Unmarshal([]byte(body), &r); err != nil || r.IndexVersion == "" {
-		t.Fatalf("readyz names no index version: %s", body)
-	}
-	return r.IndexVersion
+	return gatewaytest.IndexVersion(t, s.base)
 }
 
 // answered is one streamed answer of the load.

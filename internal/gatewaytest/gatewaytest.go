@@ -5,6 +5,7 @@ package gatewaytest
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -75,4 +76,45 @@ func (h *Harness) Post(tb testing.TB, path, body string, header ...string) (*htt
 		tb.Fatal(err)
 	}
 	return resp, string(b)
+}
+
+// Call makes one request to the server at base (its root URL), with bearer key when not empty and header name
+// and value pairs, and returns the status and body.
+func Call(base, method, path, key, body string, header ...string) (int, string, error) {
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// IndexVersion is the index version the /readyz of the server at base names; it fails tb when there is none.
+func IndexVersion(tb testing.TB, base string) string {
+	tb.Helper()
+	status, body, err := Call(base, http.MethodGet, "/readyz", "", "")
+	if err != nil || status != http.StatusOK {
+		tb.Fatalf("readyz: %d %s %v", status, body, err)
+	}
+	var r struct {
+		IndexVersion string `json:"index_version"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil || r.IndexVersion == "" {
+		tb.Fatalf("readyz names no index version: %s", body)
+	}
+	return r.IndexVersion
 }

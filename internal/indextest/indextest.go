@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -99,4 +100,28 @@ func Shared(tb testing.TB) (*retrieval.Retriever, *tokenizer.Tokenizer) {
 		tb.Fatalf("example index: %v", shared.err)
 	}
 	return shared.r, shared.tok
+}
+
+// The start of fall classes that the example site's academic calendar states, and the date ChangeCalendar
+// writes in its place: tests of re-ingest and reload ask for it and see which version answered.
+const (
+	CalendarStart        = "Monday, August 26, 2024"
+	ChangedCalendarStart = "Thursday, August 29, 2024"
+)
+
+// ChangeCalendar rewrites the start of fall classes on the academic calendar of an example site copied by
+// ExampleSite, from CalendarStart to ChangedCalendarStart.
+func ChangeCalendar(tb testing.TB, site string) {
+	tb.Helper()
+	p := filepath.Join(site, "academic-calendar", "index.html")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !strings.Contains(string(b), CalendarStart) {
+		tb.Fatalf("the calendar page no longer says %q", CalendarStart)
+	}
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), CalendarStart, ChangedCalendarStart)), 0o644); err != nil {
+		tb.Fatal(err)
+	}
 }
