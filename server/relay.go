@@ -20,7 +20,16 @@ type chunkSource interface {
 	Close() error
 }
 
-var _ chunkSource = (*upstream.Stream)(nil)
+// readySource is a chunkSource that knows whether its next chunk is already at hand (Next would not wait).
+type readySource interface {
+	Ready() bool
+}
+
+var (
+	_ chunkSource = (*upstream.Stream)(nil)
+	_ readySource = (*upstream.Stream)(nil)
+	_ readySource = (*answerSource)(nil)
+)
 
 // relay turns the source's chunks into the frames the client gets: it keeps
 // one id, makes sure each answer's first delta carries the role, runs a
@@ -263,5 +272,8 @@ func (a *answerSource) Next() bool {
 }
 
 func (a *answerSource) Chunk() []byte { return a.chunks[a.i] }
-func (a *answerSource) Err() error    { return nil }
-func (a *answerSource) Close() error  { return nil }
+
+// Ready reports that the answer has more chunks: all of them are written before the first goes out.
+func (a *answerSource) Ready() bool  { return a.i+1 < len(a.chunks) }
+func (a *answerSource) Err() error   { return nil }
+func (a *answerSource) Close() error { return nil }

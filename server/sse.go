@@ -40,9 +40,39 @@ func (s *sseWriter) data(b []byte) error {
 	if s.err != nil {
 		return s.err
 	}
+	s.writeLocked(b)
+	return s.flushLocked()
+}
+
+// frame writes one "data: <b>\n\n" frame and leaves it buffered until a flush, so that the frames that are ready
+// together go out in one write. (The buffer writes on its own when it fills.)
+func (s *sseWriter) frame(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.writeLocked(b)
+	s.wrote = true
+	return nil
+}
+
+func (s *sseWriter) writeLocked(b []byte) {
 	s.w.Write(framePrefix)
 	s.w.Write(b)
 	s.w.Write(frameEnd)
+}
+
+// flush sends the buffered frames.
+func (s *sseWriter) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if s.w.Buffered() == 0 {
+		return nil
+	}
 	return s.flushLocked()
 }
 

@@ -115,16 +115,22 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 	defer stop()
 	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, events: g.Events, collect: s.collect || st.cache != nil,
 		onFirstToken: func() { s.obs.Observe(ctx, s.event(st, EventFirstToken)) }}
+	// The frames of chunks that are at hand together go out in one write: a flush only when the source would
+	// wait for its next chunk, and at the end.
+	ready, _ := src.(readySource)
 	var err error
 	for err == nil && src.Next() {
-		err = r.chunk(src.Chunk(), sw.data)
+		err = r.chunk(src.Chunk(), sw.frame)
+		if err == nil && (ready == nil || !ready.Ready()) {
+			err = sw.flush()
+		}
 	}
 	if err == nil {
 		err = src.Err()
 	}
 	if err == nil {
 		for _, e := range r.sentEvents() {
-			if err = sw.data(e); err != nil {
+			if err = sw.frame(e); err != nil {
 				break
 			}
 		}
