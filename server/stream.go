@@ -75,7 +75,7 @@ func (s *Server) stream(ctx context.Context, st *chatState) (outcome, streamBody
 // server_error frame, and the request ends.
 func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, body streamBody) {
 	setSSEHeaders(c)
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+	c.Context().Response.SetBodyStream(&sseBody{write: func(w *bufio.Writer) {
 		sw := newSSEWriter(w, st.cancel)
 		var out outcome
 		defer func() {
@@ -88,7 +88,7 @@ func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, bo
 			s.finish(ctx, st, out)
 		}()
 		out = body(ctx, sw)
-	})
+	}}, -1)
 }
 
 func setSSEHeaders(c *fiber.Ctx) {
