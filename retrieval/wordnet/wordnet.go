@@ -61,8 +61,8 @@ type Sense struct {
 	Words []string
 }
 
-// DB is the loaded WordNet data. It is laid out to be small on the heap: every word is a substring of one copy of
-// the file's text, and the senses and synsets are flat slices that the maps point into.
+// DB is the loaded WordNet data. It is laid out to be small on the heap: every word is kept once, and the senses
+// and synsets are flat slices that the maps point into.
 type DB struct {
 	synsetWords []string // the words of every synset, one synset after the other
 	synsetStart []int32  // synset i is synsetWords[synsetStart[i]:synsetStart[i+1]]
@@ -107,8 +107,20 @@ func parse(gz []byte) (*DB, error) {
 		return nil, err
 	}
 	// The file joins a collocation's words with "_"; text is the file with spaces there, the same length, so a
-	// field found in raw is the word at the same offsets of text, and no word needs a string of its own.
+	// field found in raw is the word at the same offsets of text. Each distinct word is then kept once, in a
+	// string of its own (92,000 words, 1 MB), rather than the whole text (4.4 MB).
 	text := string(bytes.ReplaceAll(raw, []byte("_"), []byte(" ")))
+	kept := make(map[string]string, 1<<17)
+	keep := func(ws []string) {
+		for i, w := range ws {
+			k, ok := kept[w]
+			if !ok {
+				k = strings.Clone(w)
+				kept[k] = k
+			}
+			ws[i] = k
+		}
+	}
 	count := func(kind string) int { return bytes.Count(raw, []byte("\n"+kind+" ")) }
 	db := &DB{synsetStart: make([]int32, 1, count("S")+1), senses: make(map[string]span, count("L")),
 		antonyms: make(map[string][]string, count("A")), related: make(map[string][]string, count("R")),
@@ -132,6 +144,14 @@ func parse(gz []byte) (*DB, error) {
 		bad := func() error { return fmt.Errorf("bad line %q", line) }
 		if len(f) < 2 {
 			return nil, bad()
+		}
+		switch f[0] {
+		case "S", "A", "R":
+			keep(f[1:])
+		case "L":
+			keep(f[1:2])
+		case "X":
+			keep(f[2:])
 		}
 		switch f[0] {
 		case "S":
