@@ -184,14 +184,14 @@ func (s *Stream) Next() bool {
 // Chunk returns the current chunk's raw JSON, valid until the next call of Next.
 func (s *Stream) Chunk() []byte { return s.cur }
 
-// Ready reports whether the next event is already read from the upstream, so that Next returns without waiting
-// for it: the proxy sends the frames that arrived together in one write, and flushes when the upstream has
-// nothing more at hand.
+// Ready reports whether Next returns without waiting for the upstream: the next event is already read, or the
+// stream has ended. The proxy sends the frames that arrived together in one write, and flushes when the upstream
+// has nothing more at hand.
 func (s *Stream) Ready() bool {
-	if s.peeked {
+	if s.peeked || s.done || s.err != nil || s.events == nil {
 		return true
 	}
-	return s.events != nil && !s.done && s.err == nil && s.events.ready()
+	return s.events.ready()
 }
 
 // Err returns the error that ended the stream, or nil after [DONE].
