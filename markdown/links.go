@@ -13,12 +13,18 @@ func StripLinks(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
+	run := 0 // the start of the bytes kept as they are, written out in one piece at the next edit
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
+		case !linkByte[c]:
+			i++
+			continue
 		case c == '[':
+			b.WriteString(s[run:i])
 			i++
 		case c == ']':
+			b.WriteString(s[run:i])
 			i++
 			if i < len(s) && s[i] == '(' {
 				if end := linkTargetEnd(s, i); end > 0 {
@@ -26,21 +32,34 @@ func StripLinks(s string) string {
 				}
 			}
 		case (c == 'h' || c == '<') && isURLStart(s, i):
+			b.WriteString(s[run:i])
 			if c == '<' {
 				i++
 			}
-			for i < len(s) && !strings.ContainsRune(" \t\n\r<>()", rune(s[i])) {
+			for i < len(s) && !urlEnd[s[i]] {
 				i++
 			}
 			if i < len(s) && s[i] == '>' {
 				i++
 			}
 		default:
-			b.WriteByte(c)
 			i++
+			continue
 		}
+		run = i
 	}
+	b.WriteString(s[run:])
 	return b.String()
+}
+
+// linkByte marks the bytes where StripLinks may have something to drop; urlEnd, those that end a bare URL.
+var linkByte, urlEnd = byteSet("[]h<"), byteSet(" \t\n\r<>()")
+
+func byteSet(chars string) (set [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
 }
 
 // linkTargetEnd returns the index after the ")" closing a link target that starts with "(" at i (one level of

@@ -20,7 +20,17 @@ type chunkSource interface {
 	Close() error
 }
 
-var _ chunkSource = (*upstream.Stream)(nil)
+// readySource is a chunkSource that knows whether Next would return at once: its next chunk, or its end, is
+// already at hand.
+type readySource interface {
+	Ready() bool
+}
+
+var (
+	_ chunkSource = (*upstream.Stream)(nil)
+	_ readySource = (*upstream.Stream)(nil)
+	_ readySource = (*answerSource)(nil)
+)
 
 // relay turns the source's chunks into the frames the client gets: it keeps
 // one id, makes sure each answer's first delta carries the role, runs a
@@ -263,5 +273,9 @@ func (a *answerSource) Next() bool {
 }
 
 func (a *answerSource) Chunk() []byte { return a.chunks[a.i] }
-func (a *answerSource) Err() error    { return nil }
-func (a *answerSource) Close() error  { return nil }
+
+func (a *answerSource) Err() error   { return nil }
+func (a *answerSource) Close() error { return nil }
+
+// Ready reports that Next never waits: the whole answer goes out in one write.
+func (a *answerSource) Ready() bool { return true }

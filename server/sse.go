@@ -3,8 +3,11 @@ package server
 import (
 	"bufio"
 	"errors"
+	"io"
 	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // errClientGone marks a stream whose client stopped reading.
@@ -40,9 +43,39 @@ func (s *sseWriter) data(b []byte) error {
 	if s.err != nil {
 		return s.err
 	}
+	s.writeLocked(b)
+	return s.flushLocked()
+}
+
+// frame writes one "data: <b>\n\n" frame and leaves it buffered until a flush, so that the frames that are ready
+// together go out in one write. (The buffer writes on its own when it fills.)
+func (s *sseWriter) frame(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.writeLocked(b)
+	s.wrote = true
+	return nil
+}
+
+func (s *sseWriter) writeLocked(b []byte) {
 	s.w.Write(framePrefix)
 	s.w.Write(b)
 	s.w.Write(frameEnd)
+}
+
+// flush sends the buffered frames.
+func (s *sseWriter) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if s.w.Buffered() == 0 {
+		return nil
+	}
 	return s.flushLocked()
 }
 
@@ -128,4 +161,57 @@ func (s *sseWriter) ping() error {
 	err := s.flushLocked()
 	s.wrote = false // a ping is not a frame
 	return err
+}
+
+// sseBody is an event stream's response body that writes straight to the connection: fasthttp frames each write
+// of WriteTo as one chunk of the chunked body and flushes it, so the stream needs neither the pipe nor the
+// goroutine that fasthttp's SetBodyStreamWriter puts between the writer and the connection, and each flush of
+// the sseWriter is one write to the client. Anything that reads the body instead gets it through that pipe.
+type sseBody struct {
+	write func(*bufio.Writer)
+	piped io.ReadCloser // set once the body is read rather than written
+}
+
+var _ fasthttp.BodyWriterTo = (*sseBody)(nil)
+
+// SupportsBodyWriteTo tells fasthttp that WriteTo writes what Read would read.
+func (b *sseBody) SupportsBodyWriteTo() bool { return true }
+
+// WriteTo runs the stream's writer on w.
+func (b *sseBody) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(cw, sseBufferSize)
+	b.write(bw)
+	err := bw.Flush()
+	return cw.n, err
+}
+
+// sseBufferSize is the writer's buffer: frames that are ready together up to this size go out in one write.
+const sseBufferSize = 8 << 10
+
+func (b *sseBody) Read(p []byte) (int, error) {
+	if b.piped == nil {
+		b.piped = fasthttp.NewStreamReader(b.write)
+	}
+	return b.piped.Read(p)
+}
+
+// Close ends a piped body; fasthttp closes the body once the response is written.
+func (b *sseBody) Close() error {
+	if b.piped != nil {
+		return b.piped.Close()
+	}
+	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -76,7 +76,7 @@ func (s *Server) stream(ctx context.Context, st *chatState) (outcome, streamBody
 // server_error frame, and the request ends.
 func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, body streamBody) {
 	setSSEHeaders(c)
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+	c.Context().Response.SetBodyStream(&sseBody{write: func(w *bufio.Writer) {
 		sw := newSSEWriter(w, st.cancel)
 		var out outcome
 		ctx, span := s.cfg.Tracing.Start(ctx, "stream")
@@ -94,7 +94,7 @@ func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, bo
 			s.finish(ctx, st, out)
 		}()
 		out = body(ctx, sw)
-	})
+	}}, -1)
 }
 
 func setSSEHeaders(c *fiber.Ctx) {
@@ -123,16 +123,22 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 	defer filters.record(ctx, s.cfg.Tracing)
 	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: s.timedFilters(g.NewFilter, &filters), events: g.Events,
 		collect: s.collect || st.cache != nil, onFirstToken: func() { s.obs.Observe(ctx, s.event(st, EventFirstToken)) }}
+	// The frames of chunks that are at hand together go out in one write: a flush only when the source would
+	// wait for its next chunk, and at the end.
+	ready, _ := src.(readySource)
 	var err error
 	for err == nil && src.Next() {
-		err = r.chunk(src.Chunk(), sw.data)
+		err = r.chunk(src.Chunk(), sw.frame)
+		if err == nil && (ready == nil || !ready.Ready()) {
+			err = sw.flush()
+		}
 	}
 	if err == nil {
 		err = src.Err()
 	}
 	if err == nil {
 		for _, e := range r.sentEvents() {
-			if err = sw.data(e); err != nil {
+			if err = sw.frame(e); err != nil {
 				break
 			}
 		}

@@ -49,10 +49,13 @@ var (
 
 // encoder is a loaded encoding. It is never modified after loading.
 type encoder struct {
-	name     string
-	ranks    map[string]int // token bytes -> id
-	decoder  []string       // id -> token bytes; "" for unused ids
-	byteRank [256]int       // id of each single byte
+	name    string
+	ranks   map[string]int // token bytes -> id
+	special map[int]string
+	// decoder maps an id to its token bytes ("" for unused ids). Counting and encoding never need it, so it is
+	// built on the first decode: 3 MB a server that only counts does not hold.
+	decoder  func() []string
+	byteRank [256]int // id of each single byte
 	classes  *classTable
 	// split returns the end of the pre-tokenisation piece at s[i]: the encodings differ in their patterns.
 	split func(t *classTable, s string, i int) int
@@ -82,21 +85,8 @@ func loadEncoder(name, file string, special map[int]string, split func(*classTab
 	if err != nil {
 		return nil, err
 	}
-	e := &encoder{name: name, ranks: ranks, classes: newClassTable(), split: split}
-	maxID := 0
-	for id := range special {
-		maxID = max(maxID, id)
-	}
-	for _, id := range ranks {
-		maxID = max(maxID, id)
-	}
-	e.decoder = make([]string, maxID+1)
-	for tok, id := range ranks {
-		e.decoder[id] = tok
-	}
-	for id, text := range special {
-		e.decoder[id] = text
-	}
+	e := &encoder{name: name, ranks: ranks, special: special, classes: newClassTable(), split: split}
+	e.decoder = sync.OnceValue(e.buildDecoder)
 	for b := range 256 {
 		id, ok := ranks[string([]byte{byte(b)})]
 		if !ok {
@@ -105,6 +95,25 @@ func loadEncoder(name, file string, special map[int]string, split func(*classTab
 		e.byteRank[b] = id
 	}
 	return e, nil
+}
+
+// buildDecoder makes the id -> token bytes table.
+func (e *encoder) buildDecoder() []string {
+	maxID := 0
+	for id := range e.special {
+		maxID = max(maxID, id)
+	}
+	for _, id := range e.ranks {
+		maxID = max(maxID, id)
+	}
+	decoder := make([]string, maxID+1)
+	for tok, id := range e.ranks {
+		decoder[id] = tok
+	}
+	for id, text := range e.special {
+		decoder[id] = text
+	}
+	return decoder
 }
 
 // Tokenizer counts and encodes text with one encoding, o200k_base unless made by NewEncoding. The zero
@@ -260,10 +269,11 @@ func (t *Tokenizer) Decode(tokens []int) string {
 
 // token returns the bytes of id, or "" if id is not in the vocabulary.
 func (t *Tokenizer) token(id int) string {
-	if id < 0 || id >= len(t.enc.decoder) {
+	decoder := t.enc.decoder()
+	if id < 0 || id >= len(decoder) {
 		return ""
 	}
-	return t.enc.decoder[id]
+	return decoder[id]
 }
 
 // Truncate returns the longest prefix of s, cut at a token boundary and never inside a UTF-8 character,

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/tidwall/gjson"
 )
@@ -18,7 +17,7 @@ import (
 // chunk's raw JSON, never decoding it into typed structs. It is not safe for
 // concurrent use.
 type Stream struct {
-	dec      ssestream.Decoder
+	events   *eventReader
 	guard    *guardedBody
 	body     io.ReadCloser
 	release  func()
@@ -36,7 +35,9 @@ func newStream(res *http.Response, release func(), upstream string, maxLine int)
 		res.Body = s.guard
 		s.body = res.Body
 	}
-	s.dec = ssestream.NewDecoder(res)
+	if s.body != nil {
+		s.events = newEventReader(s.body)
+	}
 	return s
 }
 
@@ -125,13 +126,16 @@ func (s *Stream) advance() bool {
 	if s.done || s.err != nil {
 		return false
 	}
-	if s.dec == nil {
+	if s.events == nil {
 		s.err = compat.UpstreamUnreachable(s.upstream, errEmptyResponse)
 		return false
 	}
-	for s.dec.Next() {
-		ev := s.dec.Event()
-		data := bytes.TrimRight(ev.Data, "\n")
+	for {
+		ev, ok := s.events.next()
+		if !ok {
+			break
+		}
+		data := bytes.TrimRight(ev, "\n")
 		if len(data) == 0 {
 			continue
 		}
@@ -152,7 +156,7 @@ func (s *Stream) advance() bool {
 		s.cur = data
 		return true
 	}
-	if err := s.dec.Err(); err != nil {
+	if err := s.events.failed(); err != nil {
 		switch {
 		case errors.Is(err, errStreamIdle):
 			s.err = compat.UpstreamTimeout(s.upstream, fmt.Errorf("upstream %s: %w", s.upstream, err))
@@ -177,8 +181,18 @@ func (s *Stream) Next() bool {
 	return s.advance()
 }
 
-// Chunk returns the current chunk's raw JSON. It stays valid after Next.
+// Chunk returns the current chunk's raw JSON, valid until the next call of Next.
 func (s *Stream) Chunk() []byte { return s.cur }
+
+// Ready reports whether Next returns without waiting for the upstream: the next event is already read, or the
+// stream has ended. The proxy sends the frames that arrived together in one write, and flushes when the upstream
+// has nothing more at hand.
+func (s *Stream) Ready() bool {
+	if s.peeked || s.done || s.err != nil || s.events == nil {
+		return true
+	}
+	return s.events.ready()
+}
 
 // Err returns the error that ended the stream, or nil after [DONE].
 func (s *Stream) Err() error { return s.err }
@@ -194,8 +208,8 @@ func (s *Stream) Close() error {
 		// to the pool instead of being closed.
 		_, _ = io.Copy(io.Discard, io.LimitReader(s.body, 64<<10))
 	}
-	if s.dec != nil {
-		err = s.dec.Close()
+	if s.body != nil {
+		err = s.body.Close()
 	}
 	if s.release != nil {
 		s.release()

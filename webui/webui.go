@@ -20,7 +20,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"html/template"
+	"html"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -102,22 +102,27 @@ func New(cfg Config) (*Page, error) {
 	if cfg.Site == "" {
 		name = "assets/gateway.html"
 	}
-	tmpl, err := template.ParseFS(assets, name)
+	page, err := assets.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("webui: %w", err)
 	}
 	version := hex.EncodeToString(sum.Sum(nil))[:12]
+	auth := "none"
+	if cfg.AuthRequired {
+		auth = "required"
+	}
 	render := func(embed bool) (asset, error) {
-		var b bytes.Buffer
-		data := struct {
-			Config
-			Version, Origins string
-			Embed            bool
-		}{cfg, version, strings.Join(cfg.EmbedOrigins, " "), embed}
-		if err := tmpl.Execute(&b, data); err != nil {
-			return asset{}, fmt.Errorf("webui: %w", err)
+		var embedAttributes string
+		if embed {
+			embedAttributes = ` data-embed="1" data-embed-origins="` + html.EscapeString(strings.Join(cfg.EmbedOrigins, " ")) + `"`
 		}
-		return newAsset(b.Bytes(), "text/html; charset=utf-8"), nil
+		b, err := fill(page, strings.NewReplacer("{{.Site}}", html.EscapeString(cfg.Site),
+			"{{.Model}}", html.EscapeString(cfg.Model), "{{.Version}}", version, "{{.Auth}}", auth,
+			"{{.EmbedAttributes}}", embedAttributes))
+		if err != nil {
+			return asset{}, fmt.Errorf("webui: %s: %w", name, err)
+		}
+		return newAsset(b, "text/html; charset=utf-8"), nil
 	}
 	if p.index, err = render(false); err != nil {
 		return nil, err
@@ -141,6 +146,19 @@ func New(cfg Config) (*Page, error) {
 	}
 	p.embed, p.widget, p.embedCSP = &embed, &js, embedPolicy(cfg.EmbedOrigins)
 	return p, nil
+}
+
+// fill replaces the page's {{.Name}} slots by their HTML and fails on a slot it does not know. The page needs
+// nothing more than these slots; html/template would do the same escaping, but executing a template makes the
+// linker keep every exported method of every type in the binary (it may call any method by name), which made
+// the binary half again as large.
+func fill(page []byte, slots *strings.Replacer) ([]byte, error) {
+	out := slots.Replace(string(page))
+	if i := strings.Index(out, "{{"); i >= 0 {
+		end := min(len(out), i+40)
+		return nil, fmt.Errorf("unknown slot at %q", out[i:end])
+	}
+	return []byte(out), nil
 }
 
 // widgetScript is /widget.js with the origins it may start on written into it: the list is the script's own

@@ -18,11 +18,12 @@ package wordnet
 //go:generate go run ./internal/gen -dict /usr/share/wordnet -out wordnet.txt.gz
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	_ "embed"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,21 +61,27 @@ type Sense struct {
 	Words []string
 }
 
-// DB is the loaded WordNet data.
+// DB is the loaded WordNet data. It is laid out to be small on the heap: every word is kept once, and the senses
+// and synsets are flat slices that the maps point into.
 type DB struct {
-	synsets    [][]string
-	senses     map[string][]entry // lemma -> senses in WordNet order, every part of speech
-	antonyms   map[string][]string
-	related    map[string][]string
-	exceptions map[excKey][]string
+	synsetWords []string // the words of every synset, one synset after the other
+	synsetStart []int32  // synset i is synsetWords[synsetStart[i]:synsetStart[i+1]]
+	entries     []entry
+	senses      map[string]span // lemma -> its senses in entries, in WordNet order, every part of speech
+	antonyms    map[string][]string
+	related     map[string][]string
+	exceptions  map[excKey][]string
 }
 
 type entry struct {
+	synset int32 // index of the synset, -1 for a synset of the lemma alone
+	count  int32
+	rank   uint16
 	pos    POS
-	rank   int
-	count  int
-	synset int32 // index into synsets, -1 for a synset of the lemma alone
 }
+
+// span is a run of entries.
+type span struct{ start, n int32 }
 
 type excKey struct {
 	pos  POS
@@ -95,74 +102,150 @@ func parse(gz []byte) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{senses: map[string][]entry{}, antonyms: map[string][]string{}, related: map[string][]string{},
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	// The file joins a collocation's words with "_"; text is the file with spaces there, the same length, so a
+	// field found in raw is the word at the same offsets of text. Each distinct word is then kept once, in a
+	// string of its own (92,000 words, 1 MB), rather than the whole text (4.4 MB).
+	text := string(bytes.ReplaceAll(raw, []byte("_"), []byte(" ")))
+	kept := make(map[string]string, 1<<17)
+	keep := func(ws []string) {
+		for i, w := range ws {
+			k, ok := kept[w]
+			if !ok {
+				k = strings.Clone(w)
+				kept[k] = k
+			}
+			ws[i] = k
+		}
+	}
+	count := func(kind string) int { return bytes.Count(raw, []byte("\n"+kind+" ")) }
+	db := &DB{synsetStart: make([]int32, 1, count("S")+1), senses: make(map[string]span, count("L")),
+		antonyms: make(map[string][]string, count("A")), related: make(map[string][]string, count("R")),
 		exceptions: map[excKey][]string{}}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
+	var fields []string // the current line's fields, reused
+	var related []string
+	for off := 0; off < len(raw); {
+		end := bytes.IndexByte(raw[off:], '\n')
+		if end < 0 {
+			end = len(raw)
+		} else {
+			end += off
+		}
+		line := raw[off:end]
+		fields = fieldsOf(fields[:0], text, line, off)
+		off = end + 1
+		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		f := strings.Fields(line)
+		f := fields
+		bad := func() error { return fmt.Errorf("bad line %q", line) }
 		if len(f) < 2 {
-			return nil, fmt.Errorf("bad line %q", line)
+			return nil, bad()
+		}
+		switch f[0] {
+		case "S", "A", "R":
+			keep(f[1:])
+		case "L":
+			keep(f[1:2])
+		case "X":
+			keep(f[2:])
 		}
 		switch f[0] {
 		case "S":
-			words := f[1:]
-			for i, w := range words {
-				words[i] = strings.ReplaceAll(w, "_", " ")
-			}
-			db.synsets = append(db.synsets, words)
+			db.synsetWords = append(db.synsetWords, f[1:]...)
+			db.synsetStart = append(db.synsetStart, int32(len(db.synsetWords)))
 		case "L":
 			if len(f) < 4 || len(f[2]) != 1 {
-				return nil, fmt.Errorf("bad line %q", line)
+				return nil, bad()
 			}
-			lemma, pos := strings.ReplaceAll(f[1], "_", " "), POS(f[2][0])
+			lemma, pos := f[1], POS(f[2][0])
+			sp, ok := db.senses[lemma]
+			if ok && int(sp.start+sp.n) != len(db.entries) {
+				// The lemma's earlier senses are not the last ones: move them to the end to append to them.
+				moved := int32(len(db.entries))
+				db.entries = append(db.entries, db.entries[sp.start:sp.start+sp.n]...)
+				sp.start = moved
+			} else if !ok {
+				sp.start = int32(len(db.entries))
+			}
 			for rank, s := range f[3:] {
-				e := entry{pos: pos, rank: rank, synset: -1}
-				id, count, hasCount := strings.Cut(s, ":")
+				e := entry{pos: pos, rank: uint16(rank), synset: -1}
+				id, n, hasCount := strings.Cut(s, ":")
 				if hasCount {
-					if e.count, err = strconv.Atoi(count); err != nil {
-						return nil, fmt.Errorf("bad line %q", line)
+					c, err := strconv.ParseInt(n, 10, 32)
+					if err != nil {
+						return nil, bad()
 					}
+					e.count = int32(c)
 				}
 				if id != "-" {
 					n, err := strconv.Atoi(id)
-					if err != nil || n < 0 || n >= len(db.synsets) {
-						return nil, fmt.Errorf("bad line %q", line)
+					if err != nil || n < 0 || n >= len(db.synsetStart)-1 {
+						return nil, bad()
 					}
 					e.synset = int32(n)
 				}
-				db.senses[lemma] = append(db.senses[lemma], e)
+				db.entries = append(db.entries, e)
+				sp.n++
 			}
+			db.senses[lemma] = sp
 		case "A":
-			w := strings.ReplaceAll(f[1], "_", " ")
-			for _, a := range f[2:] {
-				db.antonyms[w] = append(db.antonyms[w], strings.ReplaceAll(a, "_", " "))
-			}
+			db.antonyms[f[1]] = append(db.antonyms[f[1]], f[2:]...)
 		case "R":
 			if len(f) < 3 {
-				return nil, fmt.Errorf("bad line %q", line)
+				return nil, bad()
 			}
-			db.related[f[1]] = f[2:]
+			if cap(related)-len(related) < len(f)-2 {
+				related = make([]string, 0, max(4096, len(f)-2))
+			}
+			related = append(related, f[2:]...)
+			db.related[f[1]] = related[len(related)-(len(f)-2) : len(related) : len(related)]
 		case "X":
 			if len(f) < 4 || len(f[1]) != 1 {
-				return nil, fmt.Errorf("bad line %q", line)
+				return nil, bad()
 			}
-			k := excKey{POS(f[1][0]), strings.ReplaceAll(f[2], "_", " ")}
-			for _, b := range f[3:] {
-				db.exceptions[k] = append(db.exceptions[k], strings.ReplaceAll(b, "_", " "))
-			}
+			k := excKey{POS(f[1][0]), f[2]}
+			db.exceptions[k] = append(db.exceptions[k], f[3:]...)
 		default:
-			return nil, fmt.Errorf("bad line %q", line)
+			return nil, bad()
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
+	db.entries = slices.Clip(db.entries)
+	db.synsetWords = slices.Clip(db.synsetWords)
 	return db, nil
+}
+
+// fieldsOf appends the space-separated fields of line, which starts at offset off of raw, taking each from
+// text at the same offsets.
+func fieldsOf(dst []string, text string, line []byte, off int) []string {
+	for i := 0; i < len(line); {
+		if line[i] == ' ' || line[i] == '\t' || line[i] == '\r' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' && line[j] != '\r' {
+			j++
+		}
+		dst = append(dst, text[off+i:off+j])
+		i = j
+	}
+	return dst
+}
+
+// synset returns the words of synset i.
+func (db *DB) synset(i int32) []string {
+	start, end := db.synsetStart[i], db.synsetStart[i+1]
+	return db.synsetWords[start:end:end]
+}
+
+// lemmaSenses returns the senses of lemma, every part of speech.
+func (db *DB) lemmaSenses(lemma string) []entry {
+	sp := db.senses[lemma]
+	return db.entries[sp.start : sp.start+sp.n]
 }
 
 // Senses returns the senses of word (lowercase; a collocation's words joined by spaces) and of its base forms,
@@ -172,13 +255,13 @@ func (db *DB) Senses(word string) []Sense {
 	var out []Sense
 	for _, pos := range []POS{Noun, Verb, Adjective, Adverb} {
 		for _, lemma := range db.BaseForms(word, pos) {
-			for _, e := range db.senses[lemma] {
+			for _, e := range db.lemmaSenses(lemma) {
 				if e.pos != pos {
 					continue
 				}
-				s := Sense{Lemma: lemma, POS: pos, Rank: e.rank, Count: e.count, Synset: int(e.synset), Words: []string{lemma}}
+				s := Sense{Lemma: lemma, POS: pos, Rank: int(e.rank), Count: int(e.count), Synset: int(e.synset), Words: []string{lemma}}
 				if e.synset >= 0 {
-					s.Words = db.synsets[e.synset]
+					s.Words = db.synset(e.synset)
 				}
 				out = append(out, s)
 			}
@@ -244,7 +327,7 @@ func (db *DB) BaseForms(word string, pos POS) []string {
 }
 
 func (db *DB) has(lemma string, pos POS) bool {
-	for _, e := range db.senses[lemma] {
+	for _, e := range db.lemmaSenses(lemma) {
 		if e.pos == pos {
 			return true
 		}

@@ -3,6 +3,7 @@ package wordnet
 import (
 	"bytes"
 	"compress/gzip"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -122,4 +123,24 @@ func gzipped(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// BenchmarkParse measures decoding the embedded file and what the loaded DB keeps on the heap (heap-MB).
+func BenchmarkParse(b *testing.B) {
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	var db *DB
+	for b.Loop() {
+		db = nil
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var err error
+		if db, err = parse(data); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
+	runtime.KeepAlive(db)
 }
