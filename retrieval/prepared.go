@@ -15,6 +15,7 @@ import (
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
 	"github.com/ragproxy/ragproxy/retrieval/vector"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // SearchFile is the file, in an index version's directory, that holds the version's search structures as
@@ -97,7 +98,7 @@ func (t *textReader) page(id int) string { return t.keep(t.ix.PageMarkdown(id)) 
 func chunkPostings(ix *index.Index) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
 	text := index.ChunkSearchText(ix)
-	p := lexical.IndexFunc(len(ix.Chunks), func(i int) string { return tr.keep(text(i)) }, lexical.Config{})
+	p := lexical.IndexFunc(len(ix.Chunks), func(i int) string { return tr.keep(text(i)) }, lexical.Config{Lang: chunkLangs(ix)})
 	return p, tr.err
 }
 
@@ -105,7 +106,7 @@ func chunkPostings(ix *index.Index) (*lexical.Postings, error) {
 func pagePostings(ix *index.Index) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
 	p := lexical.IndexFunc(len(ix.Pages), func(i int) string { return tr.keep(index.PageSearchTextOf(ix, i)) },
-		lexical.Config{})
+		lexical.Config{Lang: pageLangs(ix)})
 	return p, tr.err
 }
 
@@ -113,8 +114,35 @@ func pagePostings(ix *index.Index) (*lexical.Postings, error) {
 func titlePostings(ix *index.Index) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
 	p := lexical.IndexFunc(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i], tr.page(i)) },
-		lexical.Config{})
+		lexical.Config{Lang: pageLangs(ix)})
 	return p, tr.err
+}
+
+// pageLangs gives the BM25 indexes of pages their languages; nil (every page English) for an index without
+// another language, which keeps the analysis every index had before pages had languages.
+func pageLangs(ix *index.Index) func(int) string {
+	if !multilingual(ix) {
+		return nil
+	}
+	return ix.PageLang
+}
+
+// chunkLangs is pageLangs for the chunks.
+func chunkLangs(ix *index.Index) func(int) string {
+	if !multilingual(ix) {
+		return nil
+	}
+	return ix.ChunkLang
+}
+
+// multilingual reports whether some page of ix is not English.
+func multilingual(ix *index.Index) bool {
+	for i := range ix.Pages {
+		if !textnorm.IsEnglish(ix.Pages[i].Lang) {
+			return true
+		}
+	}
+	return false
 }
 
 // laidOut is the BM25 index of postings built without error.

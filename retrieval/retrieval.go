@@ -206,7 +206,10 @@ type Retriever struct {
 	textKeys  []uint64 // per chunk, a hash of its trimmed text: chunks that say the same are one passage
 	backends  Backends
 	scope     *Scope
-	allowed   []bool // per page, when scope is set
+	allowed   []bool   // per page, when scope is set
+	langs     []string // the index's languages, main first
+	versioned bool     // some page has versions in other languages
+	qlang     string   // the question's language when it is not English (inLanguage)
 }
 
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
@@ -279,7 +282,9 @@ func newRetriever(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokeni
 		for _, l := range p.Links {
 			r.inLinks[l]++
 		}
+		r.versioned = r.versioned || len(p.Versions) > 0
 	}
+	r.langs = siteLanguages(ix)
 	return r, nil
 }
 
@@ -319,9 +324,11 @@ type ChunkHit struct {
 type Result struct {
 	Query    string
 	Rewrites []string
-	Pages    []PageHit
-	Chunks   []ChunkHit
-	Context  string
+	// Lang is the language the question was analysed in (Retriever.QuestionLanguage), an ISO 639 code.
+	Lang    string
+	Pages   []PageHit
+	Chunks  []ChunkHit
+	Context string
 	// ContextTokens is the o200k size of Context, summed over its parts (within a few tokens of counting it whole).
 	ContextTokens int
 	// Confidence is the best cosine similarity between a query and a selected chunk or summary; for a Degraded
@@ -356,8 +363,11 @@ func Stages() []string {
 // Retrieve runs retrieval for a question and its rewrites (analysis already done; see Analyzer).
 func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []string) (*Result, error) {
 	res := &Result{Query: question, Rewrites: rewrites, Durations: map[string]time.Duration{}}
+	res.Lang = r.QuestionLanguage(question)
+	r = r.inLanguage(res.Lang)
 	queries := []string{question}
-	if !r.cfg.NoRewrites {
+	// WordNet's words are English: a question in another language takes its own rewrites only.
+	if !r.cfg.NoRewrites && r.qlang == "" {
 		var db *wordnet.DB
 		if !r.cfg.NoWordNet {
 			db = wordnet.Load()
@@ -366,6 +376,8 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 			rewrites = append(rewrites[:len(rewrites):len(rewrites)], x)
 			res.Rewrites = rewrites
 		}
+		queries = dedupe(append(queries, rewrites...))
+	} else if !r.cfg.NoRewrites {
 		queries = dedupe(append(queries, rewrites...))
 	}
 	t := time.Now()
@@ -385,6 +397,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
+	fused = r.preferVersions(fused)
 	res.Durations[StagePages] = time.Since(t)
 
 	t = time.Now()

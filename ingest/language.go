@@ -1,0 +1,173 @@
+package ingest
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest/clean"
+	"github.com/ragproxy/ragproxy/textnorm"
+)
+
+// detectPrefix is how much of a page's markdown language detection reads: a few paragraphs decide, and reading
+// less keeps detection a small share of cleaning.
+const detectPrefix = 4000
+
+// pageLanguage is the language of a cleaned page as its own signals give it, an ISO 639 primary subtag: the
+// markup's lang, else the page's own entry among its hreflang alternates, else the response's Content-Language,
+// else detection from its text; "" when none is sure (the site's main language fills it in, see
+// fillLanguages).
+func pageLanguage(c clean.Doc, pageURL, contentLanguage string) string {
+	if l := textnorm.Base(c.Lang); l != "" {
+		return l
+	}
+	for _, a := range c.Alternates {
+		if sameURL(a.URL, pageURL) {
+			if l := textnorm.Base(a.Lang); l != "" {
+				return l
+			}
+		}
+	}
+	if l := textnorm.Base(clean.FirstLanguage(contentLanguage)); l != "" {
+		return l
+	}
+	text := c.Markdown
+	if len(text) > detectPrefix {
+		text = text[:detectPrefix]
+	}
+	if l, ok := textnorm.Detect(text, nil); ok {
+		return textnorm.Base(l)
+	}
+	return ""
+}
+
+// sameURL reports whether a and b name the same page, a trailing slash or fragment aside.
+func sameURL(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	ua.Fragment, ub.Fragment = "", ""
+	return strings.EqualFold(ua.Host, ub.Host) && strings.TrimSuffix(ua.Path, "/") == strings.TrimSuffix(ub.Path, "/") &&
+		ua.RawQuery == ub.RawQuery
+}
+
+// fillLanguages gives the pages whose language nothing told the site's main language (that of most pages
+// that have one; English when none has).
+func fillLanguages(ix *index.Index) {
+	count := map[string]int{}
+	for _, p := range ix.Pages {
+		if p.Lang != "" {
+			count[p.Lang]++
+		}
+	}
+	main, best := "en", 0
+	for l, n := range count {
+		if n > best || n == best && l < main {
+			main, best = l, n
+		}
+	}
+	for i := range ix.Pages {
+		if ix.Pages[i].Lang == "" {
+			ix.Pages[i].Lang = main
+		}
+	}
+}
+
+// alternates are the versions the previous index joined to p, as hreflang links, so that a page reused
+// without cleaning keeps its versions.
+func (r *reuse) alternates(p *index.Page) []clean.Alternate {
+	var out []clean.Alternate
+	for _, id := range p.Versions {
+		if id >= 0 && id < len(r.ix.Pages) {
+			v := r.ix.Pages[id]
+			out = append(out, clean.Alternate{Lang: v.Lang, URL: v.URL})
+		}
+	}
+	return out
+}
+
+// joinVersions joins the pages that are one page in several languages, setting each one's Versions: those
+// its hreflang links name (in either direction), and those at the same path under another language's folder
+// ("/de/guide/" and "/en/guide/", the folder being the page's language). Pages in the same language are never
+// versions of each other.
+func joinVersions(ix *index.Index, docs map[string]*doc) {
+	ids := make(map[string]int, len(ix.Pages))
+	for i, p := range ix.Pages {
+		ids[p.URL] = i
+	}
+	parent := make([]int, len(ix.Pages))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	union := func(a, b int) {
+		if ra, rb := find(a), find(b); ra != rb {
+			parent[max(ra, rb)] = min(ra, rb)
+		}
+	}
+	joined := false
+	byPath := map[string]int{}
+	for i, p := range ix.Pages {
+		if d := docs[p.URL]; d != nil {
+			for _, a := range d.alternates {
+				if j, ok := ids[a.URL]; ok && j != i {
+					union(i, j)
+					joined = true
+				}
+			}
+		}
+		if key, ok := languageFolderKey(p.URL, p.Lang); ok {
+			if j, seen := byPath[key]; seen {
+				union(i, j)
+				joined = true
+			} else {
+				byPath[key] = i
+			}
+		}
+	}
+	if !joined {
+		return
+	}
+	groups := map[int][]int{}
+	for i := range ix.Pages {
+		groups[find(i)] = append(groups[find(i)], i)
+	}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		for _, i := range g {
+			for _, j := range g {
+				if j != i && ix.Pages[j].Lang != ix.Pages[i].Lang {
+					ix.Pages[i].Versions = append(ix.Pages[i].Versions, j)
+				}
+			}
+		}
+	}
+}
+
+// languageFolderKey is u without the path segment that names lang ("https://h/de/guide/" for lang "de" is
+// "h/guide"), and whether u has such a segment.
+func languageFolderKey(u, lang string) (string, bool) {
+	pu, err := url.Parse(u)
+	if err != nil || lang == "" {
+		return "", false
+	}
+	segs := strings.Split(strings.Trim(pu.Path, "/"), "/")
+	for k, s := range segs {
+		if textnorm.Base(s) == lang && len(s) <= 5 {
+			rest := append(append([]string{}, segs[:k]...), segs[k+1:]...)
+			return strings.ToLower(pu.Host) + "/" + strings.Join(rest, "/") + "?" + pu.RawQuery, true
+		}
+	}
+	return "", false
+}
