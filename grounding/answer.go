@@ -195,6 +195,11 @@ func clip(e retrieval.Evidence, limit int) string {
 	if utf8.RuneCountInString(text) <= limit || strings.Contains(text, "\n") {
 		return text // a table row with its header, or a code block, reads only whole
 	}
+	// A caller that clipped the text before and adds the next unit to it passes the matches of the text as it
+	// was: those beyond its end are gone.
+	for len(e.Matched) > 0 && e.Matched[len(e.Matched)-1][1] > len(text) {
+		e.Matched = e.Matched[:len(e.Matched)-1]
+	}
 	start := 0
 	if len(e.Matched) > 0 && e.Matched[0][0] > limit/2 {
 		start = e.Matched[0][0] - limit/4

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/ragproxy/ragproxy/index"
@@ -11,7 +12,7 @@ import (
 
 // detectPrefix is how much of a page's markdown language detection reads: a few paragraphs decide, and reading
 // less keeps detection a small share of cleaning.
-const detectPrefix = 4000
+const detectPrefix = 6000
 
 // pageLanguage is the language of a cleaned page as its own signals give it, an ISO 639 primary subtag: the
 // markup's lang, else the page's own entry among its hreflang alternates, else the response's Content-Language,
@@ -31,15 +32,42 @@ func pageLanguage(c clean.Doc, pageURL, contentLanguage string) string {
 	if l := textnorm.Base(clean.FirstLanguage(contentLanguage)); l != "" {
 		return l
 	}
-	text := c.Markdown
-	if len(text) > detectPrefix {
-		text = text[:detectPrefix]
-	}
-	if l, ok := textnorm.Detect(text, nil); ok {
+	if l, ok := textnorm.Detect(prose(c.Markdown, detectPrefix), nil); ok {
 		return textnorm.Base(l)
 	}
 	return ""
 }
+
+// prose is up to limit bytes of md's running text, what language detection reads: without code blocks, table
+// rows, link targets and markup, which are in the language of commands and file names whatever the page's
+// is (a translated manual keeps its package lists and commands in English).
+func prose(md string, limit int) string {
+	var b strings.Builder
+	fence := false
+	for line := range strings.Lines(md) {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			continue
+		}
+		if fence || t == "" || strings.HasPrefix(t, "|") || strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t") {
+			continue
+		}
+		t = linkTarget.ReplaceAllString(t, "")
+		t = inlineCode.ReplaceAllString(t, " ")
+		b.WriteString(t)
+		b.WriteByte('\n')
+		if b.Len() >= limit {
+			break
+		}
+	}
+	return b.String()
+}
+
+var (
+	linkTarget = regexp.MustCompile(`\]\([^)]*\)`)
+	inlineCode = regexp.MustCompile("`[^`]*`")
+)
 
 // sameURL reports whether a and b name the same page, a trailing slash or fragment aside.
 func sameURL(a, b string) bool {
@@ -156,13 +184,24 @@ func joinVersions(ix *index.Index, docs map[string]*doc) {
 }
 
 // languageFolderKey is u without the path segment that names lang ("https://h/de/guide/" for lang "de" is
-// "h/guide"), and whether u has such a segment.
+// "h/guide"), or without the language before its file's extension, as content negotiation names variants
+// ("ch02.de.html" is "ch02.html"), and whether u has either.
 func languageFolderKey(u, lang string) (string, bool) {
 	pu, err := url.Parse(u)
 	if err != nil || lang == "" {
 		return "", false
 	}
 	segs := strings.Split(strings.Trim(pu.Path, "/"), "/")
+	if last := segs[len(segs)-1]; strings.Count(last, ".") >= 2 {
+		parts := strings.Split(last, ".")
+		for k := 1; k < len(parts)-1; k++ {
+			if textnorm.Base(parts[k]) == lang && len(parts[k]) <= 5 {
+				parts = append(parts[:k:k], parts[k+1:]...)
+				segs[len(segs)-1] = strings.Join(parts, ".")
+				return strings.ToLower(pu.Host) + "/" + strings.Join(segs, "/") + "?" + pu.RawQuery, true
+			}
+		}
+	}
 	for k, s := range segs {
 		if textnorm.Base(s) == lang && len(s) <= 5 {
 			rest := append(append([]string{}, segs[:k]...), segs[k+1:]...)
