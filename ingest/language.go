@@ -32,10 +32,32 @@ func pageLanguage(c clean.Doc, pageURL, contentLanguage string) string {
 	if l := textnorm.Base(clean.FirstLanguage(contentLanguage)); l != "" {
 		return l
 	}
-	if l, ok := textnorm.Detect(prose(c.Markdown, detectPrefix), nil); ok {
-		return textnorm.Base(l)
+	return detectLanguage(prose(c.Markdown, detectPrefix))
+}
+
+// detectLanguage is the language of most of text's letters, each paragraph (line) detected on its own, or ""
+// when no line is sure: a partly translated page, whose translated headings and paragraphs stand between
+// untranslated ones, is in the language it was translated to when that holds most of its letters, and a whole
+// page read at once leans to the language whose letter trigrams are commoner.
+func detectLanguage(text string) string {
+	letters := map[string]int{}
+	for line := range strings.Lines(text) {
+		if l, ok := textnorm.Detect(line, nil); ok {
+			letters[textnorm.Base(l)] += len(line)
+		}
 	}
-	return ""
+	best, n := "", 0
+	for l, k := range letters {
+		if k > n || k == n && l < best {
+			best, n = l, k
+		}
+	}
+	if best == "" {
+		if l, ok := textnorm.Detect(text, nil); ok {
+			return textnorm.Base(l)
+		}
+	}
+	return best
 }
 
 // prose is up to limit bytes of md's running text, what language detection reads: without code blocks, table

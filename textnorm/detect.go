@@ -8,15 +8,21 @@ import (
 )
 
 // MinDetectLetters is the fewest letters a text needs for Detect to name a language by its words rather than
-// leave it to the caller's default: on fewer, trigram statistics confuse close languages ("Where is the config
-// file?" reads as Portuguese as easily as English).
-const MinDetectLetters = 40
+// leave it to the caller's default when any language may be the answer: on fewer, trigram statistics confuse
+// close languages ("Where is the config file?" reads as Portuguese as easily as English). MinChoiceLetters is
+// the fewest when the choice is among a few languages (a site's), where a question of a few words already
+// tells German from French and English.
+const (
+	MinDetectLetters = 40
+	MinChoiceLetters = 15
+)
 
 // Detect returns the language of text as an ISO 639-1 code, chosen among among (codes; nil: any language the
 // detector knows), and whether it is sure. A script that only one language among writes (kana, Hangul, Han)
 // decides at once; otherwise the text's letter trigrams are compared with each language's (whatlanggo, MIT
-// licence), and a text of fewer than MinDetectLetters letters, or whose best language is not clearly ahead,
-// gives ok false. With a single language in among, that language is the answer.
+// licence). Among any language, a text of fewer than MinDetectLetters letters, or whose best language is not
+// clearly ahead, gives ok false; among a few, the best of them is the answer for a text of MinChoiceLetters
+// letters or more. With a single language in among, that language is the answer.
 func Detect(text string, among []string) (lang string, ok bool) {
 	if len(among) == 1 {
 		return among[0], true
@@ -36,7 +42,7 @@ func Detect(text string, among []string) (lang string, ok bool) {
 			letters++
 		}
 	}
-	if letters < MinDetectLetters {
+	if letters < MinChoiceLetters || among == nil && letters < MinDetectLetters {
 		return "", false
 	}
 	opt := whatlanggo.Options{}
@@ -53,7 +59,7 @@ func Detect(text string, among []string) (lang string, ok bool) {
 	}
 	info := whatlanggo.DetectWithOptions(text, opt)
 	code := info.Lang.Iso6391()
-	if code == "" || !info.IsReliable() && letters < 4*MinDetectLetters {
+	if code == "" || among == nil && !info.IsReliable() && letters < 4*MinDetectLetters {
 		return "", false
 	}
 	return code, true
