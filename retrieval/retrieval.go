@@ -92,6 +92,10 @@ type Config struct {
 	// words (see synonyms), the bases of its comparatives and superlatives (see degreeBase) and the words related
 	// to its words that passages count as theirs (see passageForms; eval ablations).
 	NoWordNet bool
+	// Analysis switches parts of the BM25 lists' analysis off (stemming, compound parts, CJK bigrams; eval
+	// ablations); the zero value is the full analysis. A retriever whose Analysis changes (WithConfig) builds
+	// its BM25 indexes again.
+	Analysis lexical.Analyzer
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).
 	ContextTokens int
@@ -223,7 +227,7 @@ func New(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokenizer, cfg 
 	}
 	var parts *searchParts
 	var err error
-	preload(cfg, true, func() { parts, err = buildParts(ix, true) })
+	preload(cfg, true, func() { parts, err = buildParts(ix, true, cfg.Analysis) })
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
 	}
@@ -298,6 +302,12 @@ func (r *Retriever) Config() Config { return r.cfg }
 func (r *Retriever) WithConfig(cfg Config) *Retriever {
 	c := *r
 	c.cfg = cfg.withDefaults()
+	if c.cfg.Analysis != r.cfg.Analysis {
+		// An ablation of the analysis: the BM25 indexes analysed the texts the other way.
+		if parts, err := buildParts(r.ix, false, c.cfg.Analysis); err == nil {
+			c.pageBM25, c.chunkBM25, c.titles = parts.pageBM25, parts.chunkBM25, parts.titles
+		}
+	}
 	return &c
 }
 
