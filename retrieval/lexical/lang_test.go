@@ -56,7 +56,6 @@ func TestGermanInflectionsAndCompoundsMeet(t *testing.T) {
 	}
 }
 
-
 func TestJapaneseQuestionFindsItsPage(t *testing.T) {
 	docs := []string{
 		"メールサーバーの設定: Postfix をインストールし、main.cf でドメインを設定します。",
@@ -67,8 +66,8 @@ func TestJapaneseQuestionFindsItsPage(t *testing.T) {
 	bm := NewBM25(docs, Config{Lang: allLang("ja")})
 	for q, want := range map[string]int{
 		"メールサーバーはどうやって設定しますか？": 0,
-		"固定IPアドレスを使いたい":              1,
-		"ファイルのバックアップ方法":             3,
+		"固定IPアドレスを使いたい":        1,
+		"ファイルのバックアップ方法":        3,
 	} {
 		hits := bm.SearchLang("ja", q, 3, nil)
 		if len(hits) == 0 || hits[0].Doc != want {
