@@ -1,0 +1,52 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/ingest/clean"
+)
+
+func TestPageLanguageSignals(t *testing.T) {
+	german := strings.Repeat("Die Zeilennummerierung zeigt am linken Rand neben jeder Zeile eine Nummer an. ", 3)
+	english := strings.Repeat("Line numbering shows a number beside every line in the left margin of the page. ", 3)
+	u := "https://help.example.org/x/page.html"
+	for _, c := range []struct {
+		name     string
+		doc      clean.Doc
+		header   string
+		wantLang string
+	}{
+		{"markup first", clean.Doc{Lang: "fr-CA", Markdown: german}, "de", "fr"},
+		{"own hreflang entry", clean.Doc{Markdown: english, Alternates: []clean.Alternate{{Lang: "de", URL: "https://help.example.org/y"}, {Lang: "it", URL: u + "#top"}}}, "", "it"},
+		{"Content-Language", clean.Doc{Markdown: english}, "nl, en", "nl"},
+		{"detected", clean.Doc{Markdown: german}, "", "de"},
+		{"code and tables left out", clean.Doc{Markdown: "```\napt-get install the package and configure it now please\n```\n| the table | of package names and English words |\n" + german}, "", "de"},
+		{"too little text", clean.Doc{Markdown: "OK"}, "", ""},
+	} {
+		if got := pageLanguage(c.doc, u, c.header); got != c.wantLang {
+			t.Errorf("%s: %q, want %q", c.name, got, c.wantLang)
+		}
+	}
+}
+
+func TestFillLanguagesAndVersions(t *testing.T) {
+	ix := &index.Index{Pages: []index.Page{
+		{URL: "https://h/en/a.html", Lang: "en"}, {URL: "https://h/de/a.html", Lang: "de"},
+		{URL: "https://h/de/b.html", Lang: "de"}, {URL: "https://h/c.de.html", Lang: "de"},
+		{URL: "https://h/c.fr.html", Lang: "fr"}, {URL: "https://h/d.html"}, {URL: "https://h/e.html", Lang: "fr"},
+	}}
+	fillLanguages(ix)
+	if ix.Pages[5].Lang != "de" {
+		t.Errorf("a page without a language took %q, want the main language de", ix.Pages[5].Lang)
+	}
+	docs := map[string]*doc{"https://h/e.html": {alternates: []clean.Alternate{{Lang: "de", URL: "https://h/de/b.html"}}}}
+	joinVersions(ix, docs)
+	want := map[int][]int{0: {1}, 1: {0}, 2: {6}, 3: {4}, 4: {3}, 6: {2}}
+	for i, p := range ix.Pages {
+		if got := p.Versions; len(got) != len(want[i]) || len(got) > 0 && got[0] != want[i][0] {
+			t.Errorf("%s: versions %v, want %v", p.URL, got, want[i])
+		}
+	}
+}
