@@ -15,16 +15,16 @@ import (
 
 // The Debian Reference (RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE; debian-reference-en, -de, -fr and -ja, whose HTML
 // lands in /usr/share/debian-reference): DocBook XSL, 15 pages per language named ch02.de.html, ch02.en.html ...,
-// no language in the markup (detected from the text), and translations that leave parts of some chapters in
-// English. One site of 60 pages in four languages, asked the same 16 questions in each (testdata/multilingual),
+// no language in the markup (detected from the text, and from the file names once they name the versions of one
+// chapter), and translations that leave parts of some chapters in English. One site of 60 pages in four languages, asked the same 16 questions in each (testdata/multilingual),
 // each question's expected page the chapter in its own language. The floors sit just under what retrieval
 // reaches; English is held where the other sites are.
 var (
 	debianReferenceBaseURL = "https://www.debian.org/doc/manuals/debian-reference/"
 	multilingualFloors     = map[string]floor{
-		"en": {fact: 0.93, hit8: 0.99, mrr: 0.93},
+		"en": {fact: 0.93, hit8: 0.99, mrr: 0.89},
 		"de": {fact: 0.93, hit8: 0.99, mrr: 0.89},
-		"fr": {fact: 0.68, hit8: 0.87, mrr: 0.75},
+		"fr": {fact: 0.68, hit8: 0.93, mrr: 0.72},
 		"ja": {fact: 0.68, hit8: 0.93, mrr: 0.65},
 	}
 )

@@ -50,6 +50,7 @@ func (r *run) graph(docs []*doc) *index.Index {
 		}
 		ix.Pages[i] = p
 	}
+	languagesFromURLs(ix, func(i int) bool { d := byURL[ix.Pages[i].URL]; return d != nil && d.declared })
 	fillLanguages(ix)
 	joinVersions(ix, byURL)
 	ix.Crawl = rec.record()

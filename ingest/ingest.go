@@ -321,8 +321,10 @@ type doc struct {
 	etag, lastModified, source string
 	fetched                    time.Time
 	refreshes                  []crawl.Refresh
-	// lang is the page's language as its own signals tell it (pageLanguage); "" when none is sure.
-	lang string
+	// lang is the page's language as its own signals tell it (pageLanguage); "" when none is sure. declared
+	// says the page's markup or response declared it (or a previous ingest settled it).
+	lang     string
+	declared bool
 	// alternates are the page's hreflang links.
 	alternates []clean.Alternate
 }

@@ -15,24 +15,98 @@ import (
 const detectPrefix = 6000
 
 // pageLanguage is the language of a cleaned page as its own signals give it, an ISO 639 primary subtag: the
-// markup's lang, else the page's own entry among its hreflang alternates, else the response's Content-Language,
-// else detection from its text; "" when none is sure (the site's main language fills it in, see
-// fillLanguages).
-func pageLanguage(c clean.Doc, pageURL, contentLanguage string) string {
+// markup's lang, else the page's own entry among its hreflang alternates, else the response's Content-Language
+// (declared true for these three), else detection from its text; "" when none is sure (the site's main language
+// fills it in, see fillLanguages).
+func pageLanguage(c clean.Doc, pageURL, contentLanguage string) (lang string, declared bool) {
 	if l := textnorm.Base(c.Lang); l != "" {
-		return l
+		return l, true
 	}
 	for _, a := range c.Alternates {
 		if sameURL(a.URL, pageURL) {
 			if l := textnorm.Base(a.Lang); l != "" {
-				return l
+				return l, true
 			}
 		}
 	}
 	if l := textnorm.Base(clean.FirstLanguage(contentLanguage)); l != "" {
-		return l
+		return l, true
 	}
-	return detectLanguage(prose(c.Markdown, detectPrefix))
+	return detectLanguage(prose(c.Markdown, detectPrefix)), false
+}
+
+// languagesFromURLs gives the pages whose language nothing declared the language their URL names, on a site
+// that names languages in its URLs: a page at the same path as another under another language's folder
+// ("/fr/guide/" beside "/en/guide/") or with another language before the extension ("ch07.fr.html" beside
+// "ch07.en.html"). A translation left partly in the original language reads as the original; its URL says
+// which version it is. A folder that only looks like a language ("/it/" for a computing department) names no
+// other version, and its pages keep their detected language.
+func languagesFromURLs(ix *index.Index, declared func(i int) bool) {
+	type named struct {
+		page int
+		lang string
+	}
+	groups := map[string][]named{}
+	for i, p := range ix.Pages {
+		for _, m := range urlLanguages(p.URL) {
+			groups[m.key] = append(groups[m.key], named{i, m.lang})
+		}
+	}
+	for _, g := range groups {
+		langs := map[string]bool{}
+		for _, n := range g {
+			langs[n.lang] = true
+		}
+		if len(langs) < 2 {
+			continue
+		}
+		for _, n := range g {
+			if !declared(n.page) {
+				ix.Pages[n.page].Lang = n.lang
+			}
+		}
+	}
+}
+
+// urlMarker is a language a URL names, with the URL's key without it (see languageFolderKey).
+type urlMarker struct{ key, lang string }
+
+// urlLanguages are the languages u's path names: each segment, and each dotted part of the file name before
+// its extension, that is a two-letter language code (a region may follow), with the URL's key without it.
+func urlLanguages(u string) []urlMarker {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return nil
+	}
+	var out []urlMarker
+	segs := strings.Split(strings.Trim(pu.Path, "/"), "/")
+	for k, s := range segs {
+		if l := languageCode(s); l != "" {
+			if key, ok := languageFolderKey(u, l); ok {
+				out = append(out, urlMarker{key, l})
+			}
+		}
+		if k == len(segs)-1 && strings.Count(s, ".") >= 2 {
+			parts := strings.Split(s, ".")
+			for _, p := range parts[1 : len(parts)-1] {
+				if l := languageCode(p); l != "" {
+					if key, ok := languageFolderKey(u, l); ok {
+						out = append(out, urlMarker{key, l})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// languageCode is the language a URL part names ("de", "pt-BR", "zh_CN"), or "" when it is not a two-letter
+// code with an optional region.
+func languageCode(s string) string {
+	if len(s) != 2 && (len(s) < 5 || len(s) > 7 || s[2] != '-' && s[2] != '_') {
+		return ""
+	}
+	return textnorm.Base(s[:2])
 }
 
 // detectLanguage is the language of most of text's letters, each paragraph (line) detected on its own, or ""

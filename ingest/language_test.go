@@ -25,7 +25,7 @@ func TestPageLanguageSignals(t *testing.T) {
 		{"code and tables left out", clean.Doc{Markdown: "```\napt-get install the package and configure it now please\n```\n| the table | of package names and English words |\n" + german}, "", "de"},
 		{"too little text", clean.Doc{Markdown: "OK"}, "", ""},
 	} {
-		if got := pageLanguage(c.doc, u, c.header); got != c.wantLang {
+		if got, _ := pageLanguage(c.doc, u, c.header); got != c.wantLang {
 			t.Errorf("%s: %q, want %q", c.name, got, c.wantLang)
 		}
 	}
@@ -47,6 +47,22 @@ func TestFillLanguagesAndVersions(t *testing.T) {
 	for i, p := range ix.Pages {
 		if got := p.Versions; len(got) != len(want[i]) || len(got) > 0 && got[0] != want[i][0] {
 			t.Errorf("%s: versions %v, want %v", p.URL, got, want[i])
+		}
+	}
+}
+
+func TestLanguagesFromURLs(t *testing.T) {
+	ix := &index.Index{Pages: []index.Page{
+		{URL: "https://h/ch07.en.html", Lang: "en"}, {URL: "https://h/ch07.fr.html", Lang: "en"},
+		{URL: "https://h/fr/guide/", Lang: "en"}, {URL: "https://h/en/guide/", Lang: "en"},
+		{URL: "https://h/it/helpdesk.html", Lang: "en"}, {URL: "https://h/pt-BR/guide/", Lang: "pt"},
+		{URL: "https://h/de/guide/", Lang: "en"},
+	}}
+	declared := func(i int) bool { return i == 6 }
+	languagesFromURLs(ix, declared)
+	for i, want := range []string{"en", "fr", "fr", "en", "en", "pt", "en"} {
+		if ix.Pages[i].Lang != want {
+			t.Errorf("%s: %q, want %q", ix.Pages[i].URL, ix.Pages[i].Lang, want)
 		}
 	}
 }
