@@ -17,10 +17,14 @@ import (
 // BM25 lays them out for searching; WriteTo writes the binary form straight from them, so that ingest, which
 // only stores the index, never holds the final arrays (a large site's chunk index is hundreds of megabytes).
 type Postings struct {
-	cfg      Config
-	n        int
-	avgdl    float64
-	lengths  []int32  // document lengths in terms
+	cfg     Config
+	n       int
+	avgdl   float64
+	lengths []int32 // document lengths in terms
+	// docAvg, set for documents in several languages, is each document's language's average length, which
+	// normalises it instead of avgdl: one language's analysis (CJK bigrams) would otherwise lengthen every
+	// document's yardstick.
+	docAvg   []float32
 	names    []string // terms, numbered in order of first occurrence
 	lists    [][]byte // per term: varint (document - previous document), varint term frequency
 	df       []int32  // per term: its postings
@@ -66,6 +70,7 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 	// Documents in languages other than English: each word's terms per language (a word may give several: CJK
 	// bigrams), and the words that may be compounds, split once the whole vocabulary is known.
 	langWords := map[*textnorm.Language]map[string][]int32{}
+	var docLang []*textnorm.Language // per document, when cfg.Lang is set (nil: English)
 	var pending []compoundWord
 	opt := cfg.Analyzer.options()
 	for d := range n {
@@ -74,6 +79,7 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 		var l *textnorm.Language
 		if cfg.Lang != nil {
 			l = textnorm.LanguageOf(cfg.Lang(d))
+			docLang = append(docLang, l)
 		}
 		if l != nil {
 			text = l.Normalize(text)
@@ -160,6 +166,7 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 	if p.avgdl == 0 {
 		p.avgdl = 1
 	}
+	p.languageAverages(docLang)
 	p.order = make([]int32, len(p.names))
 	for i := range p.order {
 		p.order[i] = int32(i)
@@ -181,9 +188,30 @@ func (p *Postings) each(t int32, f func(doc int32, tf float64)) {
 	}
 }
 
-// impactOf is a posting's weight: idf(t) * tf*(k1+1) / (tf + k1*(1-b+b*|d|/avgdl)).
+// languageAverages sets docAvg when the documents are in more than one language (langs, per document).
+func (p *Postings) languageAverages(langs []*textnorm.Language) {
+	sum, count := map[*textnorm.Language]int64{}, map[*textnorm.Language]int{}
+	for d, l := range langs {
+		sum[l] += int64(p.lengths[d])
+		count[l]++
+	}
+	if len(count) < 2 {
+		return
+	}
+	p.docAvg = make([]float32, len(langs))
+	for d, l := range langs {
+		p.docAvg[d] = max(float32(float64(sum[l])/float64(count[l])), 1)
+	}
+}
+
+// impactOf is a posting's weight: idf(t) * tf*(k1+1) / (tf + k1*(1-b+b*|d|/avgdl)), avgdl being the average of
+// the document's language when the documents are in several.
 func (p *Postings) impactOf(idf float64, doc int32, tf float64) float32 {
-	norm := p.cfg.K1 * (1 - p.cfg.B + p.cfg.B*float64(p.lengths[doc])/p.avgdl)
+	avg := p.avgdl
+	if p.docAvg != nil {
+		avg = float64(p.docAvg[doc])
+	}
+	norm := p.cfg.K1 * (1 - p.cfg.B + p.cfg.B*float64(p.lengths[doc])/avg)
 	return float32(idf * tf * (p.cfg.K1 + 1) / (tf + norm))
 }
 
