@@ -111,13 +111,7 @@ func (b *BM25) Terms() int { return len(b.idf) }
 // queryTerms returns the indexed terms of query, analysed as lang's text, with their repeat counts, in
 // first-occurrence order.
 func (b *BM25) queryTerms(lang, query string) (terms []int32, qtf []float32) {
-	each := b.cfg.Analyzer.each
-	if l := textnorm.LanguageOf(lang); l != nil {
-		each = func(text string, fn func(term string, word bool)) {
-			b.cfg.Analyzer.eachLang(l, text, func(term string) bool { _, ok := b.termIndex(term); return ok }, fn)
-		}
-	}
-	each(query, func(term string, _ bool) {
+	add := func(term string, _ bool) {
 		t, ok := b.termIndex(term)
 		if !ok {
 			return
@@ -128,7 +122,12 @@ func (b *BM25) queryTerms(lang, query string) (terms []int32, qtf []float32) {
 		}
 		terms = append(terms, t)
 		qtf = append(qtf, 1)
-	})
+	}
+	if l := textnorm.LanguageOf(lang); l != nil {
+		b.cfg.Analyzer.eachLang(l, query, func(term string) bool { _, ok := b.termIndex(term); return ok }, add)
+	} else {
+		b.cfg.Analyzer.each(query, add)
+	}
 	return terms, qtf
 }
 
