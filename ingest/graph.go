@@ -50,8 +50,9 @@ func (r *run) graph(docs []*doc) *index.Index {
 		}
 		ix.Pages[i] = p
 	}
-	languagesFromURLs(ix, func(i int) bool { d := byURL[ix.Pages[i].URL]; return d != nil && d.declared })
-	fillLanguages(ix)
+	declared := func(i int) bool { d := byURL[ix.Pages[i].URL]; return d != nil && d.declared }
+	named := languagesFromURLs(ix, declared)
+	fillLanguages(ix, func(i int) bool { return declared(i) || named[i] })
 	joinVersions(ix, byURL)
 	ix.Crawl = rec.record()
 	if ix.Crawl != nil && r.refreshes != nil {

@@ -10,9 +10,12 @@ import (
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
-// detectPrefix is how much of a page's markdown language detection reads: a few paragraphs decide, and reading
-// less keeps detection a small share of cleaning.
-const detectPrefix = 6000
+// detectPrefix is how much of a page's prose language detection reads: a few paragraphs decide, and reading
+// less keeps detection a small share of cleaning (the detector takes about a millisecond for this much).
+const detectPrefix = 2000
+
+// detectFirst is how much of the prose detection reads first (see detectLanguage).
+const detectFirst = 500
 
 // pageLanguage is the language of a cleaned page as its own signals give it, an ISO 639 primary subtag: the
 // markup's lang, else the page's own entry among its hreflang alternates, else the response's Content-Language
@@ -41,15 +44,18 @@ func pageLanguage(c clean.Doc, pageURL, contentLanguage string) (lang string, de
 // "ch07.en.html"). A translation left partly in the original language reads as the original; its URL says
 // which version it is. A folder that only looks like a language ("/it/" for a computing department) names no
 // other version, and its pages keep their detected language.
-func languagesFromURLs(ix *index.Index, declared func(i int) bool) {
-	type named struct {
+//
+// It returns the pages it gave a language.
+func languagesFromURLs(ix *index.Index, declared func(i int) bool) map[int]bool {
+	type pageLang struct {
 		page int
 		lang string
 	}
-	groups := map[string][]named{}
+	named := map[int]bool{}
+	groups := map[string][]pageLang{}
 	for i, p := range ix.Pages {
 		for _, m := range urlLanguages(p.URL) {
-			groups[m.key] = append(groups[m.key], named{i, m.lang})
+			groups[m.key] = append(groups[m.key], pageLang{i, m.lang})
 		}
 	}
 	for _, g := range groups {
@@ -63,9 +69,11 @@ func languagesFromURLs(ix *index.Index, declared func(i int) bool) {
 		for _, n := range g {
 			if !declared(n.page) {
 				ix.Pages[n.page].Lang = n.lang
+				named[n.page] = true
 			}
 		}
 	}
+	return named
 }
 
 // urlMarker is a language a URL names, with the URL's key without it (see languageFolderKey).
@@ -109,29 +117,19 @@ func languageCode(s string) string {
 	return textnorm.Base(s[:2])
 }
 
-// detectLanguage is the language of most of text's letters, each paragraph (line) detected on its own, or ""
-// when no line is sure: a partly translated page, whose translated headings and paragraphs stand between
-// untranslated ones, is in the language it was translated to when that holds most of its letters, and a whole
-// page read at once leans to the language whose letter trigrams are commoner.
+// detectLanguage is the language text is written in, or "" when the detector is not sure. A page's first
+// paragraphs usually decide (the detector's time grows with the text): the rest is read when they do not.
 func detectLanguage(text string) string {
-	letters := map[string]int{}
-	for line := range strings.Lines(text) {
-		if l, ok := textnorm.Detect(line, nil); ok {
-			letters[textnorm.Base(l)] += len(line)
-		}
-	}
-	best, n := "", 0
-	for l, k := range letters {
-		if k > n || k == n && l < best {
-			best, n = l, k
-		}
-	}
-	if best == "" {
-		if l, ok := textnorm.Detect(text, nil); ok {
+	if len(text) > detectFirst {
+		cut := strings.LastIndexAny(text[:detectFirst], " \n")
+		if l, ok := textnorm.Detect(text[:max(cut, 0)], nil); ok {
 			return textnorm.Base(l)
 		}
 	}
-	return best
+	if l, ok := textnorm.Detect(text, nil); ok {
+		return textnorm.Base(l)
+	}
+	return ""
 }
 
 // prose is up to limit bytes of md's running text, what language detection reads: without code blocks, table
@@ -178,12 +176,21 @@ func sameURL(a, b string) bool {
 }
 
 // fillLanguages gives the pages whose language nothing told the site's main language (that of most pages
-// that have one; English when none has).
-func fillLanguages(ix *index.Index) {
+// that have one; English when none has). A language that only detection gave (sure reports the pages whose
+// language was declared or named by their URL) counts when a few pages have it, at least
+// max(minDetectedPages, 2% of the pages): a page of an English manual that quotes a French example is English.
+func fillLanguages(ix *index.Index, sure func(i int) bool) {
 	count := map[string]int{}
 	for _, p := range ix.Pages {
 		if p.Lang != "" {
 			count[p.Lang]++
+		}
+	}
+	least := max(minDetectedPages, len(ix.Pages)/50)
+	for i := range ix.Pages {
+		if l := ix.Pages[i].Lang; l != "" && count[l] < least && !sure(i) {
+			count[l]--
+			ix.Pages[i].Lang = ""
 		}
 	}
 	main, best := "en", 0
@@ -198,6 +205,9 @@ func fillLanguages(ix *index.Index) {
 		}
 	}
 }
+
+// minDetectedPages is the fewest pages a detected language needs (see fillLanguages).
+const minDetectedPages = 3
 
 // alternates are the versions the previous index joined to p, as hreflang links, so that a page reused
 // without cleaning keeps its versions.

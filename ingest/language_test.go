@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestFillLanguagesAndVersions(t *testing.T) {
 		{URL: "https://h/de/b.html", Lang: "de"}, {URL: "https://h/c.de.html", Lang: "de"},
 		{URL: "https://h/c.fr.html", Lang: "fr"}, {URL: "https://h/d.html"}, {URL: "https://h/e.html", Lang: "fr"},
 	}}
-	fillLanguages(ix)
+	fillLanguages(ix, func(int) bool { return true })
 	if ix.Pages[5].Lang != "de" {
 		t.Errorf("a page without a language took %q, want the main language de", ix.Pages[5].Lang)
 	}
@@ -63,6 +64,20 @@ func TestLanguagesFromURLs(t *testing.T) {
 	for i, want := range []string{"en", "fr", "fr", "en", "en", "pt", "en"} {
 		if ix.Pages[i].Lang != want {
 			t.Errorf("%s: %q, want %q", ix.Pages[i].URL, ix.Pages[i].Lang, want)
+		}
+	}
+}
+
+func TestFillLanguagesDropsStrayDetections(t *testing.T) {
+	ix := &index.Index{}
+	for i := range 10 {
+		ix.Pages = append(ix.Pages, index.Page{URL: fmt.Sprintf("https://h/%d", i), Lang: "en"})
+	}
+	ix.Pages[3].Lang, ix.Pages[4].Lang, ix.Pages[5].Lang = "fr", "", "ja"
+	fillLanguages(ix, func(i int) bool { return i == 5 })
+	for i, want := range map[int]string{3: "en", 4: "en", 5: "ja"} {
+		if ix.Pages[i].Lang != want {
+			t.Errorf("page %d: %q, want %q", i, ix.Pages[i].Lang, want)
 		}
 	}
 }
