@@ -68,7 +68,7 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 	got := make(chan analysed, 1) // buffered: a late analysis ends without a reader
 	go func() {
 		actx, span := g.Tracing.Start(ctx, "analysis model call")
-		a, err := analyzer.Analyze(retrieval.WithSiteName(actx, site), msgs)
+		a, err := analyzer.Analyze(retrieval.WithSiteLanguages(retrieval.WithSiteName(actx, site), r.Languages()), msgs)
 		span.SetAttributes(attribute.String("ragproxy.analysis.source", a.Source))
 		span.End()
 		got <- analysed{a, err}

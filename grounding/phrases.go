@@ -3,9 +3,8 @@ package grounding
 import (
 	"strings"
 
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/textnorm"
-	"golang.org/x/text/language"
-	"golang.org/x/text/language/display"
 )
 
 // phrases are ragproxy's own texts in one language: the words it writes itself around what the site says.
@@ -92,25 +91,13 @@ func sourcesHeadings() []string {
 	return out
 }
 
-// languageName is the English name of the language lang names ("German" for "de").
-func languageName(lang string) string {
-	tag, err := language.Parse(textnorm.Base(lang))
-	if err != nil {
-		return lang
-	}
-	if n := display.English.Languages().Name(tag); n != "" {
-		return n
-	}
-	return lang
-}
-
 // answerLanguageRule is the grounding prompt's rule for a question in lang: none for English, whose prompt
 // stays as it was; else to answer in the question's language.
 func answerLanguageRule(lang string) string {
 	if textnorm.IsEnglish(lang) {
 		return ""
 	}
-	name := languageName(lang)
+	name := retrieval.LanguageName(lang)
 	return "- The question is in " + name + ": answer in " + name + ", whatever the language of the context."
 }
 
