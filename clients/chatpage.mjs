@@ -411,6 +411,18 @@ try {
     await clean(w, 'offline');
   });
 
+  await scenario('labels in the browser language', async (use) => {
+    const w = use(await open(offlineURL, { locale: 'de-DE' }));
+    const { page } = w;
+    assert.equal(await page.locator('#send').textContent(), 'Senden', 'the Send button in German');
+    assert.equal(await page.locator('#new-chat').textContent(), 'Neuer Chat');
+    assert.equal(await page.locator('#prompt').getAttribute('placeholder'), 'Stellen Sie eine Frage…');
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'de-DE');
+    const m = await ask(w, question);
+    assert.equal(await m.locator('nav.sources h3').textContent(), 'Quellen', 'the Sources heading in German');
+    await clean(w, 'German labels');
+  });
+
   await scenario('phone layout', async (use) => {
     const w = use(await open(offlineURL, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 }));
     const { page } = w;

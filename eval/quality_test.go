@@ -158,8 +158,8 @@ type questionSet struct {
 	min       floor
 }
 
-// checkQuality indexes site and holds each question set to its floor.
-func checkQuality(t *testing.T, site, base string, sets ...questionSet) {
+// checkQuality indexes site and holds each question set to its floor; it returns the index's directory.
+func checkQuality(t *testing.T, site, base string, sets ...questionSet) string {
 	t.Helper()
 	idx := t.TempDir()
 	indextest.Build(t, site, base, idx)
@@ -183,4 +183,5 @@ func checkQuality(t *testing.T, site, base string, sets ...questionSet) {
 				set.name, m.FactInAnswer, min.answer, eval.LeadChars, m.FactInLead, min.lead)
 		}
 	}
+	return idx
 }

@@ -37,6 +37,10 @@ func NewCachedAnalyzer(a retrieval.Analyzer, c cache.Cache, model string, ttl ti
 func (ca *CachedAnalyzer) Analyze(ctx context.Context, msgs []retrieval.Message) (retrieval.Analysis, error) {
 	window := msgs[max(0, len(msgs)-retrieval.AnalysisWindow):]
 	key := cache.Key("ragproxy-analysis-v2", ca.model, retrieval.SiteNameOf(ctx), window)
+	if rule := retrieval.RewriteLanguageRule(retrieval.SiteLanguagesOf(ctx)); rule != "" {
+		// The rewrites of a site in other languages are in its languages.
+		key = cache.Key("ragproxy-analysis-v2", ca.model, retrieval.SiteNameOf(ctx), window, rule)
+	}
 	val, outcome, err := ca.group.Do(ctx, key, func(ctx context.Context) ([]byte, bool, error) {
 		a, err := ca.analyzer.Analyze(ctx, msgs)
 		if err != nil {

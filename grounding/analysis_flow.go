@@ -77,7 +77,8 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 	got := make(chan analysed, 1) // buffered: a late analysis ends without a reader
 	go func() {
 		actx, span := g.Tracing.Start(ctx, "analysis model call")
-		actx = retrieval.WithRewriteHook(retrieval.WithSiteName(actx, site), func(rw string) { memo.Start(ctx, rw) })
+		actx = retrieval.WithSiteLanguages(retrieval.WithSiteName(actx, site), r.Languages())
+		actx = retrieval.WithRewriteHook(actx, func(rw string) { memo.Start(ctx, rw) })
 		a, err := analyzer.Analyze(actx, msgs)
 		span.SetAttributes(attribute.String("ragproxy.analysis.source", a.Source))
 		span.End()

@@ -40,7 +40,7 @@ func SystemPrompt(siteName string, res *retrieval.Result) string {
 		siteName = "this website"
 	}
 	ctx := fenceTag.ReplaceAllStringFunc(res.Context, func(tag string) string { return "&lt;" + tag[1:] })
-	return fmt.Sprintf(GroundingPrompt, siteName, ctx)
+	return withRule(fmt.Sprintf(GroundingPrompt, siteName, ctx), answerLanguageRule(res.Lang))
 }
 
 // Cited returns the context pages the answer links to, in context order; when it links to none, the top max
@@ -71,12 +71,16 @@ func Cited(answer string, res *retrieval.Result, max int) []Source {
 }
 
 // SourcesMarkdown renders the sources list appended to an answer.
-func SourcesMarkdown(sources []Source) string {
+func SourcesMarkdown(sources []Source) string { return SourcesMarkdownIn("en", sources) }
+
+// SourcesMarkdownIn is SourcesMarkdown with its heading in the language lang (English for one ragproxy does not
+// speak).
+func SourcesMarkdownIn(lang string, sources []Source) string {
 	if len(sources) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n\n**Sources**\n")
+	b.WriteString("\n\n**" + phrasesFor(lang).sources + "**\n")
 	for _, s := range sources {
 		fmt.Fprintf(&b, "- [%s](%s)\n", mdText(s.Title), s.URL)
 	}
@@ -91,9 +95,10 @@ func mdText(s string) string {
 // DontKnow is the answer given when retrieval found nothing above the confidence floor: no model is asked.
 func DontKnow(res *retrieval.Result, max int) string {
 	var b strings.Builder
-	b.WriteString("I don't know: I couldn't find this in the site's pages.")
+	ph := phrasesFor(res.Lang)
+	b.WriteString(ph.dontKnow)
 	if len(res.Pages) > 0 {
-		b.WriteString(" These pages are the closest I found:\n")
+		b.WriteString(ph.closestPages)
 		for i, p := range res.Pages {
 			if i == max {
 				break
@@ -124,8 +129,9 @@ const (
 // passage holds most of the question, and that it quotes the site rather than summarising it.
 func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 	var b strings.Builder
+	ph := phrasesFor(res.Lang)
 	if len(ev) == 0 || ev[0].Own < extractiveFloor {
-		b.WriteString("I couldn't find a passage of the site that answers this directly. These are the closest:\n")
+		b.WriteString(ph.noPassage)
 	}
 	seen := map[string]bool{}
 	var quoted []retrieval.Evidence
@@ -147,7 +153,7 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 			limit = extractiveLead
 		}
 		if i == 1 {
-			b.WriteString("\nThe site also says:\n")
+			b.WriteString(ph.alsoSays)
 		}
 		text := clip(e, limit)
 		if e.Next != "" && !strings.HasSuffix(text, "…") {
@@ -168,14 +174,14 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 		}
 		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), c.URL)
 	}
-	b.WriteString("\n_No language model is configured, so this answer quotes the site's pages._\n")
+	b.WriteString(ph.offlineNote)
 	return b.String()
 }
 
 // OfflineAnswer is the whole answer written without a model for a result above the confidence floor: the
 // ExtractiveAnswer of r's evidence, then the Sources list of the top maxSources pages.
 func OfflineAnswer(r *retrieval.Retriever, res *retrieval.Result, maxSources int) string {
-	return ExtractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits)) + SourcesMarkdown(Cited("", res, maxSources))
+	return ExtractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits)) + SourcesMarkdownIn(res.Lang, Cited("", res, maxSources))
 }
 
 // pageTitle is the title of the retrieved page at url, or url when it has none.
@@ -194,6 +200,11 @@ func clip(e retrieval.Evidence, limit int) string {
 	text := e.Text
 	if utf8.RuneCountInString(text) <= limit || strings.Contains(text, "\n") {
 		return text // a table row with its header, or a code block, reads only whole
+	}
+	// A caller that clipped the text before and adds the next unit to it passes the matches of the text as it
+	// was: those beyond its end are gone.
+	for len(e.Matched) > 0 && e.Matched[len(e.Matched)-1][1] > len(text) {
+		e.Matched = e.Matched[:len(e.Matched)-1]
 	}
 	start := 0
 	if len(e.Matched) > 0 && e.Matched[0][0] > limit/2 {

@@ -90,8 +90,11 @@ func (g *Grounder) structure(req *server.GroundRequest, f *format, gr *server.Gr
 
 // proseOf is an answer written here without its Sources list, which the JSON carries as "sources".
 func proseOf(text string) string {
-	if i := strings.LastIndex(text, "\n\n**Sources**\n"); i >= 0 {
-		text = text[:i]
+	for _, h := range sourcesHeadings() {
+		if i := strings.LastIndex(text, h); i >= 0 {
+			text = text[:i]
+			break
+		}
 	}
 	return strings.TrimSpace(text)
 }

@@ -60,6 +60,14 @@ type Page struct {
 	Chunks []int `json:"chunks"`
 	// FAQ are the frequently asked questions the page marks up, with their answers.
 	FAQ []FAQEntry `json:"faq,omitempty"`
+	// Lang is the page's language, an ISO 639 primary subtag ("en", "de", "ja"): from its markup, its
+	// Content-Language or its hreflang links, else detected from its text, else the site's main language.
+	// Empty in an index built before pages had languages, where every page is English. Its chunks are in
+	// the same language (Index.ChunkLang).
+	Lang string `json:"lang,omitempty"`
+	// Versions are the ids of the page's versions in other languages (hreflang links, or the same path under
+	// another language's folder), in id order; nil when it has none.
+	Versions []int `json:"versions,omitempty"`
 }
 
 // FAQEntry is a question a page marks up as frequently asked, with its answer.

@@ -37,6 +37,17 @@ type Stats struct {
 	// from disk).
 	Format int        `json:"format"`
 	Files  []FileSize `json:"files,omitempty"`
+	// Languages count the pages (and their chunks) per language, the main language first; VersionedPages
+	// counts the pages that have versions in other languages.
+	Languages      []LanguageStats `json:"languages"`
+	VersionedPages int             `json:"versioned_pages"`
+}
+
+// LanguageStats counts the pages and chunks in one language.
+type LanguageStats struct {
+	Lang   string `json:"lang"`
+	Pages  int    `json:"pages"`
+	Chunks int    `json:"chunks"`
 }
 
 // FileSize is a file of an index version and its size in bytes.
@@ -80,7 +91,23 @@ func ComputeStats(ix *Index) Stats {
 			fallback++
 		}
 	}
+	var langs []LanguageStats
+	for _, lc := range ix.Languages() {
+		langs = append(langs, LanguageStats{Lang: lc.Lang, Pages: lc.Pages})
+	}
+	versioned := 0
+	for i, p := range ix.Pages {
+		if len(p.Versions) > 0 {
+			versioned++
+		}
+		for k := range langs {
+			if langs[k].Lang == ix.PageLang(i) {
+				langs[k].Chunks += len(p.Chunks)
+			}
+		}
+	}
 	return Stats{
+		Languages: langs, VersionedPages: versioned,
 		Version: m.Version, Pages: len(ix.Pages), Chunks: len(ix.Chunks), Links: links,
 		Communities: m.Communities, Modularity: m.Modularity, SmallComponentPages: m.SmallComponentPages,
 		ChunkTokens: tc, Embedder: m.Embedder, Dimension: m.Dimension, Tokenizer: m.Tokenizer,
@@ -123,6 +150,13 @@ func (st Stats) Lines(dir string) []string {
 	}
 	for _, line := range UsageLines(st.Usage) {
 		out = append(out, "  "+line)
+	}
+	langs := make([]string, len(st.Languages))
+	for i, l := range st.Languages {
+		langs[i] = fmt.Sprintf("%s %d pages (%d chunks)", l.Lang, l.Pages, l.Chunks)
+	}
+	if len(langs) > 0 {
+		out = append(out, fmt.Sprintf("  languages: %s; pages with versions in other languages %d", strings.Join(langs, ", "), st.VersionedPages))
 	}
 	return append(out,
 		fmt.Sprintf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d", st.FAQEntries, st.FAQPages, st.Revalidatable),

@@ -380,6 +380,11 @@ func (ix *Index) validate() error {
 				return fmt.Errorf("page %d links to missing page %d", i, l)
 			}
 		}
+		for _, v := range p.Versions {
+			if v < 0 || v >= len(ix.Pages) || v == i {
+				return fmt.Errorf("page %d has a missing version %d", i, v)
+			}
+		}
 		for _, c := range p.Chunks {
 			if c < 0 || c >= len(ix.Chunks) || ix.Chunks[c].PageID != i {
 				return fmt.Errorf("page %d lists chunk %d that is not its own", i, c)

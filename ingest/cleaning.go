@@ -36,11 +36,13 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		if ref, ok := r.prev.markdownRef(old); ok {
 			// The markdown stays where the previous version has it, read from there if at all.
 			d.title, d.md, d.spilled, d.hash, d.reused, d.faq = old.Title, ref, true, old.Hash, old, old.FAQ
+			d.lang, d.declared, d.alternates = old.Lang, true, r.prev.alternates(old)
 			return d
 		}
 		md, err := r.prev.markdown(old)
 		if err == nil {
 			d.title, d.markdown, d.hash, d.reused, d.faq = old.Title, md, old.Hash, old, old.FAQ
+			d.lang, d.declared, d.alternates = old.Lang, true, r.prev.alternates(old)
 			return r.kept(d)
 		}
 		r.cfg.Logger.Warn("previous markdown unreadable; cleaning the page again", "url", p.URL, "err", err)
@@ -64,6 +66,8 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		return nil
 	}
 	d.title, d.markdown, d.hash = c.Title, c.Markdown, sha([]byte(c.Markdown))
+	d.lang, d.declared = pageLanguage(c, p.URL, p.ContentLanguage)
+	d.alternates = c.Alternates
 	if d.title == "" {
 		d.title = p.URL
 	}

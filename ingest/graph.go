@@ -41,7 +41,7 @@ func (r *run) graph(docs []*doc) *index.Index {
 		r.pageRefs = append(r.pageRefs, d.md)
 		p := index.Page{ID: i, URL: u, Title: d.title, Hash: d.hash, RawHash: d.rawHash,
 			Section: r.cfg.Links.Section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source,
-			FAQ: d.faq}
+			FAQ: d.faq, Lang: d.lang}
 		rec.add(d)
 		for _, l := range cleaned[u] {
 			if j, ok := ids[l]; ok {
@@ -50,6 +50,10 @@ func (r *run) graph(docs []*doc) *index.Index {
 		}
 		ix.Pages[i] = p
 	}
+	declared := func(i int) bool { d := byURL[ix.Pages[i].URL]; return d != nil && d.declared }
+	named := languagesFromURLs(ix, declared)
+	fillLanguages(ix, func(i int) bool { return declared(i) || named[i] })
+	joinVersions(ix, byURL)
 	ix.Crawl = rec.record()
 	if ix.Crawl != nil && r.refreshes != nil {
 		ix.Crawl.Refreshes = r.refreshes

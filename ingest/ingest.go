@@ -35,6 +35,7 @@ import (
 	"github.com/ragproxy/ragproxy/ingest/links"
 	"github.com/ragproxy/ragproxy/ingest/summary"
 	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/textnorm"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -320,6 +321,12 @@ type doc struct {
 	etag, lastModified, source string
 	fetched                    time.Time
 	refreshes                  []crawl.Refresh
+	// lang is the page's language as its own signals tell it (pageLanguage); "" when none is sure. declared
+	// says the page's markup or response declared it (or a previous ingest settled it).
+	lang     string
+	declared bool
+	// alternates are the page's hreflang links.
+	alternates []clean.Alternate
 }
 
 // openSpill creates the run's spill in a temporary directory of the index directory, which closeSpill
@@ -438,6 +445,11 @@ func contentVersion(ix *index.Index) (string, error) {
 	h.Write(ix.EmbedderState)
 	for _, p := range ix.Pages {
 		fmt.Fprintf(h, "p\x00%s\x00%s\x00%s\x00%s\x00%d\x00%v\x00", p.URL, p.Hash, p.Title, p.Summary, p.Community, p.Links)
+		// A page's language chooses how it is searched; English, the language every page had before pages had
+		// one, leaves the version as it was.
+		if !textnorm.IsEnglish(p.Lang) || len(p.Versions) > 0 {
+			fmt.Fprintf(h, "l\x00%s\x00%v\x00", p.Lang, p.Versions)
+		}
 		for _, f := range p.FAQ { // FAQ markup (JSON-LD) may change while the cleaned text does not
 			fmt.Fprintf(h, "f\x00%s\x00%s\x00%s\x00%q\x00", f.Question, f.Answer, f.URL, f.Alternatives)
 		}

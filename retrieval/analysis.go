@@ -126,6 +126,36 @@ func WithSiteName(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, siteNameKey{}, name)
 }
 
+type siteLanguagesKey struct{}
+
+// WithSiteLanguages returns ctx naming the languages of the pages a conversation's queries search (ISO 639
+// codes, the main one first; Retriever.Languages): LLMAnalyzer asks for its rewrites in their language when
+// they are not English alone.
+func WithSiteLanguages(ctx context.Context, langs []string) context.Context {
+	return context.WithValue(ctx, siteLanguagesKey{}, langs)
+}
+
+// SiteLanguagesOf returns the languages WithSiteLanguages put in ctx, or nil.
+func SiteLanguagesOf(ctx context.Context) []string {
+	langs, _ := ctx.Value(siteLanguagesKey{}).([]string)
+	return langs
+}
+
+// RewriteLanguageRule is the sentence the analysis prompt ends with for a site in langs (the main language
+// first): "" for a site in English alone, whose prompt stays as it was.
+func RewriteLanguageRule(langs []string) string {
+	if len(langs) == 0 || len(langs) == 1 && textnorm.IsEnglish(langs[0]) {
+		return ""
+	}
+	names := make([]string, len(langs))
+	for i, l := range langs {
+		names[i] = LanguageName(l)
+	}
+	return " The website's pages are written in " + strings.Join(names, ", ") + ": write each search query in " +
+		"the language of the pages that would answer it (" + names[0] + " when unsure), whatever the language " +
+		"of the conversation."
+}
+
 // SiteNameOf returns the name WithSiteName put in ctx, or "".
 func SiteNameOf(ctx context.Context) string {
 	name, _ := ctx.Value(siteNameKey{}).(string)
@@ -251,7 +281,7 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	p := llm.Prompt{
-		System: fmt.Sprintf(AnalysisPrompt, site),
+		System: fmt.Sprintf(AnalysisPrompt, site) + RewriteLanguageRule(SiteLanguagesOf(ctx)),
 		User:   convo.String(),
 		JSON:   &llm.Schema{Name: "query_analysis", Definition: analysisSchema},
 	}

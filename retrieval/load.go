@@ -7,6 +7,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/lexical"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -52,10 +53,12 @@ func prepare(ix *index.Index, remote embedding.Embedder, tok *tokenizer.Tokenize
 	}
 	var parts *searchParts
 	preload(cfg, parallel, func() {
-		if parts, err = readSearchFile(ix); !errors.Is(err, errStaleSearch) {
-			return
+		if cfg.Analysis == (lexical.Analyzer{}) {
+			if parts, err = readSearchFile(ix); !errors.Is(err, errStaleSearch) {
+				return
+			}
 		}
-		parts, err = buildParts(ix, parallel)
+		parts, err = buildParts(ix, parallel, cfg.Analysis)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)

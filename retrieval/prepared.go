@@ -15,6 +15,7 @@ import (
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
 	"github.com/ragproxy/ragproxy/retrieval/vector"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // SearchFile is the file, in an index version's directory, that holds the version's search structures as
@@ -53,7 +54,7 @@ type searchParts struct {
 
 // buildParts builds the search structures from ix's texts (in memory or on disk); side by side when parallel
 // is set (they are independent of each other), else one after another.
-func buildParts(ix *index.Index, parallel bool) (*searchParts, error) {
+func buildParts(ix *index.Index, parallel bool, an lexical.Analyzer) (*searchParts, error) {
 	sp := &searchParts{}
 	var errs [6]error
 	var wg sync.WaitGroup
@@ -64,9 +65,9 @@ func buildParts(ix *index.Index, parallel bool) (*searchParts, error) {
 			f()
 		}
 	}
-	do(func() { sp.chunkBM25, errs[0] = laidOut(chunkPostings(ix)) })
-	do(func() { sp.pageBM25, errs[1] = laidOut(pagePostings(ix)) })
-	do(func() { sp.titles, errs[2] = laidOut(titlePostings(ix)) })
+	do(func() { sp.chunkBM25, errs[0] = laidOut(chunkPostings(ix, an)) })
+	do(func() { sp.pageBM25, errs[1] = laidOut(pagePostings(ix, an)) })
+	do(func() { sp.titles, errs[2] = laidOut(titlePostings(ix, an)) })
 	do(func() { sp.lex, errs[3] = newLexicon(ix) })
 	do(func() { sp.textKeys, errs[4] = textKeys(ix) })
 	do(func() { sp.ann, errs[5] = vector.NewIVF(ix.ChunkVectors, vector.IVFConfig{}) })
@@ -94,27 +95,54 @@ func (t *textReader) keep(s string, err error) string {
 func (t *textReader) page(id int) string { return t.keep(t.ix.PageMarkdown(id)) }
 
 // chunkPostings indexes each chunk's index.SearchText.
-func chunkPostings(ix *index.Index) (*lexical.Postings, error) {
+func chunkPostings(ix *index.Index, an lexical.Analyzer) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
 	text := index.ChunkSearchText(ix)
-	p := lexical.IndexFunc(len(ix.Chunks), func(i int) string { return tr.keep(text(i)) }, lexical.Config{})
+	p := lexical.IndexFunc(len(ix.Chunks), func(i int) string { return tr.keep(text(i)) }, lexical.Config{Lang: chunkLangs(ix), Analyzer: an})
 	return p, tr.err
 }
 
 // pagePostings indexes each page's index.PageSearchText.
-func pagePostings(ix *index.Index) (*lexical.Postings, error) {
+func pagePostings(ix *index.Index, an lexical.Analyzer) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
 	p := lexical.IndexFunc(len(ix.Pages), func(i int) string { return tr.keep(index.PageSearchTextOf(ix, i)) },
-		lexical.Config{})
+		lexical.Config{Lang: pageLangs(ix), Analyzer: an})
 	return p, tr.err
 }
 
 // titlePostings indexes each page's title, URL path and headings (pageFields).
-func titlePostings(ix *index.Index) (*lexical.Postings, error) {
+func titlePostings(ix *index.Index, an lexical.Analyzer) (*lexical.Postings, error) {
 	tr := &textReader{ix: ix}
 	p := lexical.IndexFunc(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i], tr.page(i)) },
-		lexical.Config{})
+		lexical.Config{Lang: pageLangs(ix), Analyzer: an})
 	return p, tr.err
+}
+
+// pageLangs gives the BM25 indexes of pages their languages; nil (every page English) for an index without
+// another language, which keeps the analysis every index had before pages had languages.
+func pageLangs(ix *index.Index) func(int) string {
+	if !multilingual(ix) {
+		return nil
+	}
+	return ix.PageLang
+}
+
+// chunkLangs is pageLangs for the chunks.
+func chunkLangs(ix *index.Index) func(int) string {
+	if !multilingual(ix) {
+		return nil
+	}
+	return ix.ChunkLang
+}
+
+// multilingual reports whether some page of ix is not English.
+func multilingual(ix *index.Index) bool {
+	for i := range ix.Pages {
+		if !textnorm.IsEnglish(ix.Pages[i].Lang) {
+			return true
+		}
+	}
+	return false
 }
 
 // laidOut is the BM25 index of postings built without error.
@@ -217,8 +245,8 @@ func writeSearch(w io.Writer, ix *index.Index, lists func() (*vector.IVF, error)
 	}
 	// Each index is written from its postings, without the search layout: for the chunks it would be as large
 	// again as the postings themselves.
-	for _, build := range []func(*index.Index) (*lexical.Postings, error){chunkPostings, pagePostings, titlePostings} {
-		p, err := build(ix)
+	for _, build := range []func(*index.Index, lexical.Analyzer) (*lexical.Postings, error){chunkPostings, pagePostings, titlePostings} {
+		p, err := build(ix, lexical.Analyzer{})
 		if err == nil {
 			err = section(p.BinarySize(), func(w io.Writer) error { _, err := p.WriteTo(w); return err })
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/retrieval/lexical"
 	"github.com/ragproxy/ragproxy/retrieval/vector"
 )
 
@@ -63,7 +64,7 @@ func TestReadPartsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built, err := buildParts(ix, false)
+	built, err := buildParts(ix, false, lexical.Analyzer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,6 +92,10 @@ type Config struct {
 	// words (see synonyms), the bases of its comparatives and superlatives (see degreeBase) and the words related
 	// to its words that passages count as theirs (see passageForms; eval ablations).
 	NoWordNet bool
+	// Analysis switches parts of the BM25 lists' analysis off (stemming, compound parts, CJK bigrams; eval
+	// ablations); the zero value is the full analysis. A retriever whose Analysis changes (WithConfig) builds
+	// its BM25 indexes again.
+	Analysis lexical.Analyzer
 	// ContextTokens bounds the context in o200k tokens; default 12000 (fewer cut the fact-bearing chunks of pages
 	// with large tables on the Berkeley questions; the FHNW prototype sent its 40 chunks whole, about 16000).
 	ContextTokens int
@@ -206,7 +210,10 @@ type Retriever struct {
 	textKeys  []uint64 // per chunk, a hash of its trimmed text: chunks that say the same are one passage
 	backends  Backends
 	scope     *Scope
-	allowed   []bool // per page, when scope is set
+	allowed   []bool   // per page, when scope is set
+	langs     []string // the index's languages, main first
+	versioned bool     // some page has versions in other languages
+	qlang     string   // the question's language when it is not English (inLanguage)
 }
 
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
@@ -220,7 +227,7 @@ func New(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokenizer, cfg 
 	}
 	var parts *searchParts
 	var err error
-	preload(cfg, true, func() { parts, err = buildParts(ix, true) })
+	preload(cfg, true, func() { parts, err = buildParts(ix, true, cfg.Analysis) })
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
 	}
@@ -279,7 +286,9 @@ func newRetriever(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokeni
 		for _, l := range p.Links {
 			r.inLinks[l]++
 		}
+		r.versioned = r.versioned || len(p.Versions) > 0
 	}
+	r.langs = siteLanguages(ix)
 	return r, nil
 }
 
@@ -296,6 +305,12 @@ func (r *Retriever) Config() Config { return r.cfg }
 func (r *Retriever) WithConfig(cfg Config) *Retriever {
 	c := *r
 	c.cfg = cfg.withDefaults()
+	if c.cfg.Analysis != r.cfg.Analysis {
+		// An ablation of the analysis: the BM25 indexes analysed the texts the other way.
+		if parts, err := buildParts(r.ix, false, c.cfg.Analysis); err == nil {
+			c.pageBM25, c.chunkBM25, c.titles = parts.pageBM25, parts.chunkBM25, parts.titles
+		}
+	}
 	return &c
 }
 
@@ -322,9 +337,11 @@ type ChunkHit struct {
 type Result struct {
 	Query    string
 	Rewrites []string
-	Pages    []PageHit
-	Chunks   []ChunkHit
-	Context  string
+	// Lang is the language the question was analysed in (Retriever.QuestionLanguage), an ISO 639 code.
+	Lang    string
+	Pages   []PageHit
+	Chunks  []ChunkHit
+	Context string
 	// ContextTokens is the o200k size of Context, summed over its parts (within a few tokens of counting it whole).
 	ContextTokens int
 	// Confidence is the best cosine similarity between a query and a selected chunk or summary; for a Degraded
@@ -359,8 +376,11 @@ func Stages() []string {
 // Retrieve runs retrieval for a question and its rewrites (analysis already done; see Analyzer).
 func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []string) (*Result, error) {
 	res := &Result{Query: question, Rewrites: rewrites, Durations: map[string]time.Duration{}}
+	res.Lang = r.QuestionLanguage(question)
+	r = r.inLanguage(res.Lang)
 	queries := []string{question}
-	if !r.cfg.NoRewrites {
+	// WordNet's words are English: a question in another language takes its own rewrites only.
+	if !r.cfg.NoRewrites && r.qlang == "" {
 		var db *wordnet.DB
 		if !r.cfg.NoWordNet {
 			db = wordnet.Load()
@@ -369,6 +389,8 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 			rewrites = append(rewrites[:len(rewrites):len(rewrites)], x)
 			res.Rewrites = rewrites
 		}
+		queries = dedupe(append(queries, rewrites...))
+	} else if !r.cfg.NoRewrites {
 		queries = dedupe(append(queries, rewrites...))
 	}
 	t := time.Now()
@@ -388,6 +410,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
+	fused = r.preferVersions(fused)
 	res.Durations[StagePages] = time.Since(t)
 
 	t = time.Now()

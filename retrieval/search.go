@@ -152,19 +152,19 @@ func (r *Retriever) pageList(name, q string, vec []float32, n int) (ids []int, l
 	case ListTitleMatch:
 		ids = r.named.search(q, n, r.pageFilter())
 	case ListTitleBM25:
-		for _, h := range r.titles.Search(q, n, r.pageFilter()) {
+		for _, h := range r.titles.SearchLang(r.qlang, q, n, r.pageFilter()) {
 			ids = append(ids, h.Doc)
 		}
 	case ListDefinition:
 		ids = r.lex.definingPages(q, n, r.pageFilter())
 	case ListPageBM25:
-		hits := r.pageBM25.Search(q, n, r.pageFilter())
+		hits := r.pageBM25.SearchLang(r.qlang, q, n, r.pageFilter())
 		for _, h := range hits {
 			ids = append(ids, h.Doc)
 		}
 		lead = r.leadingPage(len(hits), func(i int) int { return hits[i].Doc }, func(i int) float64 { return hits[i].Score })
 	case ListChunkBM25:
-		hits := r.chunkBM25.Search(q, r.cfg.ChunksPerList, r.chunkFilter())
+		hits := r.chunkBM25.SearchLang(r.qlang, q, r.cfg.ChunksPerList, r.chunkFilter())
 		chunks := make([]int, len(hits))
 		for i, h := range hits {
 			chunks[i] = h.Doc
@@ -297,7 +297,7 @@ func (r *Retriever) rankChunks(ctx context.Context, queries []string, vecs [][]f
 		}
 		lex, ok := memo[lk]
 		if !ok && !remote {
-			for _, h := range r.chunkBM25.SearchIn(q, n, sorted) {
+			for _, h := range r.chunkBM25.SearchInLang(r.qlang, q, n, sorted) {
 				lex = append(lex, h.Doc)
 			}
 			memo[lk] = lex

@@ -36,6 +36,12 @@ type Doc struct {
 	// blocks separated by a blank line, list items on their own lines, tables
 	// as markdown tables, links absolute.
 	Markdown string
+	// Lang is the language tag the markup declares (<html lang>, else <meta http-equiv="content-language">),
+	// as written; "" when it declares none.
+	Lang string
+	// Alternates are the page's versions in other languages (<link rel="alternate" hreflang>), the page itself
+	// among them when it names itself.
+	Alternates []Alternate
 }
 
 // Config selects the content of a page. The zero value uses the defaults.
@@ -164,6 +170,7 @@ func (c *Cleaner) HTMLTree(root *html.Node, body []byte, pageURL string) (Doc, e
 // set.
 func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, error) {
 	doc := goquery.NewDocumentFromNode(root)
+	lang, alts := markupLanguage(root, pageURL)
 	title := c.pageTitle(doc)
 	tabs := tabNames(doc)
 
@@ -203,7 +210,7 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 	if title == "" {
 		title = firstMarkdownHeading(out.String())
 	}
-	return Doc{Title: title, Markdown: tidy(out.String())}, nil
+	return Doc{Title: title, Markdown: tidy(out.String()), Lang: lang, Alternates: alts}, nil
 }
 
 // convertNode converts n with conv. html-to-markdown panics on some malformed

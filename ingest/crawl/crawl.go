@@ -80,6 +80,9 @@ type Page struct {
 	// Refreshes are the meta refresh pages the crawl passed through on its way
 	// to this page, in order.
 	Refreshes []Refresh
+	// ContentLanguage is the response's Content-Language header (RFC 9110
+	// section 8.5) as sent; empty for a mirror or when the server sent none.
+	ContentLanguage string
 }
 
 // Refresh is a page that answered with a meta refresh to Target.
@@ -523,7 +526,8 @@ func (c *crawler) get(ctx context.Context, u string, prev Revisit) (answer, Skip
 		return answer{}, SkipContentType
 	}
 	a.page = Page{URL: final, ContentType: kind, Body: body, ETag: a.etag, LastModified: a.lastModified,
-		Fetched: a.fetched}
+		ContentLanguage: resp.Header.Get("Content-Language"),
+		Fetched:         a.fetched}
 	if kind != "text/html" {
 		return a, ""
 	}

@@ -18,6 +18,39 @@ type Analyzer struct {
 	KeepStopwords bool
 	// NoStem indexes words as they are instead of their Porter stems. Default false.
 	NoStem bool
+	// NoCompounds leaves the compounds of the languages that write them as one word (German, Dutch, the
+	// Scandinavian languages) whole instead of adding their parts as terms. Default false. English is not
+	// touched.
+	NoCompounds bool
+	// NoBigrams keeps a run of Chinese, Japanese or Korean characters as one term instead of its overlapping
+	// character bigrams. Default false. English is not touched.
+	NoBigrams bool
+}
+
+// options are a's switches as a Language's analysis takes them.
+func (a Analyzer) options() textnorm.Options {
+	return textnorm.Options{KeepStopwords: a.KeepStopwords, NoStem: a.NoStem, NoCompounds: a.NoCompounds,
+		NoBigrams: a.NoBigrams}
+}
+
+// eachLang calls fn with each term of text in language l (not English): its words' terms in order (word
+// true), then the parts of its compounds that Decompound finds against known, then its code names (word false).
+func (a Analyzer) eachLang(l *textnorm.Language, text string, known func(term string) bool,
+	fn func(term string, word bool)) {
+	opt := a.options()
+	text = l.Normalize(text)
+	textnorm.AppendWords(nil, text, func(w []byte) bool {
+		word := string(w)
+		l.WordTerms(word, opt, func(t string) { fn(t, true) })
+		for _, t := range l.Decompound(word, opt, known) {
+			fn(t, false)
+		}
+		return true
+	})
+	textnorm.Compounds(text, func(name string) bool {
+		fn(name, false)
+		return true
+	})
 }
 
 // Terms returns the index terms of text, repeats included: its words' terms in order, then its code names whole

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // Config configures a BM25 index. The zero value selects the usual Okapi parameters.
@@ -16,6 +18,10 @@ type Config struct {
 	B float64
 	// Analyzer turns documents and queries into terms. Default: the zero Analyzer.
 	Analyzer Analyzer
+	// Lang gives the language (a BCP 47 tag) of document i, which chooses its analysis: English, for a tag
+	// that textnorm.IsEnglish accepts, takes Analyzer's; any other language textnorm.LanguageOf's. Default
+	// nil: every document is English.
+	Lang func(doc int) string
 }
 
 func (c Config) withDefaults() Config {
@@ -102,9 +108,10 @@ func (b *BM25) Len() int { return b.n }
 // Terms returns the number of distinct terms.
 func (b *BM25) Terms() int { return len(b.idf) }
 
-// queryTerms returns the indexed terms of query with their repeat counts, in first-occurrence order.
-func (b *BM25) queryTerms(query string) (terms []int32, qtf []float32) {
-	b.cfg.Analyzer.each(query, func(term string, _ bool) {
+// queryTerms returns the indexed terms of query, analysed as lang's text, with their repeat counts, in
+// first-occurrence order.
+func (b *BM25) queryTerms(lang, query string) (terms []int32, qtf []float32) {
+	add := func(term string, _ bool) {
 		t, ok := b.termIndex(term)
 		if !ok {
 			return
@@ -115,7 +122,12 @@ func (b *BM25) queryTerms(query string) (terms []int32, qtf []float32) {
 		}
 		terms = append(terms, t)
 		qtf = append(qtf, 1)
-	})
+	}
+	if l := textnorm.LanguageOf(lang); l != nil {
+		b.cfg.Analyzer.eachLang(l, query, func(term string) bool { _, ok := b.termIndex(term); return ok }, add)
+	} else {
+		b.cfg.Analyzer.each(query, add)
+	}
 	return terms, qtf
 }
 
@@ -123,10 +135,16 @@ func (b *BM25) queryTerms(query string) (terms []int32, qtf []float32) {
 // A repeated query term counts once per repeat. When filter is not nil, only documents for which it returns
 // true are considered; it is called once per matching document.
 func (b *BM25) Search(query string, k int, filter func(doc int) bool) []Hit {
+	return b.SearchLang("", query, k, filter)
+}
+
+// SearchLang is Search with the query analysed as text in the language lang (a BCP 47 tag; "" and English
+// tags take the English analysis, as Search does).
+func (b *BM25) SearchLang(lang, query string, k int, filter func(doc int) bool) []Hit {
 	if k <= 0 {
 		return nil
 	}
-	terms, qtf := b.queryTerms(query)
+	terms, qtf := b.queryTerms(lang, query)
 	if len(terms) == 0 {
 		return nil
 	}
@@ -169,10 +187,15 @@ func (b *BM25) Search(query string, k int, filter func(doc int) bool) []Hit {
 // inside a few pages, whose chunks are a few hundred of a large site's, it looks up each document in the query
 // terms' posting lists instead of reading the lists whole.
 func (b *BM25) SearchIn(query string, k int, docs []int) []Hit {
+	return b.SearchInLang("", query, k, docs)
+}
+
+// SearchInLang is SearchIn with the query analysed as text in the language lang (see SearchLang).
+func (b *BM25) SearchInLang(lang, query string, k int, docs []int) []Hit {
 	if k <= 0 || len(docs) == 0 {
 		return nil
 	}
-	terms, qtf := b.queryTerms(query)
+	terms, qtf := b.queryTerms(lang, query)
 	if len(terms) == 0 {
 		return nil
 	}

@@ -3,9 +3,11 @@ package lexical
 import (
 	"encoding/binary"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/textnorm"
 )
@@ -15,10 +17,14 @@ import (
 // BM25 lays them out for searching; WriteTo writes the binary form straight from them, so that ingest, which
 // only stores the index, never holds the final arrays (a large site's chunk index is hundreds of megabytes).
 type Postings struct {
-	cfg      Config
-	n        int
-	avgdl    float64
-	lengths  []int32  // document lengths in terms
+	cfg     Config
+	n       int
+	avgdl   float64
+	lengths []int32 // document lengths in terms
+	// docAvg, set for documents in several languages, is each document's language's average length, which
+	// normalises it instead of avgdl: one language's analysis (CJK bigrams) would otherwise lengthen every
+	// document's yardstick.
+	docAvg   []float32
 	names    []string // terms, numbered in order of first occurrence
 	lists    [][]byte // per term: varint (document - previous document), varint term frequency
 	df       []int32  // per term: its postings
@@ -61,28 +67,75 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 		}
 		counts[t]++
 	}
+	// Documents in languages other than English: each word's terms per language (a word may give several: CJK
+	// bigrams), and the words that may be compounds, split once the whole vocabulary is known.
+	langWords := map[*textnorm.Language]map[string][]int32{}
+	var docLang []*textnorm.Language // per document, when cfg.Lang is set (nil: English)
+	var pending []compoundWord
+	opt := cfg.Analyzer.options()
 	for d := range n {
 		var dl int32
 		text := doc(d)
-		buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
-			t, ok := words[string(w)]
-			if !ok {
-				term := cfg.Analyzer.term(w)
-				t = noTerm
-				if term != "" {
-					if t, ok = ids[term]; !ok {
-						t = newTerm(term)
+		var l *textnorm.Language
+		if cfg.Lang != nil {
+			l = textnorm.LanguageOf(cfg.Lang(d))
+			docLang = append(docLang, l)
+		}
+		if l != nil {
+			text = l.Normalize(text)
+			cache := langWords[l]
+			if cache == nil {
+				cache = map[string][]int32{}
+				langWords[l] = cache
+			}
+			buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
+				ts, ok := cache[string(w)]
+				if !ok {
+					word := string(w)
+					l.WordTerms(word, opt, func(term string) {
+						t, ok := ids[term]
+						if !ok {
+							t = newTerm(term)
+						}
+						ts = append(ts, t)
+					})
+					if ts == nil {
+						ts = []int32{}
 					}
+					cache[word] = ts
+					if !opt.NoCompounds && len(ts) == 1 && utf8.RuneCountInString(word) >= textnorm.MinCompound {
+						pending = append(pending, compoundWord{doc: int32(d), lang: l, word: word})
+					}
+				} else if len(ts) == 1 && !opt.NoCompounds && utf8.RuneCount(w) >= textnorm.MinCompound {
+					pending = append(pending, compoundWord{doc: int32(d), lang: l, word: string(w)})
 				}
-				words[string(w)] = t
-			}
-			if t == noTerm {
+				for _, t := range ts {
+					post(t)
+					dl++
+				}
 				return true
-			}
-			post(t)
-			dl++
-			return true
-		})
+			})
+		} else {
+			buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
+				t, ok := words[string(w)]
+				if !ok {
+					term := cfg.Analyzer.term(w)
+					t = noTerm
+					if term != "" {
+						if t, ok = ids[term]; !ok {
+							t = newTerm(term)
+						}
+					}
+					words[string(w)] = t
+				}
+				if t == noTerm {
+					return true
+				}
+				post(t)
+				dl++
+				return true
+			})
+		}
 		// Code names are terms besides the words they join, not more text: the length stays the words'.
 		textnorm.Compounds(text, func(name string) bool {
 			t, ok := ids[name]
@@ -104,12 +157,16 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 		p.lengths[d] = dl
 		total += int64(dl)
 	}
+	if len(pending) > 0 {
+		p.addCompoundParts(pending, ids, newTerm)
+	}
 	if n > 0 {
 		p.avgdl = float64(total) / float64(n)
 	}
 	if p.avgdl == 0 {
 		p.avgdl = 1
 	}
+	p.languageAverages(docLang)
 	p.order = make([]int32, len(p.names))
 	for i := range p.order {
 		p.order[i] = int32(i)
@@ -131,9 +188,30 @@ func (p *Postings) each(t int32, f func(doc int32, tf float64)) {
 	}
 }
 
-// impactOf is a posting's weight: idf(t) * tf*(k1+1) / (tf + k1*(1-b+b*|d|/avgdl)).
+// languageAverages sets docAvg when the documents are in more than one language (langs, per document).
+func (p *Postings) languageAverages(langs []*textnorm.Language) {
+	sum, count := map[*textnorm.Language]int64{}, map[*textnorm.Language]int{}
+	for d, l := range langs {
+		sum[l] += int64(p.lengths[d])
+		count[l]++
+	}
+	if len(count) < 2 {
+		return
+	}
+	p.docAvg = make([]float32, len(langs))
+	for d, l := range langs {
+		p.docAvg[d] = max(float32(float64(sum[l])/float64(count[l])), 1)
+	}
+}
+
+// impactOf is a posting's weight: idf(t) * tf*(k1+1) / (tf + k1*(1-b+b*|d|/avgdl)), avgdl being the average of
+// the document's language when the documents are in several.
 func (p *Postings) impactOf(idf float64, doc int32, tf float64) float32 {
-	norm := p.cfg.K1 * (1 - p.cfg.B + p.cfg.B*float64(p.lengths[doc])/p.avgdl)
+	avg := p.avgdl
+	if p.docAvg != nil {
+		avg = float64(p.docAvg[doc])
+	}
+	norm := p.cfg.K1 * (1 - p.cfg.B + p.cfg.B*float64(p.lengths[doc])/avg)
 	return float32(idf * tf * (p.cfg.K1 + 1) / (tf + norm))
 }
 
@@ -232,4 +310,65 @@ func (ww *wordWriter) put(v uint32) {
 func (ww *wordWriter) flush() {
 	ww.w.Write(ww.buf)
 	ww.buf = ww.buf[:0]
+}
+
+// compoundWord is a long word of a document in a language that writes compounds as one word.
+type compoundWord struct {
+	doc  int32
+	lang *textnorm.Language
+	word string
+}
+
+// addCompoundParts posts the parts of the compounds among words, split against the terms of the whole index
+// (ids), as terms of their documents besides the compound's own: like code names, they add terms, not length.
+func (p *Postings) addCompoundParts(words []compoundWord, ids map[string]int32, newTerm func(string) int32) {
+	known := func(term string) bool { _, ok := ids[term]; return ok }
+	extra := map[int32]map[int32]uint64{} // term -> document -> occurrences
+	split := map[*textnorm.Language]map[string][]string{}
+	for _, cw := range words {
+		memo := split[cw.lang]
+		if memo == nil {
+			memo = map[string][]string{}
+			split[cw.lang] = memo
+		}
+		parts, ok := memo[cw.word]
+		if !ok {
+			parts = cw.lang.Decompound(cw.word, p.cfg.Analyzer.options(), known)
+			memo[cw.word] = parts
+		}
+		for _, part := range parts {
+			t, ok := ids[part]
+			if !ok {
+				t = newTerm(part)
+			}
+			if extra[t] == nil {
+				extra[t] = map[int32]uint64{}
+			}
+			extra[t][cw.doc]++
+		}
+	}
+	for t, docs := range extra {
+		// Decode the term's list, add the parts' occurrences, and encode it again in document order.
+		tf := maps.Clone(docs)
+		l := p.lists[t]
+		doc := int64(0)
+		for len(l) > 0 {
+			gap, n := binary.Uvarint(l)
+			l = l[n:]
+			f, m := binary.Uvarint(l)
+			l = l[m:]
+			doc += int64(gap)
+			tf[int32(doc)] += f
+		}
+		order := slices.Sorted(maps.Keys(tf))
+		var out []byte
+		last := int32(0)
+		for _, d := range order {
+			out = binary.AppendUvarint(out, uint64(d-last))
+			out = binary.AppendUvarint(out, tf[d])
+			last = d
+		}
+		p.postings += len(order) - int(p.df[t])
+		p.lists[t], p.df[t] = out, int32(len(order))
+	}
 }

@@ -26,6 +26,64 @@
     model: $('model'), keyForm: $('key-form'), key: $('api-key'), save: $('save-key'), keyError: $('key-error'),
   };
 
+  // ---- labels in the browser's language (or the one the widget's page names): English unless one of these ----
+  const LABELS = {
+    de: { newChat: 'Neuer Chat', newChatLabel: 'Neuer Chat: das Gespräch leeren', send: 'Senden', stop: 'Stopp',
+      prompt: 'Stellen Sie eine Frage…', question: 'Ihre Frage', conversation: 'Gespräch', skip: 'Zum Fragefeld springen',
+      hint: 'Enter sendet, Umschalt+Enter beginnt eine neue Zeile, Esc stoppt eine Antwort. Antworten können falsch sein: prüfen Sie die Quellen.',
+      greeting: (site) => `Hallo! Fragen Sie mich alles über ${site}.`,
+      lead: 'Ich antworte aus den Seiten der Website selbst und verlinke die Seiten, die ich verwendet habe.',
+      sources: 'Quellen', copy: 'Kopieren', copyLabel: 'Diese Antwort kopieren', copied: 'Kopiert', model: 'Modell' },
+    fr: { newChat: 'Nouvelle discussion', newChatLabel: 'Nouvelle discussion : effacer la conversation', send: 'Envoyer',
+      stop: 'Arrêter', prompt: 'Posez une question…', question: 'Votre question', conversation: 'Conversation',
+      skip: 'Aller à la zone de question',
+      hint: 'Entrée envoie, Maj+Entrée commence une nouvelle ligne, Échap arrête une réponse. Les réponses peuvent être fausses : vérifiez les sources.',
+      greeting: (site) => `Bonjour ! Posez-moi vos questions sur ${site}.`,
+      lead: 'Je réponds à partir des pages du site et je donne le lien des pages utilisées.',
+      sources: 'Sources', copy: 'Copier', copyLabel: 'Copier cette réponse', copied: 'Copié', model: 'Modèle' },
+    es: { newChat: 'Nuevo chat', newChatLabel: 'Nuevo chat: borrar la conversación', send: 'Enviar', stop: 'Detener',
+      prompt: 'Haz una pregunta…', question: 'Tu pregunta', conversation: 'Conversación', skip: 'Ir al cuadro de pregunta',
+      hint: 'Intro envía, Mayús+Intro empieza una línea nueva, Esc detiene una respuesta. Las respuestas pueden ser erróneas: comprueba las fuentes.',
+      greeting: (site) => `¡Hola! Pregúntame lo que quieras sobre ${site}.`,
+      lead: 'Respondo con las propias páginas del sitio y enlazo las páginas que he usado.',
+      sources: 'Fuentes', copy: 'Copiar', copyLabel: 'Copiar esta respuesta', copied: 'Copiado', model: 'Modelo' },
+    it: { newChat: 'Nuova chat', newChatLabel: 'Nuova chat: cancella la conversazione', send: 'Invia', stop: 'Ferma',
+      prompt: 'Fai una domanda…', question: 'La tua domanda', conversation: 'Conversazione', skip: 'Vai alla casella della domanda',
+      hint: 'Invio invia, Maiusc+Invio va a capo, Esc ferma una risposta. Le risposte possono essere sbagliate: controlla le fonti.',
+      greeting: (site) => `Ciao! Chiedimi qualsiasi cosa su ${site}.`,
+      lead: 'Rispondo dalle pagine del sito stesso e collego le pagine che ho usato.',
+      sources: 'Fonti', copy: 'Copia', copyLabel: 'Copia questa risposta', copied: 'Copiato', model: 'Modello' },
+    ja: { newChat: '新しいチャット', newChatLabel: '新しいチャット：会話を消去', send: '送信', stop: '停止',
+      prompt: '質問を入力…', question: 'あなたの質問', conversation: '会話', skip: '質問欄へ移動',
+      hint: 'Enterで送信、Shift+Enterで改行、Escで回答を停止します。回答は誤っている場合があります。出典を確認してください。',
+      greeting: (site) => `こんにちは！${site}について何でも聞いてください。`,
+      lead: 'サイト自身のページから回答し、使ったページへのリンクを示します。',
+      sources: '出典', copy: 'コピー', copyLabel: 'この回答をコピー', copied: 'コピーしました', model: 'モデル' },
+  };
+  let L = null; // the labels in use; null: the page's English
+  const label = (key, english) => (L && L[key]) || english;
+  function useLanguage(tag) {
+    const base = String(tag || '').toLowerCase().split('-')[0];
+    L = LABELS[base] || null;
+    if (!L) return;
+    root.lang = tag;
+    const set = (id, text) => { const n = $(id); if (n) n.textContent = text; };
+    set('new-chat', L.newChat);
+    $('new-chat')?.setAttribute('aria-label', L.newChatLabel);
+    set('send', L.send);
+    set('stop', L.stop);
+    set('prompt-hint', L.hint);
+    $('prompt')?.setAttribute('placeholder', L.prompt);
+    document.querySelector('label[for="prompt"]')?.replaceChildren(L.question);
+    document.querySelector('a.skip')?.replaceChildren(L.skip);
+    $('messages')?.setAttribute('aria-label', L.conversation);
+    $('model')?.setAttribute('aria-label', L.model);
+    const greeting = $('greeting');
+    greeting?.querySelector('h2')?.replaceChildren(L.greeting(body.dataset.site || ''));
+    greeting?.querySelector('p')?.replaceChildren(L.lead);
+  }
+  useLanguage((navigator.languages && navigator.languages[0]) || navigator.language);
+
   // Storage can be disabled or full (private modes); the page then simply forgets.
   const store = (area, k, v) => {
     try {
@@ -253,13 +311,13 @@
     li.setAttribute('aria-busy', 'true');
     const m = { li, content: '', annotations: null, answer: el('div', 'answer'), status: el('p', 'status') };
     m.sourcesEl = el('nav', 'sources');
-    m.sourcesEl.setAttribute('aria-label', 'Sources');
+    m.sourcesEl.setAttribute('aria-label', label('sources', 'Sources'));
     m.sourcesEl.hidden = true;
-    m.sourcesEl.append(el('h3', '', 'Sources'), el('ol'));
-    m.copy = el('button', 'copy', 'Copy');
+    m.sourcesEl.append(el('h3', '', label('sources', 'Sources')), el('ol'));
+    m.copy = el('button', 'copy', label('copy', 'Copy'));
     m.copy.type = 'button';
     m.copy.hidden = true;
-    m.copy.setAttribute('aria-label', 'Copy this answer');
+    m.copy.setAttribute('aria-label', label('copyLabel', 'Copy this answer'));
     m.copy.addEventListener('click', () => copy(m));
     const actions = el('div', 'actions');
     actions.append(m.copy, m.status);
@@ -294,8 +352,8 @@
       t.remove();
       m.copy.focus();
     }
-    m.copy.textContent = ok ? 'Copied' : 'Copy failed: select the text';
-    setTimeout(() => { m.copy.textContent = 'Copy'; }, 2000);
+    m.copy.textContent = ok ? label('copied', 'Copied') : 'Copy failed: select the text';
+    setTimeout(() => { m.copy.textContent = label('copy', 'Copy'); }, 2000);
   }
 
   // ---- the API ----
@@ -536,7 +594,10 @@
         const model = str(m.model, 100);
         if (model) body.dataset.model = model;
         const lang = str(m.lang, 35);
-        if (/^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(lang)) root.lang = lang;
+        if (/^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(lang)) {
+          root.lang = lang;
+          useLanguage(lang);
+        }
         const greeting = str(m.greeting, 300);
         if (greeting) ui.greeting.querySelector('h2').textContent = greeting;
       } else if (m.type === 'focus') {

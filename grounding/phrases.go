@@ -1,0 +1,115 @@
+package grounding
+
+import (
+	"strings"
+
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/textnorm"
+)
+
+// phrases are ragproxy's own texts in one language: the words it writes itself around what the site says.
+type phrases struct {
+	sources      string // the heading of the Sources list
+	dontKnow     string // the answer when retrieval found nothing sure
+	closestPages string // what follows dontKnow when there are pages to offer
+	noPassage    string // an offline answer's opening when no passage answers directly
+	alsoSays     string // before an offline answer's further quotes
+	offlineNote  string // the closing line of an offline answer
+}
+
+// phrasesByLang holds the languages ragproxy speaks, by ISO 639-1 code; English is the default.
+var phrasesByLang = map[string]phrases{
+	"en": {
+		sources:      "Sources",
+		dontKnow:     "I don't know: I couldn't find this in the site's pages.",
+		closestPages: " These pages are the closest I found:\n",
+		noPassage:    "I couldn't find a passage of the site that answers this directly. These are the closest:\n",
+		alsoSays:     "\nThe site also says:\n",
+		offlineNote:  "\n_No language model is configured, so this answer quotes the site's pages._\n",
+	},
+	"de": {
+		sources:      "Quellen",
+		dontKnow:     "Ich weiß es nicht: Ich habe dazu nichts auf den Seiten der Website gefunden.",
+		closestPages: " Diese Seiten kommen der Frage am nächsten:\n",
+		noPassage:    "Ich habe keine Stelle der Website gefunden, die das direkt beantwortet. Das kommt ihr am nächsten:\n",
+		alsoSays:     "\nDie Website sagt außerdem:\n",
+		offlineNote:  "\n_Es ist kein Sprachmodell eingerichtet, daher zitiert diese Antwort die Seiten der Website._\n",
+	},
+	"fr": {
+		sources:      "Sources",
+		dontKnow:     "Je ne sais pas : je n'ai rien trouvé à ce sujet dans les pages du site.",
+		closestPages: " Voici les pages les plus proches :\n",
+		noPassage:    "Je n'ai pas trouvé de passage du site qui réponde directement. Voici les plus proches :\n",
+		alsoSays:     "\nLe site indique aussi :\n",
+		offlineNote:  "\n_Aucun modèle de langage n'est configuré : cette réponse cite les pages du site._\n",
+	},
+	"es": {
+		sources:      "Fuentes",
+		dontKnow:     "No lo sé: no encontré esto en las páginas del sitio.",
+		closestPages: " Estas son las páginas más cercanas:\n",
+		noPassage:    "No encontré un pasaje del sitio que responda directamente. Estos son los más cercanos:\n",
+		alsoSays:     "\nEl sitio también dice:\n",
+		offlineNote:  "\n_No hay ningún modelo de lenguaje configurado, así que esta respuesta cita las páginas del sitio._\n",
+	},
+	"it": {
+		sources:      "Fonti",
+		dontKnow:     "Non lo so: non ho trovato nulla al riguardo nelle pagine del sito.",
+		closestPages: " Queste sono le pagine più vicine:\n",
+		noPassage:    "Non ho trovato un passaggio del sito che risponda direttamente. Questi sono i più vicini:\n",
+		alsoSays:     "\nIl sito dice anche:\n",
+		offlineNote:  "\n_Non è configurato alcun modello linguistico, quindi questa risposta cita le pagine del sito._\n",
+	},
+	"ja": {
+		sources:      "出典",
+		dontKnow:     "わかりません：サイトのページに該当する情報が見つかりませんでした。",
+		closestPages: "最も近いページは次のとおりです：\n",
+		noPassage:    "直接答えているサイトの箇所は見つかりませんでした。最も近い箇所は次のとおりです：\n",
+		alsoSays:     "\nサイトには次の記載もあります：\n",
+		offlineNote:  "\n_言語モデルが設定されていないため、この回答はサイトのページを引用しています。_\n",
+	},
+}
+
+// phrasesFor returns the texts in lang (any BCP 47 tag), English for a language ragproxy does not speak.
+func phrasesFor(lang string) phrases {
+	if p, ok := phrasesByLang[textnorm.Base(lang)]; ok {
+		return p
+	}
+	return phrasesByLang["en"]
+}
+
+// sourcesHeadings are the Sources list's openings in every language, for finding the list in an answer.
+func sourcesHeadings() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range phrasesByLang {
+		h := "\n\n**" + p.sources + "**\n"
+		if !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// answerLanguageRule is the grounding prompt's rule for a question in lang: none for English, whose prompt
+// stays as it was; else to answer in the question's language.
+func answerLanguageRule(lang string) string {
+	if textnorm.IsEnglish(lang) {
+		return ""
+	}
+	name := retrieval.LanguageName(lang)
+	return "- The question is in " + name + ": answer in " + name + ", whatever the language of the context."
+}
+
+// withRule inserts rule as the last of the prompt's rules, before its context; prompt as it is for "".
+func withRule(prompt, rule string) string {
+	if rule == "" {
+		return prompt
+	}
+	const fence = "\n\n<context>\n"
+	i := strings.Index(prompt, fence)
+	if i < 0 {
+		return prompt + "\n" + rule
+	}
+	return prompt[:i] + "\n" + rule + prompt[i:]
+}

@@ -1,0 +1,97 @@
+package retrieval
+
+import (
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/textnorm"
+	"golang.org/x/text/language"
+	"golang.org/x/text/language/display"
+)
+
+// Languages are the languages of the retriever's index, the site's main language (most pages) first.
+func (r *Retriever) Languages() []string {
+	if r.langs != nil {
+		return r.langs
+	}
+	return siteLanguages(r.ix)
+}
+
+func siteLanguages(ix *index.Index) []string {
+	var out []string
+	for _, l := range ix.Languages() {
+		out = append(out, l.Lang)
+	}
+	if out == nil {
+		out = []string{"en"}
+	}
+	return out
+}
+
+// QuestionLanguage is the language a question is analysed in: the site's own language when the site has one;
+// else the language among the site's that the question's script or words tell (textnorm.Detect), and the
+// site's main language when they do not tell it surely (a short question).
+func (r *Retriever) QuestionLanguage(question string) string {
+	langs := r.Languages()
+	if l, ok := textnorm.Detect(question, langs); ok {
+		return l
+	}
+	return langs[0]
+}
+
+// inLanguage is r searching for questions in lang: its BM25 lists analyse queries as lang's text and the pages
+// it keeps are, where a page has a version in lang, that version. English queries keep r as it is.
+func (r *Retriever) inLanguage(lang string) *Retriever {
+	if textnorm.IsEnglish(lang) && !r.versioned {
+		return r
+	}
+	c := *r
+	c.qlang = lang
+	if textnorm.IsEnglish(lang) {
+		c.qlang = ""
+	}
+	return &c
+}
+
+// preferVersions replaces each fused page that has a version in the question's language (r.qlang, English for
+// "") by that version, keeping the better score when both were found.
+func (r *Retriever) preferVersions(fused []scored) []scored {
+	if !r.versioned {
+		return fused
+	}
+	want := r.qlang
+	if want == "" {
+		want = "en"
+	}
+	at := map[int]int{}
+	out := fused[:0:0]
+	for _, s := range fused {
+		id := s.id
+		if r.ix.PageLang(id) != want {
+			for _, v := range r.ix.Pages[id].Versions {
+				if r.ix.PageLang(v) == want {
+					id = v
+					break
+				}
+			}
+		}
+		if k, ok := at[id]; ok {
+			out[k].score = max(out[k].score, s.score)
+			continue
+		}
+		at[id] = len(out)
+		out = append(out, scored{id: id, score: s.score})
+	}
+	return out
+}
+
+// LanguageName is the English name of the language lang names ("German" for "de"), or lang itself when it names
+// none.
+func LanguageName(lang string) string {
+	tag, err := language.Parse(textnorm.Base(lang))
+	if err != nil {
+		return lang
+	}
+	if n := display.English.Languages().Name(tag); n != "" {
+		return n
+	}
+	return lang
+}

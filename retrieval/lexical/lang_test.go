@@ -1,0 +1,98 @@
+package lexical
+
+import (
+	"testing"
+)
+
+// germanDocs are pages of a German word processor's help: the line numbering page writes the compound, the
+// paragraph page the singular, and the others use the words that make them up elsewhere.
+var germanDocs = []string{
+	"Zeilennummerierung: Die Zeilennummerierung zeigt am linken Rand neben jeder Zeile eine Nummer an.",
+	"Einen Absatz formatieren: Einzüge und Abstände vor und nach dem Absatz festlegen.",
+	"Seiten nummerieren: Fügen Sie Seitenzahlen in die Kopfzeile oder Fußzeile ein.",
+	"Tabellen: Zeilen und Spalten einfügen, löschen und die Breite der Spalten ändern.",
+	"Drucken: Wählen Sie den Drucker und die Anzahl der Kopien.",
+}
+
+var germanDocsOtherForms = []string{
+	"Zeilen nummerieren: Am linken Rand steht neben jeder Zeile eine Nummer, wenn Sie die Zeilen nummerieren.",
+	"Absätze formatieren: Einzüge und Abstände vor und nach den Absätzen festlegen.",
+	"Seitennummerierung: Fügen Sie die Seitennummerierung in die Kopfzeile oder Fußzeile ein.",
+	"Tabellen: Zeilen und Spalten einfügen, löschen und die Breite der Spalten ändern.",
+	"Drucken: Wählen Sie den Drucker und die Anzahl der Kopien.",
+}
+
+func allLang(tag string) func(int) string { return func(int) string { return tag } }
+
+func TestGermanInflectionsAndCompoundsMeet(t *testing.T) {
+	compound := NewBM25(germanDocs, Config{Lang: allLang("de")})
+	parts := NewBM25(germanDocsOtherForms, Config{Lang: allLang("de")})
+	cases := []struct {
+		name  string
+		bm    *BM25
+		query string
+		want  int
+	}{
+		{"plural question, singular page", compound, "Wie formatiere ich Absätze?", 1},
+		{"singular question, plural page", parts, "Wie formatiere ich einen Absatz?", 1},
+		{"words question, compound page", compound, "Wie kann ich Zeilen nummerieren?", 0},
+		{"compound question, words page", parts, "Wo schalte ich die Zeilennummerierung ein?", 0},
+	}
+	for _, c := range cases {
+		hits := c.bm.SearchLang("de", c.query, 3, nil)
+		if len(hits) == 0 || hits[0].Doc != c.want {
+			t.Errorf("%s: %q found %v, want document %d first", c.name, c.query, hits, c.want)
+		}
+	}
+	// Without the German analysis (the English one, as before pages had languages), the forms do not meet.
+	english := NewBM25(germanDocs, Config{})
+	if hits := english.Search("Wie formatiere ich Absätze?", 3, nil); len(hits) > 0 && hits[0].Doc == 1 {
+		t.Errorf("the English analysis matched Absätze with Absatz: %v", hits)
+	}
+	// Without compound splitting, the compound page is not found by its parts.
+	whole := NewBM25(germanDocs, Config{Lang: allLang("de"), Analyzer: Analyzer{NoCompounds: true}})
+	if hits := whole.SearchLang("de", "Wie kann ich Zeilen nummerieren?", 3, nil); len(hits) > 0 && hits[0].Doc == 0 {
+		t.Errorf("without compounds the words found the compound page first: %v", hits)
+	}
+}
+
+func TestJapaneseQuestionFindsItsPage(t *testing.T) {
+	docs := []string{
+		"メールサーバーの設定: Postfix をインストールし、main.cf でドメインを設定します。",
+		"ネットワークの設定: systemd-networkd で固定 IP アドレスを設定します。",
+		"パッケージ管理: apt でパッケージをインストールし、更新します。",
+		"バックアップ: rsync でファイルを別のディスクにコピーします。",
+	}
+	bm := NewBM25(docs, Config{Lang: allLang("ja")})
+	for q, want := range map[string]int{
+		"メールサーバーはどうやって設定しますか？": 0,
+		"固定IPアドレスを使いたい":        1,
+		"ファイルのバックアップ方法":        3,
+	} {
+		hits := bm.SearchLang("ja", q, 3, nil)
+		if len(hits) == 0 || hits[0].Doc != want {
+			t.Errorf("%q found %v, want document %d first", q, hits, want)
+		}
+	}
+	// As one English word per run, a question shares no term with the pages.
+	if hits := NewBM25(docs, Config{}).Search("メールサーバーはどうやって設定しますか？", 3, nil); len(hits) > 0 {
+		t.Errorf("whole runs matched: %v", hits)
+	}
+}
+
+func TestEnglishDocumentsIgnoreLanguages(t *testing.T) {
+	docs := []string{"Dropping a class after the deadline", "Adding classes: the add deadline", "Parking permits"}
+	plain := NewBM25(docs, Config{})
+	tagged := NewBM25(docs, Config{Lang: allLang("en-US")})
+	for _, q := range []string{"drop a class", "deadlines for adding", "parking"} {
+		a, b := plain.Search(q, 3, nil), tagged.SearchLang("en", q, 3, nil)
+		if len(a) == 0 || len(a) != len(b) {
+			t.Fatalf("%q: %v and %v", q, a, b)
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Errorf("%q: untagged %v, tagged English %v", q, a, b)
+			}
+		}
+	}
+}

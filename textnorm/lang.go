@@ -1,0 +1,363 @@
+package textnorm
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/danish"
+	"github.com/blevesearch/snowballstem/dutch"
+	"github.com/blevesearch/snowballstem/finnish"
+	"github.com/blevesearch/snowballstem/french"
+	"github.com/blevesearch/snowballstem/german"
+	"github.com/blevesearch/snowballstem/italian"
+	"github.com/blevesearch/snowballstem/norwegian"
+	"github.com/blevesearch/snowballstem/portuguese"
+	"github.com/blevesearch/snowballstem/spanish"
+	"github.com/blevesearch/snowballstem/swedish"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Language analyses the words of one language other than English: Unicode NFKC and case folding, the language's
+// Snowball stemmer and stopword list when it has them, and Chinese, Japanese and Korean runs as overlapping
+// character bigrams. English has no Language (Base and LanguageOf give nil for it): its text takes Terms, Stem
+// and IsStopword, the analysis every index was built with before languages were told apart.
+//
+// A Language is immutable and safe for concurrent use.
+type Language struct {
+	tag  string
+	stem func(*snowballstem.Env) bool
+	stop map[string]struct{}
+	// compounds says the language writes compound nouns as one word (German, Dutch, the Scandinavian
+	// languages), which Decompound splits; link are the joining sounds it puts between their parts.
+	compounds bool
+	link      []string
+}
+
+// Base is the primary language subtag of a BCP 47 tag, lowercase ("de-CH" and "DE_de" are "de"); "" for an
+// empty or malformed tag. The English tags and "" both mean English.
+func Base(tag string) string {
+	tag = strings.TrimSpace(tag)
+	if i := strings.IndexAny(tag, "-_"); i >= 0 {
+		tag = tag[:i]
+	}
+	if len(tag) < 2 || len(tag) > 3 {
+		return ""
+	}
+	for i := 0; i < len(tag); i++ {
+		if c := tag[i] | 0x20; c < 'a' || c > 'z' {
+			return ""
+		}
+	}
+	return strings.ToLower(tag)
+}
+
+// IsEnglish reports whether tag names English or no language: text that takes the English analysis.
+func IsEnglish(tag string) bool {
+	b := Base(tag)
+	return b == "" || b == "en"
+}
+
+// LanguageOf returns the analysis of the language tag names (any BCP 47 tag; only its primary subtag counts),
+// or nil for English and for no tag. A language without a stemmer or stopword list here still gets the
+// normalisation and the CJK bigrams.
+func LanguageOf(tag string) *Language {
+	b := Base(tag)
+	if b == "" || b == "en" {
+		return nil
+	}
+	if l, ok := languages[b]; ok {
+		return l
+	}
+	return &Language{tag: b}
+}
+
+// Tag is the language's primary subtag ("de").
+func (l *Language) Tag() string { return l.tag }
+
+// Stemmed reports whether the language has a Snowball stemmer here.
+func (l *Language) Stemmed() bool { return l.stem != nil }
+
+// IsStopword reports whether w, a word as Words gives it, is one of the language's stopwords.
+func (l *Language) IsStopword(w string) bool {
+	_, ok := l.stop[fold(w)]
+	return ok
+}
+
+// Stem returns the Snowball stem of w, folded; w itself, folded, for a language without a stemmer.
+func (l *Language) Stem(w string) string {
+	w = fold(w)
+	if l.stem == nil || !hasLetter(w) {
+		return w
+	}
+	env := snowballstem.NewEnv(w)
+	l.stem(env)
+	return env.Current()
+}
+
+// Normalize returns s in Unicode NFKC, the form that the language's words are cut from: full-width Latin
+// letters and digits become ASCII, half-width katakana full-width, ligatures their letters.
+func (l *Language) Normalize(s string) string { return norm.NFKC.String(s) }
+
+// WordTerms calls yield with the terms of one word from Words: nothing for a stopword; its CJK runs as
+// overlapping character bigrams (a run of one character is a term of one), with any other letters of the word
+// stemmed as one word; else its stem. Options may turn the stemmer and the bigrams off, for ablations.
+func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
+	if !hasCJK(w) {
+		if !opt.KeepStopwords && l.IsStopword(w) {
+			return
+		}
+		if opt.NoStem {
+			yield(fold(w))
+			return
+		}
+		yield(l.Stem(w))
+		return
+	}
+	if opt.NoBigrams {
+		yield(fold(w))
+		return
+	}
+	// Split the word into CJK runs and other runs.
+	start, cjk := 0, false
+	flush := func(end int) {
+		if start >= end {
+			return
+		}
+		part := w[start:end]
+		if cjk {
+			bigrams(part, yield)
+		} else if opt.KeepStopwords || !l.IsStopword(part) {
+			if opt.NoStem {
+				yield(fold(part))
+			} else {
+				yield(l.Stem(part))
+			}
+		}
+	}
+	for i, r := range w {
+		c := isCJK(r)
+		if i == 0 {
+			cjk = c
+			continue
+		}
+		if c != cjk {
+			flush(i)
+			start, cjk = i, c
+		}
+	}
+	flush(len(w))
+}
+
+// Options turn parts of a Language's analysis off, for ablations and for callers that want words whole. The
+// zero value is the full analysis.
+type Options struct {
+	// KeepStopwords keeps stopwords as terms.
+	KeepStopwords bool
+	// NoStem keeps words unstemmed (folded only).
+	NoStem bool
+	// NoBigrams keeps a CJK run as one term.
+	NoBigrams bool
+	// NoCompounds leaves compounds whole (Decompound finds no parts).
+	NoCompounds bool
+}
+
+// bigrams yields the overlapping character bigrams of run, a string of CJK characters; a single character is
+// its own term.
+func bigrams(run string, yield func(term string)) {
+	prev := -1
+	n := 0
+	for i := range run {
+		if prev >= 0 {
+			_, size := utf8.DecodeRuneInString(run[i:])
+			yield(run[prev : i+size])
+		}
+		prev = i
+		n++
+	}
+	if n == 1 {
+		yield(run)
+	}
+}
+
+// MinCompound is the shortest word, in letters, that Decompound tries to split; each part has at least
+// MinCompoundPart letters.
+const (
+	MinCompound     = 8
+	MinCompoundPart = 3
+)
+
+// Decompound returns the parts of w, a word of a language that writes compounds as one word, as terms (stems):
+// the longest leading part whose term known reports (the site's own vocabulary), a joining sound after it
+// dropped, then the rest split the same way, or else taken whole (as the longest known term its stem starts
+// with, within three letters). It returns nil when w is not a compound or the language has no compounds: on a
+// site that writes "Zeile" and "nummerieren" on their own, "zeilennummerierung" is "zeil" and "nummeri".
+func (l *Language) Decompound(w string, opt Options, known func(term string) bool) []string {
+	if !l.compounds || opt.NoCompounds || utf8.RuneCountInString(w) < MinCompound || hasCJK(w) {
+		return nil
+	}
+	w = fold(w)
+	return l.split(w, known, 0)
+}
+
+func (l *Language) split(w string, known func(string) bool, depth int) []string {
+	runes := []rune(w)
+	// A split whose parts the vocabulary both knows comes first, then one whose head it knows as it is written,
+	// then one whose head it knows once a joining sound is dropped; the longest head first in each ("zeilen"
+	// before "zeile").
+	passes := 3
+	if depth > 0 {
+		passes = 1 // the rest of a compound splits only into known parts
+	}
+	for pass := range passes {
+		for i := len(runes) - MinCompoundPart - 1; i >= MinCompoundPart; i-- {
+			head, tail := string(runes[:i]), string(runes[i:])
+			ht := l.headTerm(head, known, pass != 1)
+			if ht == "" {
+				continue
+			}
+			tt := l.Stem(tail)
+			switch {
+			case pass == 0 && known(tt):
+				return []string{ht, tt}
+			case pass == 0 && depth < 2 && utf8.RuneCountInString(tail) >= MinCompound:
+				if parts := l.split(tail, known, depth+1); parts != nil {
+					return append([]string{ht}, parts...)
+				}
+			case pass > 0 && utf8.RuneCountInString(tail) > MinCompoundPart && !l.IsStopword(tail):
+				return []string{ht, knownPrefix(tt, known)}
+			}
+		}
+	}
+	return nil
+}
+
+// knownPrefix is the longest term known reports that term starts with and that lacks at most three of its
+// letters (a stemmer leaves derivations apart: German "nummerierung" is "nummerier", "nummerieren"
+// "nummeri"), else term itself.
+func knownPrefix(term string, known func(string) bool) string {
+	runes := []rune(term)
+	for n := len(runes) - 1; n >= max(len(runes)-3, MinCompoundPart+1); n-- {
+		if p := string(runes[:n]); known(p) {
+			return p
+		}
+	}
+	return term
+}
+
+// headTerm is the term of head, a compound's leading part, when the vocabulary knows it (as it is, or, when
+// linked is set, also with its joining sound dropped), else "".
+func (l *Language) headTerm(head string, known func(string) bool, linked bool) string {
+	if l.IsStopword(head) {
+		return ""
+	}
+	if t := l.Stem(head); utf8.RuneCountInString(t) >= MinCompoundPart && known(t) {
+		return t
+	}
+	if !linked {
+		return ""
+	}
+	for _, s := range l.link {
+		if h, ok := strings.CutSuffix(head, s); ok && utf8.RuneCountInString(h) >= MinCompoundPart && !l.IsStopword(h) {
+			if t := l.Stem(h); utf8.RuneCountInString(t) >= MinCompoundPart && known(t) {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// fold folds case as Unicode's full case folding does ("ß" is "ss"); a cases.Caser holds state, so each call
+// takes its own.
+func fold(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return w
+	}
+	return cases.Fold().String(w)
+}
+
+func hasLetter(w string) bool {
+	for _, r := range w {
+		if unicode.IsLetter(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// isCJK reports whether r is written without spaces between words: Han ideographs, kana and Hangul.
+func isCJK(r rune) bool {
+	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 'ー')
+}
+
+// hasCJK reports whether w holds a CJK character.
+func hasCJK(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 0xE2 { // every CJK character's UTF-8 form starts at 0xE2 or above
+			r, _ := utf8.DecodeRuneInString(w[i:])
+			if isCJK(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ScriptLanguage is the language a text's script alone tells: "ja" when it holds kana, "ko" for Hangul, "zh" for
+// Han ideographs without either; "" when the text has none of them.
+func ScriptLanguage(s string) string {
+	han, kana, hangul := 0, 0, 0
+	for _, r := range s {
+		if r < 0x2E80 {
+			continue
+		}
+		switch {
+		case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
+			kana++
+		case unicode.Is(unicode.Hangul, r):
+			hangul++
+		case unicode.Is(unicode.Han, r):
+			han++
+		}
+	}
+	switch {
+	case kana > 0:
+		return "ja"
+	case hangul > 0:
+		return "ko"
+	case han > 0:
+		return "zh"
+	}
+	return ""
+}
+
+var languages = func() map[string]*Language {
+	m := map[string]*Language{
+		"de": {stem: german.Stem, stop: stopList(stopDE), compounds: true, link: []string{"s", "es", "n", "en", "e", "er"}},
+		"nl": {stem: dutch.Stem, stop: stopList(stopNL), compounds: true, link: []string{"s", "en", "e"}},
+		"sv": {stem: swedish.Stem, stop: stopList(stopSV), compounds: true, link: []string{"s", "a", "o", "u", "e"}},
+		"da": {stem: danish.Stem, stop: stopList(stopDA), compounds: true, link: []string{"s", "e"}},
+		"no": {stem: norwegian.Stem, stop: stopList(stopNO), compounds: true, link: []string{"s", "e"}},
+		"fr": {stem: french.Stem, stop: stopList(stopFR)},
+		"es": {stem: spanish.Stem, stop: stopList(stopES)},
+		"it": {stem: italian.Stem, stop: stopList(stopIT)},
+		"pt": {stem: portuguese.Stem, stop: stopList(stopPT)},
+		"fi": {stem: finnish.Stem, stop: stopList(stopFI)},
+		"ja": {}, "zh": {}, "ko": {},
+	}
+	for tag, l := range m {
+		l.tag = tag
+	}
+	m["nb"], m["nn"] = m["no"], m["no"]
+	return m
+}()

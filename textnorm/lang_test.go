@@ -1,0 +1,96 @@
+package textnorm
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestBaseAndEnglish(t *testing.T) {
+	for tag, want := range map[string]string{"de-CH": "de", "DE_de": "de", "en": "en", "": "", "x": "", "zh-Hant": "zh", "1a": ""} {
+		if got := Base(tag); got != want {
+			t.Errorf("Base(%q) = %q, want %q", tag, got, want)
+		}
+	}
+	for _, tag := range []string{"", "en", "en-US", "EN-gb"} {
+		if !IsEnglish(tag) || LanguageOf(tag) != nil {
+			t.Errorf("%q is not English", tag)
+		}
+	}
+	if IsEnglish("de") || LanguageOf("de-AT").Tag() != "de" || LanguageOf("nb").Tag() != "no" {
+		t.Error("German or Norwegian tags misread")
+	}
+	if l := LanguageOf("pl"); l == nil || l.Stemmed() {
+		t.Error("a language without a stemmer should get an unstemmed analysis")
+	}
+}
+
+func TestLanguageStemsAndStopwords(t *testing.T) {
+	de, fr := LanguageOf("de"), LanguageOf("fr")
+	pairs := []struct {
+		l    *Language
+		a, b string
+	}{{de, "Absätze", "Absatz"}, {de, "Zeilen", "Zeile"}, {de, "Größe", "grösse"}, {fr, "paquets", "paquet"}, {fr, "installés", "installé"}}
+	for _, p := range pairs {
+		if p.l.Stem(p.a) != p.l.Stem(p.b) {
+			t.Errorf("%s: %q stems to %q, %q to %q", p.l.Tag(), p.a, p.l.Stem(p.a), p.b, p.l.Stem(p.b))
+		}
+	}
+	for _, w := range []string{"und", "Wie", "ich"} {
+		if !de.IsStopword(w) {
+			t.Errorf("%q is a German stopword", w)
+		}
+	}
+	if de.IsStopword("Zeile") || fr.IsStopword("paquet") || !fr.IsStopword("les") {
+		t.Error("French or German stopwords wrong")
+	}
+}
+
+func TestCJKBigrams(t *testing.T) {
+	ja := LanguageOf("ja")
+	var got []string
+	Words(ja.Normalize("設定ﾌｧｲﾙ"), func(w string) bool {
+		ja.WordTerms(w, Options{}, func(term string) { got = append(got, term) })
+		return true
+	})
+	// Half-width katakana become full width before the bigrams.
+	if want := []string{"設定", "定フ", "ファ", "ァイ", "イル"}; !slices.Equal(got, want) {
+		t.Errorf("bigrams %q, want %q", got, want)
+	}
+	got = got[:0]
+	ja.WordTerms("東", Options{}, func(term string) { got = append(got, term) })
+	if !slices.Equal(got, []string{"東"}) {
+		t.Errorf("one character: %q", got)
+	}
+	for s, want := range map[string]string{"設定ファイル": "ja", "设置邮件服务器": "zh", "단락의 줄": "ko", "Zeile": ""} {
+		if got := ScriptLanguage(s); got != want {
+			t.Errorf("ScriptLanguage(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestDecompound(t *testing.T) {
+	de := LanguageOf("de")
+	vocab := map[string]bool{}
+	for _, w := range []string{"Zeile", "nummerieren", "Seite", "Kopf", "Verzeichnis", "Inhalt"} {
+		vocab[de.Stem(w)] = true
+	}
+	known := func(term string) bool { return vocab[term] }
+	for word, want := range map[string][]string{
+		"Zeilennummerierung": {"zeil", "nummeri"},
+		"Inhaltsverzeichnis": {"inhalt", "verzeichnis"},
+		"Seitennummerierung": {"seit", "nummeri"},
+		"Kopfzeilen":         {"kopf", "zeil"},
+		"Dokumentation":      nil, // no known head
+		"Zeilen":             nil, // too short
+	} {
+		if got := de.Decompound(word, Options{}, known); !slices.Equal(got, want) {
+			t.Errorf("Decompound(%q) = %q, want %q", word, got, want)
+		}
+	}
+	if got := de.Decompound("Zeilennummerierung", Options{NoCompounds: true}, known); got != nil {
+		t.Errorf("NoCompounds split: %q", got)
+	}
+	if got := LanguageOf("fr").Decompound("configuration", Options{}, func(string) bool { return true }); got != nil {
+		t.Errorf("French has no compounds: %q", got)
+	}
+}
