@@ -3,11 +3,12 @@ package grounding
 import (
 	"context"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/observability"

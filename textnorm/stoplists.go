@@ -3,35 +3,41 @@ package textnorm
 import (
 	"bufio"
 	"bytes"
+	"embed"
 	"strings"
-
-	"github.com/blevesearch/bleve/v2/analysis/lang/da"
-	"github.com/blevesearch/bleve/v2/analysis/lang/de"
-	"github.com/blevesearch/bleve/v2/analysis/lang/es"
-	"github.com/blevesearch/bleve/v2/analysis/lang/fi"
-	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
-	"github.com/blevesearch/bleve/v2/analysis/lang/it"
-	"github.com/blevesearch/bleve/v2/analysis/lang/nl"
-	"github.com/blevesearch/bleve/v2/analysis/lang/no"
-	"github.com/blevesearch/bleve/v2/analysis/lang/pt"
-	"github.com/blevesearch/bleve/v2/analysis/lang/sv"
 )
 
-// The stopword lists of the languages other than English are the Snowball project's (BSD licence; see
-// https://snowballstem.org/license.html), as Lucene ships them and Bleve carries them in its analysis/lang
-// packages (github.com/blevesearch/bleve, Apache License 2.0).
+// The stopword lists of the languages other than English are the Snowball project's (BSD licence, in
+// stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), byte for byte as Lucene ships them and
+// Bleve carries them in its analysis/lang packages (github.com/blevesearch/bleve, Apache License 2.0).
+// TestStopListsAreBleves checks the files against Bleve's and rewrites them with -update. They are files here,
+// not imports of Bleve's packages, because those packages register analyzers with Bleve's whole search engine,
+// which would more than double the size of the binary.
+//
+//go:embed stopwords/*.txt
+var stopFiles embed.FS
+
 var (
-	stopDE = de.GermanStopWords
-	stopNL = nl.DutchStopWords
-	stopSV = sv.SwedishStopWords
-	stopDA = da.DanishStopWords
-	stopNO = no.NorwegianStopWords
-	stopFR = fr.FrenchStopWords
-	stopES = es.SpanishStopWords
-	stopIT = it.ItalianStopWords
-	stopPT = pt.PortugueseStopWords
-	stopFI = fi.FinnishStopWords
+	stopDE = stopFile("de")
+	stopNL = stopFile("nl")
+	stopSV = stopFile("sv")
+	stopDA = stopFile("da")
+	stopNO = stopFile("no")
+	stopFR = stopFile("fr")
+	stopES = stopFile("es")
+	stopIT = stopFile("it")
+	stopPT = stopFile("pt")
+	stopFI = stopFile("fi")
 )
+
+// stopFile is the embedded stopword list of the language code.
+func stopFile(code string) []byte {
+	b, err := stopFiles.ReadFile("stopwords/" + code + ".txt")
+	if err != nil {
+		panic("textnorm: the embedded stopword list " + code + " is missing") // a build without the files
+	}
+	return b
+}
 
 // stopList reads a stopword list in the Snowball format: a word at the start of a line, "|" (or "#") starting a
 // comment. Words are case folded.
