@@ -51,4 +51,3 @@ func redactURL(u string) string {
 	}
 	return fmt.Sprintf("%s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database)
 }
-

@@ -137,7 +137,10 @@ type dailyKey struct {
 	outcome string
 }
 
-type dailyRow struct{ n, low, prompt, completion int64; cost float64 }
+type dailyRow struct {
+	n, low, prompt, completion int64
+	cost                       float64
+}
 
 type groupKey struct {
 	dayModel
