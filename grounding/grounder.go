@@ -120,12 +120,14 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	base, release := g.Retriever.Acquire()
 	defer release()
 	r, site := g.retrieverFor(base, req.Model), g.siteName(req.Model)
-	_, res, fm, err := g.search(ctx, r, site, Messages(req.Messages), true)
+	a, res, fm, err := g.search(ctx, r, site, Messages(req.Messages), true)
 	if err != nil {
 		return nil, err
 	}
 	if fm.direct {
-		return g.faqAnswer(ctx, req, fm, g.linkHosts(base)), nil
+		gr := g.faqAnswer(ctx, req, fm, g.linkHosts(base))
+		gr.Question = &server.QuestionReport{Question: a.Question, Outcome: server.OutcomeFAQ, Topic: Topic(fm.Entry.URL)}
+		return gr, nil
 	}
 	if fm.Entry != nil {
 		g.reportFAQ(ctx, FAQEvidence)
@@ -151,10 +153,10 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	// An answer written here cites the top pages of the context, which it lists; it quotes the pages, so it goes
 	// through the link policy and the escaping of a model's answer.
 	policy := NewLinkPolicy(res, g.linkHosts(base))
-	cite := func(text string) *server.Grounding {
+	cite := func(text, outcome string) *server.Grounding {
 		text = CleanAnswer(text, policy)
 		top := Cited("", res, limit)
-		gr := &server.Grounding{Answer: g.answer(req, text), NoStore: res.Degraded != ""}
+		gr := &server.Grounding{Answer: g.answer(req, text), NoStore: res.Degraded != "", Question: report(a, res, outcome)}
 		gr.Answer.Annotations = annotate(text, top)
 		if events {
 			gr.Events = SourceEvents(res, top)
@@ -163,9 +165,9 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	}
 	switch {
 	case res.Empty:
-		return cite(named(DontKnow(res, limit))), nil
+		return cite(named(DontKnow(res, limit)), server.OutcomeUnanswered), nil
 	case g.Offline:
-		return cite(named(OfflineAnswer(r, res, limit))), nil
+		return cite(named(OfflineAnswer(r, res, limit)), server.OutcomeAnswered), nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
 	prompt := SystemPrompt(site, res)
@@ -177,6 +179,7 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	return &server.Grounding{
 		Messages: out,
 		NoStore:  res.Degraded != "",
+		Question: report(a, res, server.OutcomeAnswered),
 		NewFilter: func() server.ContentFilter {
 			return &sourcesFilter{links: NewAnswerFilter(policy), res: res, max: limit, events: events}
 		},

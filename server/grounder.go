@@ -112,6 +112,9 @@ type Grounding struct {
 	// next request may get (the query's embeddings failed: see retrieval's degraded mode); a cached answer
 	// would outlive the failure by the cache's TTL.
 	NoStore bool
+	// Question, when set, reports the visitor's question and how it was answered, for Config.Questions; a
+	// request without one is not logged.
+	Question *QuestionReport
 }
 
 // Answer is a complete answer written by the Grounder itself (an "I don't

@@ -135,6 +135,12 @@ type Config struct {
 	// answers need is down. /healthz never consults it: a backend outage is no reason to restart the process.
 	// Default none: ready once listening.
 	Ready *Readiness
+	// Questions, when set, receives every visitor's question once its answer went out (see QuestionLog).
+	// Default none.
+	Questions QuestionLog
+	// Routes are extra routes under /v1, behind the client keys and counted by the rate limits like a
+	// Grounder's (see Router). Default none.
+	Routes []Route
 	// Logger receives server logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -337,6 +343,9 @@ func (s *Server) routes() {
 		for _, rt := range r.Routes() {
 			v1.Add(rt.Method, rt.Path, s.extraRoute(rt))
 		}
+	}
+	for _, rt := range s.cfg.Routes {
+		v1.Add(rt.Method, rt.Path, s.extraRoute(rt))
 	}
 	s.adminRoutes()
 	if s.cfg.Metrics != nil {

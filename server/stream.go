@@ -113,7 +113,7 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 	defer src.Close()
 	stop := sw.heartbeat(s.cfg.Heartbeat)
 	defer stop()
-	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, events: g.Events, collect: s.collect || st.cache != nil,
+	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, events: g.Events, collect: s.collect || st.cache != nil || s.cfg.Questions != nil && st.task == "",
 		onFirstToken: func() { s.obs.Observe(ctx, s.event(st, EventFirstToken)) }}
 	var err error
 	for err == nil && src.Next() {
@@ -149,13 +149,14 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 	}
 	out.err = err
 	out.content = r.content.String()
+	anns := r.answerAnnotations()
+	if g.Answer != nil {
+		anns = g.Answer.Annotations
+	}
+	out.id, out.cited = r.builder.ID, anns
 	if err == nil && st.cache != nil && r.finished && !r.special {
-		anns := r.answerAnnotations()
-		if g.Answer != nil {
-			anns = g.Answer.Annotations
-		}
 		out.answer = &cachedAnswer{Model: r.builder.Model, Content: r.content.String(), FinishReason: r.finishReason,
-			Annotations: anns, Usage: r.usage, Events: r.sentEvents()}
+			Annotations: anns, Usage: r.usage, Events: r.sentEvents(), Question: g.Question}
 	}
 	return out
 }

@@ -1,0 +1,58 @@
+package grounding
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/server"
+)
+
+// TestQuestionReport checks what the Grounder tells the question log: an FAQ answer, a question nothing in the
+// site answers, an answered one with its confidence and topic, and no report for a task.
+func TestQuestionReport(t *testing.T) {
+	r, tok := exampleIndex(t)
+	g := &Grounder{Retriever: r, Tokenizer: tok, FAQ: exampleFAQ(t)}
+	ask := func(text, task string) *server.QuestionReport {
+		t.Helper()
+		msgs := []compat.Message{compat.TextMessage("user", text)}
+		gr, err := g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs,
+			Request: &compat.ChatRequest{Messages: msgs}, Task: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gr == nil {
+			return nil
+		}
+		return gr.Question
+	}
+	if q := ask("When do fall 2024 classes begin", ""); q == nil || q.Outcome != server.OutcomeFAQ ||
+		q.Question != "When do fall 2024 classes begin" || q.Topic != "/academic-calendar/" {
+		t.Errorf("FAQ answer reported %+v", q)
+	}
+	if q := ask("qwxz zzkv", ""); q == nil || q.Outcome != server.OutcomeUnanswered {
+		t.Errorf("a question nothing answers reported %+v", q)
+	}
+	q := ask("how much is in-state tuition?", "")
+	if q == nil || q.Outcome != server.OutcomeAnswered || q.Confidence <= 0 || q.Topic == "" || q.Standalone != "" {
+		t.Errorf("an answered question reported %+v", q)
+	}
+	if q := ask("Generate a title", "title"); q != nil {
+		t.Errorf("a task reported %+v", q)
+	}
+}
+
+func TestTopic(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://www.example.edu/en/library/hours.html": "/en/library/",
+		"https://www.example.edu/en/library/":           "/en/library/",
+		"https://www.example.edu/a/b/c/d/":              "/a/b/",
+		"https://www.example.edu/tuition/":              "/tuition/",
+		"https://www.example.edu/":                      "/",
+		"https://www.example.edu/about.html":            "/",
+	} {
+		if got := Topic(in); got != want {
+			t.Errorf("Topic(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
