@@ -219,4 +219,3 @@ func TestAPI(t *testing.T) {
 		}
 	})
 }
-

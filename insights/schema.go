@@ -67,7 +67,6 @@ CREATE TABLE questions (
 );
 CREATE INDEX questions_at ON questions (at);
 CREATE INDEX questions_outcome_at ON questions (outcome, at);
-CREATE INDEX questions_model_at ON questions (model, at);
 CREATE INDEX questions_response ON questions (response_id);
 CREATE TABLE feedback (
 	id {id},

@@ -163,7 +163,7 @@ type latencyKey struct {
 }
 
 // AddQuestions implements QuestionWriter. The batch's aggregates are summed first, so each aggregate row is
-// written once per batch.
+// written once per batch, and rows go in many to a statement.
 func (s *sqlStore) AddQuestions(ctx context.Context, qs []Question) error {
 	if len(qs) == 0 {
 		return nil
@@ -172,29 +172,16 @@ func (s *sqlStore) AddQuestions(ctx context.Context, qs []Question) error {
 	groups := map[groupKey]*groupRow{}
 	pages := map[pageKey]int64{}
 	latency := map[latencyKey]int64{}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("insights: add questions: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	ins, err := tx.PrepareContext(ctx, s.d.bind(`INSERT INTO questions (at, day, model, question, standalone, outcome,
-		confidence, pages, topic, qkey, latency_us, prompt_tokens, completion_tokens, cost, response_id, client_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
-	if err != nil {
-		return fmt.Errorf("insights: add questions: %w", err)
-	}
-	defer ins.Close()
+	rows := make([][]any, 0, len(qs))
 	for _, q := range qs {
 		dm := dayModel{dayOf(q.At), q.Model}
 		key := Key(q.Question)
 		if q.Standalone != "" {
 			key = Key(q.Standalone) // a follow-up is the question its standalone form asks
 		}
-		if _, err := ins.ExecContext(ctx, q.At.UnixMicro(), dm.day, q.Model, q.Question, q.Standalone, q.Outcome,
-			q.Confidence, strings.Join(q.Pages, "\n"), q.Topic, key, q.Latency.Microseconds(), q.PromptTokens,
-			q.CompletionTokens, q.Cost, q.ResponseID, q.Key); err != nil {
-			return fmt.Errorf("insights: add questions: %w", err)
-		}
+		rows = append(rows, []any{q.At.UnixMicro(), dm.day, q.Model, q.Question, q.Standalone, q.Outcome, q.Confidence,
+			strings.Join(q.Pages, "\n"), q.Topic, key, q.Latency.Microseconds(), q.PromptTokens, q.CompletionTokens, q.Cost,
+			q.ResponseID, q.Key})
 		low := int64(0)
 		if q.Outcome == Answered && q.Confidence < LowConfidence {
 			low = 1
@@ -231,6 +218,15 @@ func (s *sqlStore) AddQuestions(ctx context.Context, qs []Question) error {
 		}
 		latency[latencyKey{dm, latencyBucket(q.Latency)}]++
 	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("insights: add questions: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := s.insert(ctx, tx, `INSERT INTO questions (at, day, model, question, standalone, outcome, confidence, pages,
+		topic, qkey, latency_us, prompt_tokens, completion_tokens, cost, response_id, client_key) VALUES `, "", rows); err != nil {
+		return err
+	}
 	if err := s.upsert(ctx, tx, daily, groups, pages, latency); err != nil {
 		return err
 	}
@@ -240,73 +236,97 @@ func (s *sqlStore) AddQuestions(ctx context.Context, qs []Question) error {
 	return s.retain(ctx, false)
 }
 
-func (s *sqlStore) upsert(ctx context.Context, tx *sql.Tx, daily map[dailyKey]*dailyRow, groups map[groupKey]*groupRow,
-	pages map[pageKey]int64, latency map[latencyKey]int64) error {
-	exec := func(q string, rows func(st *sql.Stmt) error) error {
-		st, err := tx.PrepareContext(ctx, s.d.bind(q))
+// rowsPerStatement is how many rows one INSERT writes: far fewer parameters than either database allows
+// (SQLite 32766, PostgreSQL 65535), enough to spare most of the per-statement work.
+const rowsPerStatement = 64
+
+// insert writes rows (all of the same width) with head, a VALUES list and tail, rowsPerStatement at a time.
+func (s *sqlStore) insert(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
+	statement := func(n int) string {
+		var b strings.Builder
+		b.WriteString(head)
+		one := "(" + strings.Repeat("?, ", width-1) + "?)"
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(one)
+		}
+		b.WriteString(" ")
+		b.WriteString(tail)
+		return s.d.bind(b.String())
+	}
+	var full *sql.Stmt
+	args := make([]any, 0, rowsPerStatement*width)
+	for start := 0; start < len(rows); start += rowsPerStatement {
+		chunk := rows[start:min(start+rowsPerStatement, len(rows))]
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, r...)
+		}
+		var err error
+		if len(chunk) == rowsPerStatement {
+			if full == nil {
+				if full, err = tx.PrepareContext(ctx, statement(rowsPerStatement)); err != nil {
+					return fmt.Errorf("insights: add questions: %w", err)
+				}
+				defer full.Close()
+			}
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, statement(len(chunk)), args...)
+		}
 		if err != nil {
 			return fmt.Errorf("insights: add questions: %w", err)
 		}
-		defer st.Close()
-		if err := rows(st); err != nil {
-			return fmt.Errorf("insights: add questions: %w", err)
-		}
-		return nil
 	}
-	err := exec(`INSERT INTO daily (day, model, outcome, n, low, prompt_tokens, completion_tokens, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (day, model, outcome) DO UPDATE SET n = daily.n + excluded.n, low = daily.low + excluded.low,
+	return nil
+}
+
+func (s *sqlStore) upsert(ctx context.Context, tx *sql.Tx, daily map[dailyKey]*dailyRow, groups map[groupKey]*groupRow,
+	pages map[pageKey]int64, latency map[latencyKey]int64) error {
+	var rows [][]any
+	for k, r := range daily {
+		rows = append(rows, []any{k.day, k.model, k.outcome, r.n, r.low, r.prompt, r.completion, r.cost})
+	}
+	err := s.insert(ctx, tx, `INSERT INTO daily (day, model, outcome, n, low, prompt_tokens, completion_tokens, cost) VALUES `,
+		`ON CONFLICT (day, model, outcome) DO UPDATE SET n = daily.n + excluded.n, low = daily.low + excluded.low,
 		prompt_tokens = daily.prompt_tokens + excluded.prompt_tokens,
-		completion_tokens = daily.completion_tokens + excluded.completion_tokens, cost = daily.cost + excluded.cost`,
-		func(st *sql.Stmt) error {
-			for k, r := range daily {
-				if _, err := st.ExecContext(ctx, k.day, k.model, k.outcome, r.n, r.low, r.prompt, r.completion, r.cost); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		completion_tokens = daily.completion_tokens + excluded.completion_tokens, cost = daily.cost + excluded.cost`, rows)
 	if err != nil {
 		return err
 	}
-	err = exec(`INSERT INTO daily_questions (day, model, qkey, n, unanswered, low, sample, topic) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (day, model, qkey) DO UPDATE SET n = daily_questions.n + excluded.n,
+	rows = rows[:0]
+	for k, r := range groups {
+		rows = append(rows, []any{k.day, k.model, k.qkey, r.n, r.unanswered, r.low, r.sample, r.topic})
+	}
+	err = s.insert(ctx, tx, `INSERT INTO daily_questions (day, model, qkey, n, unanswered, low, sample, topic) VALUES `,
+		`ON CONFLICT (day, model, qkey) DO UPDATE SET n = daily_questions.n + excluded.n,
 		unanswered = daily_questions.unanswered + excluded.unanswered, low = daily_questions.low + excluded.low,
 		sample = excluded.sample,
-		topic = CASE WHEN excluded.topic = '' THEN daily_questions.topic ELSE excluded.topic END`,
-		func(st *sql.Stmt) error {
-			for k, r := range groups {
-				if _, err := st.ExecContext(ctx, k.day, k.model, k.qkey, r.n, r.unanswered, r.low, r.sample, r.topic); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		topic = CASE WHEN excluded.topic = '' THEN daily_questions.topic ELSE excluded.topic END`, rows)
 	if err != nil {
 		return err
 	}
-	err = exec(`INSERT INTO daily_pages (day, model, url, n) VALUES (?, ?, ?, ?)
-		ON CONFLICT (day, model, url) DO UPDATE SET n = daily_pages.n + excluded.n`,
-		func(st *sql.Stmt) error {
-			for k, n := range pages {
-				if _, err := st.ExecContext(ctx, k.day, k.model, k.url, n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	rows = rows[:0]
+	for k, n := range pages {
+		rows = append(rows, []any{k.day, k.model, k.url, n})
+	}
+	err = s.insert(ctx, tx, `INSERT INTO daily_pages (day, model, url, n) VALUES `,
+		`ON CONFLICT (day, model, url) DO UPDATE SET n = daily_pages.n + excluded.n`, rows)
 	if err != nil {
 		return err
 	}
-	return exec(`INSERT INTO daily_latency (day, model, bucket, n) VALUES (?, ?, ?, ?)
-		ON CONFLICT (day, model, bucket) DO UPDATE SET n = daily_latency.n + excluded.n`,
-		func(st *sql.Stmt) error {
-			for k, n := range latency {
-				if _, err := st.ExecContext(ctx, k.day, k.model, k.bucket, n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	rows = rows[:0]
+	for k, n := range latency {
+		rows = append(rows, []any{k.day, k.model, k.bucket, n})
+	}
+	return s.insert(ctx, tx, `INSERT INTO daily_latency (day, model, bucket, n) VALUES `,
+		`ON CONFLICT (day, model, bucket) DO UPDATE SET n = daily_latency.n + excluded.n`, rows)
 }
 
 // AddFeedback implements Store. A second rating of the same answer replaces the first.
