@@ -59,6 +59,9 @@ type Grounder struct {
 	// faq.DefaultEvidenceThreshold) goes first in the context as the site's answer.
 	FAQ                                      *faq.Matcher
 	FAQDirectThreshold, FAQEvidenceThreshold float64
+	// LiveFAQ, when set, replaces FAQ with entries that may change while serving (the file's and those the
+	// admin API adds). Default nil.
+	LiveFAQ *LiveFAQ
 	// SiteFAQ says what the FAQ entries of the index's pages (found in their markup at ingest) may do; default
 	// SiteFAQEvidence.
 	SiteFAQ SiteFAQUse

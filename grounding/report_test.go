@@ -2,9 +2,11 @@ package grounding
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
 )
 
@@ -54,5 +56,35 @@ func TestTopic(t *testing.T) {
 		if got := Topic(in); got != want {
 			t.Errorf("Topic(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestLiveFAQ checks that an entry added while serving answers the next question directly, and that removing it
+// stops that.
+func TestLiveFAQ(t *testing.T) {
+	r, tok := exampleIndex(t)
+	live := NewLiveFAQ(nil)
+	g := &Grounder{Retriever: r, Tokenizer: tok, LiveFAQ: live}
+	ask := func() *server.Grounding {
+		msgs := []compat.Message{compat.TextMessage("user", "Is there a shuttle from the train station to campus?")}
+		gr, err := g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs,
+			Request: &compat.ChatRequest{Messages: msgs}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gr
+	}
+	if gr := ask(); gr != nil && gr.Question != nil && gr.Question.Outcome == server.OutcomeFAQ {
+		t.Fatal("answered from an empty FAQ")
+	}
+	live.Set([]faq.Entry{{Question: "Is there a shuttle from the train station to campus?", Answer: "Yes, the 22 bus, hourly.",
+		URL: "https://www.lakeshore-poly.example/visit/", Source: "admin"}})
+	gr := ask()
+	if gr == nil || gr.Answer == nil || !strings.HasPrefix(gr.Answer.Text, "Yes, the 22 bus, hourly.") || gr.Question.Outcome != server.OutcomeFAQ {
+		t.Fatalf("after adding the entry: %+v", gr)
+	}
+	live.Set(nil)
+	if gr := ask(); gr != nil && gr.Question != nil && gr.Question.Outcome == server.OutcomeFAQ {
+		t.Error("answered from a removed entry")
 	}
 }
