@@ -1,6 +1,7 @@
 package insights
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -187,20 +188,7 @@ func (s *sqlStore) Report(ctx context.Context, q ReportQuery) (*Report, error) {
 	if err := s.latency(ctx, where, args, t); err != nil {
 		return nil, err
 	}
-	err = s.each(ctx, `SELECT qkey, CAST(SUM(n) AS BIGINT) AS c, CAST(SUM(unanswered) AS BIGINT), CAST(SUM(low) AS BIGINT), MAX(sample), MAX(topic)
-		FROM daily_questions`+where+` GROUP BY qkey ORDER BY c DESC, qkey LIMIT ?`, append(args, q.Limit), func(scan func(...any) error) error {
-		var g Group
-		var key string
-		if err := scan(&key, &g.Count, &g.Unanswered, &g.LowConfidence, &g.Question, &g.Topic); err != nil {
-			return err
-		}
-		r.Top = append(r.Top, g)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.gaps(ctx, where, args, q.Limit, r); err != nil {
+	if err := s.groups(ctx, where, args, q.Limit, r); err != nil {
 		return nil, err
 	}
 	if err := s.cited(ctx, where, args, q, r); err != nil {
@@ -270,41 +258,65 @@ func (s *sqlStore) latency(ctx context.Context, where string, args []any, t *Tot
 	return nil
 }
 
-// gaps groups the most frequent unanswered and poorly grounded questions by topic.
-func (s *sqlStore) gaps(ctx context.Context, where string, args []any, limit int, r *Report) error {
-	topics := map[string]*Topic{}
-	var order []string
+// groups fills the most asked questions and the gaps (the most frequent unanswered and poorly grounded
+// questions, by topic) from one pass over the questions' aggregates, which are stored in question order.
+func (s *sqlStore) groups(ctx context.Context, where string, args []any, limit int, r *Report) error {
+	type group struct {
+		Group
+		key string
+	}
+	var all []group
 	err := s.each(ctx, `SELECT qkey, CAST(SUM(n) AS BIGINT), CAST(SUM(unanswered) AS BIGINT), CAST(SUM(low) AS BIGINT), MAX(sample), MAX(topic)
-		FROM daily_questions`+where+` AND (unanswered > 0 OR low > 0) GROUP BY qkey ORDER BY SUM(unanswered) + SUM(low) DESC, qkey LIMIT ?`,
-		append(slices.Clone(args), limit*10), func(scan func(...any) error) error {
-			var g Group
-			var key string
-			if err := scan(&key, &g.Count, &g.Unanswered, &g.LowConfidence, &g.Question, &g.Topic); err != nil {
-				return err
-			}
-			name := g.Topic
-			if name == "" {
-				name = "(no page found)"
-			}
-			tp := topics[name]
-			if tp == nil {
-				tp = &Topic{Topic: name}
-				topics[name] = tp
-				order = append(order, name)
-			}
-			tp.Count += g.Unanswered + g.LowConfidence
-			if len(tp.Questions) < limit {
-				tp.Questions = append(tp.Questions, g)
-			}
-			return nil
-		})
+		FROM daily_questions`+where+` GROUP BY qkey`, args, func(scan func(...any) error) error {
+		var g group
+		if err := scan(&g.key, &g.Count, &g.Unanswered, &g.LowConfidence, &g.Question, &g.Topic); err != nil {
+			return err
+		}
+		all = append(all, g)
+		return nil
+	})
 	if err != nil {
 		return err
+	}
+	slices.SortFunc(all, func(a, b group) int {
+		if a.Count != b.Count {
+			return cmp.Compare(b.Count, a.Count)
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	for _, g := range all[:min(limit, len(all))] {
+		r.Top = append(r.Top, g.Group)
+	}
+	missed := func(g group) int64 { return g.Unanswered + g.LowConfidence }
+	all = slices.DeleteFunc(all, func(g group) bool { return missed(g) == 0 })
+	slices.SortFunc(all, func(a, b group) int {
+		if missed(a) != missed(b) {
+			return cmp.Compare(missed(b), missed(a))
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	topics := map[string]*Topic{}
+	var order []string
+	for _, g := range all[:min(limit*10, len(all))] {
+		name := g.Topic
+		if name == "" {
+			name = "(no page found)"
+		}
+		tp := topics[name]
+		if tp == nil {
+			tp = &Topic{Topic: name}
+			topics[name] = tp
+			order = append(order, name)
+		}
+		tp.Count += missed(g)
+		if len(tp.Questions) < limit {
+			tp.Questions = append(tp.Questions, g.Group)
+		}
 	}
 	for _, name := range order {
 		r.Gaps = append(r.Gaps, *topics[name])
 	}
-	slices.SortStableFunc(r.Gaps, func(a, b Topic) int { return int(b.Count - a.Count) })
+	slices.SortStableFunc(r.Gaps, func(a, b Topic) int { return cmp.Compare(b.Count, a.Count) })
 	if len(r.Gaps) > limit {
 		r.Gaps = r.Gaps[:limit]
 	}

@@ -40,12 +40,14 @@ func (d dialect) bind(q string) string {
 	return b.String()
 }
 
-// schema writes version 1 of the schema with the dialect's id column and float type. Times are Unix
-// microseconds and days are days since 1970-01-01 UTC, the same integers in both databases. The daily tables
-// hold per-day aggregates written with the questions, so that a report over months reads a few thousand rows
-// instead of every question.
-func schema(id, float string) string {
-	return strings.NewReplacer("{id}", id, "{float}", float).Replace(`
+// schema writes version 1 of the schema with the dialect's id column, float type and table option for tables
+// that are their own index (SQLite's WITHOUT ROWID). Times are Unix microseconds and days are days since
+// 1970-01-01 UTC, the same integers in both databases. The daily tables hold per-day aggregates written with
+// the questions, so that a report over months reads a few thousand rows per day instead of every question;
+// the questions' and pages' aggregates are kept in the order of the question and the page, so that summing
+// them over days reads them in order instead of sorting them.
+func schema(id, float, withoutRowID string) string {
+	return strings.NewReplacer("{id}", id, "{float}", float, "{without_rowid}", withoutRowID).Replace(`
 CREATE TABLE questions (
 	id {id},
 	at BIGINT NOT NULL,
@@ -106,15 +108,15 @@ CREATE TABLE daily_questions (
 	low BIGINT NOT NULL,
 	sample TEXT NOT NULL,
 	topic TEXT NOT NULL,
-	PRIMARY KEY (day, model, qkey)
-);
+	PRIMARY KEY (qkey, day, model)
+){without_rowid};
 CREATE TABLE daily_pages (
 	day INTEGER NOT NULL,
 	model TEXT NOT NULL,
 	url TEXT NOT NULL,
 	n BIGINT NOT NULL,
-	PRIMARY KEY (day, model, url)
-);
+	PRIMARY KEY (url, day, model)
+){without_rowid};
 CREATE TABLE faq_entries (
 	id {id},
 	question TEXT NOT NULL,
@@ -127,10 +129,10 @@ CREATE TABLE faq_entries (
 
 var (
 	sqliteDialect = dialect{name: "sqlite", migrations: []string{
-		schema("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),
+		schema("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", " WITHOUT ROWID"),
 	}}
 	postgresDialect = dialect{name: "postgres", numbered: true, migrations: []string{
-		schema("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION"),
+		schema("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION", ""),
 	},
 		// Replicas starting together each migrate; the first holds the others off until it committed, and they
 		// then find nothing left to do. The key is an arbitrary constant of this schema.
