@@ -3,15 +3,21 @@ package insights
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // traffic makes questions as a site's visitors ask them: a few thousand distinct questions whose popularity
@@ -205,4 +211,72 @@ func BenchmarkReport(b *testing.B) {
 			run(b, s)
 		})
 	}
+}
+
+// BenchmarkRequestOverhead measures what the question log adds to a chat request's latency: two gateways, one
+// without the log and one logging into SQLite, answer the same streamed questions (the Grounder answers them, so
+// no upstream time blurs the difference), alternately, and it reports the median of each and their difference.
+func BenchmarkRequestOverhead(b *testing.B) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(b.TempDir(), "q.db"), Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	up, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{BaseURL: "http://127.0.0.1:1/v1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	start := func(log server.QuestionLog) string {
+		srv := server.New(server.Config{Grounder: answering{}, Questions: log, Models: []server.ModelAlias{{ID: "site"}}}, up)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = srv.Serve(rctx, ln) }()
+		return "http://" + ln.Addr().String() + "/v1/chat/completions"
+	}
+	l := NewLog(LogConfig{Store: s})
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = l.Run(rctx) }()
+	off, on := start(nil), start(l)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	body := `{"model":"site","stream":true,"messages":[{"role":"user","content":"Is there a shuttle to the station?"}]}`
+	ask := func(url string) time.Duration {
+		begin := time.Now()
+		resp, err := client.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+		return time.Since(begin)
+	}
+	for range 50 { // warm both up
+		ask(off)
+		ask(on)
+	}
+	offTimes, onTimes := make([]time.Duration, b.N), make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			offTimes[i], onTimes[i] = ask(off), ask(on)
+		} else {
+			onTimes[i], offTimes[i] = ask(on), ask(off)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(offTimes)
+	slices.Sort(onTimes)
+	p50off, p50on := offTimes[b.N/2], onTimes[b.N/2]
+	b.ReportMetric(float64(p50off.Nanoseconds())/1e3, "p50-off-us")
+	b.ReportMetric(float64(p50on.Nanoseconds())/1e3, "p50-on-us")
+	b.ReportMetric(float64((p50on-p50off).Nanoseconds())/1e3, "p50-added-us")
 }
