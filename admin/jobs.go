@@ -245,6 +245,20 @@ type Ingest struct {
 	Sync func(ctx context.Context, dir string) (*backends.SyncReport, error)
 }
 
+// Run ingests and then syncs the backends. The report is nil when the ingest failed; a failed sync returns the
+// report with the error, the local index being written.
+func (in *Ingest) Run(ctx context.Context) (*ingest.Report, *backends.SyncReport, error) {
+	rep, err := ingest.Run(ctx, in.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Sync == nil {
+		return rep, nil, nil
+	}
+	synced, err := in.Sync(ctx, in.Config.IndexDir)
+	return rep, synced, err
+}
+
 // jobStart asks Run to run a job; started answers whether it does.
 type jobStart struct {
 	job     *job
@@ -339,13 +353,7 @@ func (a *Admin) runJob(ctx context.Context, j *job, in *Ingest) {
 	cfg.Logger = log
 	cfg.OnProgress = j.onProgress
 	cfg.ProtectVersions = []string{a.served().Manifest.Version}
-	rep, err := ingest.Run(jctx, cfg)
-	var synced *backends.SyncReport
-	if err != nil {
-		rep = nil
-	} else if in.Sync != nil {
-		synced, err = in.Sync(jctx, cfg.IndexDir)
-	}
+	rep, synced, err := (&Ingest{Config: cfg, Sync: in.Sync}).Run(jctx)
 	var res *reloadResult
 	if err == nil {
 		var r reloadResult

@@ -10,21 +10,10 @@
 // Each scenario runs in its own browser context (fresh storage). Every failure is reported; the exit status is 1
 // if any scenario failed. One line "METRIC {...}" reports how long a streamed token takes to be painted.
 import assert from 'node:assert/strict';
-import { access, constants, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { TIMEOUT, deadline, eventually, launch, need as needEnv, scenarios, sleep } from './browser.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const TIMEOUT = 15_000; // for any single wait on the page
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`chatpage: set ${name} (the Go test webui/browser_test.go does)`);
-    process.exit(2);
-  }
-  return v.replace(/\/+$/, '');
-}
+const need = (name) => needEnv('chatpage', 'webui/browser_test.go', name);
 const onlineURL = need('RAGPROXY_PAGE_URL');
 const offlineURL = need('RAGPROXY_OFFLINE_PAGE_URL');
 const authURL = need('RAGPROXY_AUTH_PAGE_URL');
@@ -37,36 +26,7 @@ const rawURL = need('RAGPROXY_RAW_PAGE_URL');
 const tuitionURL = 'https://www.lakeshore-poly.example/tuition/';
 const question = 'how much is in-state tuition?';
 
-// A whole run must not hang the Go test: give up well before its own timeout.
-const deadline = setTimeout(() => {
-  console.error('chatpage: FAIL: the run took longer than 4 minutes');
-  process.exit(1);
-}, 240_000);
-deadline.unref();
-
-// Debian's chromium, never a browser build of playwright's own (it would be downloaded).
-async function findChromium() {
-  try {
-    await access(CHROMIUM, constants.X_OK);
-  } catch {
-    throw new Error(`${CHROMIUM} is missing (apt-get install chromium)`);
-  }
-  return CHROMIUM;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function eventually(what, fn, ms = TIMEOUT) {
-  const end = Date.now() + ms;
-  let last;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) { last = err; }
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await sleep(100);
-  }
-}
+deadline('chatpage');
 
 async function fakeLog() {
   const res = await fetch(logURL);
@@ -81,19 +41,7 @@ const lastUser = (entry) => [...entry.messages].reverse().find((m) => m.role ===
 
 // ---- the browser ----
 // launch starts chromium on a new, empty temporary profile (removed on close); each context has its own storage.
-let browser;
-try {
-  browser = await chromium.launch({
-    executablePath: await findChromium(),
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-} catch (err) {
-  console.error(`chatpage: FAIL: cannot start chromium: ${err.message}`);
-  process.exit(1);
-}
-await mkdir(shotDir, { recursive: true });
+const browser = await launch('chatpage');
 
 // open starts a context and loads a page, watching what a hostile answer could try: requests to other hosts,
 // CSP violations, dialogs, uncaught errors.
@@ -165,24 +113,8 @@ async function watchClasses(page) {
 }
 
 // ---- the scenarios ----
-const failures = [];
 // CHATPAGE_ONLY=regexp runs only the scenarios whose names match (while working on the page).
-const only = process.env.CHATPAGE_ONLY ? new RegExp(process.env.CHATPAGE_ONLY, 'i') : null;
-async function scenario(name, fn) {
-  if (only && !only.test(name)) return;
-  const started = Date.now();
-  let w;
-  try {
-    await fn((x) => { w = x; return x; });
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (err) {
-    failures.push(name);
-    console.log(`FAIL ${name}: ${err.message}`);
-    if (w) await w.page.screenshot({ path: path.join(shotDir, `failed-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  } finally {
-    if (w) await w.context.close().catch(() => {});
-  }
-}
+const { scenario, report } = await scenarios('chatpage', shotDir, process.env.CHATPAGE_ONLY);
 
 try {
   await scenario('online: answer, sources, history, new chat, copy', async (use) => {
@@ -525,8 +457,4 @@ try {
   await browser.close().catch(() => {});
 }
 
-if (failures.length) {
-  console.error(`chatpage: FAIL: ${failures.length} scenario(s) failed: ${failures.join('; ')} (screenshots in ${shotDir})`);
-  process.exit(1);
-}
-console.log('chatpage: ok');
+report();

@@ -9,21 +9,10 @@
 // Each scenario runs in its own browser context. Every failure is reported; the exit status is 1 if any scenario
 // failed. One line "METRIC {...}" reports the time from a click on the launcher to the chat being ready.
 import assert from 'node:assert/strict';
-import { access, constants, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { TIMEOUT, deadline, eventually as poll, launch, need as needEnv, scenarios } from './browser.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const TIMEOUT = 15_000;
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`widget: set ${name} (the Go test webui/widget_browser_test.go does)`);
-    process.exit(2);
-  }
-  return v.replace(/\/+$/, '');
-}
+const need = (name) => needEnv('widget', 'webui/widget_browser_test.go', name);
 const assistantURL = need('RAGPROXY_ASSISTANT_URL');
 const hostURL = need('RAGPROXY_HOST_URL');
 const otherURL = need('RAGPROXY_OTHER_HOST_URL');
@@ -37,40 +26,11 @@ const hostTitle = 'Tuition and Fees | Lakeshore';
 // The page the widget is on: its query and fragment must not leave the page.
 const pagePath = '/tuition/?session=s3cr3t#fees';
 
-const deadline = setTimeout(() => {
-  console.error('widget: FAIL: the run took longer than 4 minutes');
-  process.exit(1);
-}, 240_000);
-deadline.unref();
+deadline('widget');
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function eventually(what, fn, ms = TIMEOUT) {
-  const end = Date.now() + ms;
-  let last;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) { last = err; }
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await sleep(50);
-  }
-}
+const eventually = (what, fn, ms = TIMEOUT) => poll(what, fn, ms, 50);
 
-let browser;
-try {
-  await access(CHROMIUM, constants.X_OK);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-} catch (err) {
-  console.error(`widget: FAIL: cannot start ${CHROMIUM} (apt-get install chromium): ${err.message}`);
-  process.exit(1);
-}
-await mkdir(shotDir, { recursive: true });
+const browser = await launch('widget');
 
 // open loads a host page in a new context, watching for what must not happen: requests to hosts other than the
 // page's and the assistant's, dialogs, uncaught errors, and CSP violations in any frame.
@@ -160,24 +120,8 @@ async function clean(w, where) {
   }
 }
 
-const failures = [];
 const metrics = {};
-const only = process.env.WIDGET_ONLY ? new RegExp(process.env.WIDGET_ONLY, 'i') : null;
-async function scenario(name, fn) {
-  if (only && !only.test(name)) return;
-  const started = Date.now();
-  let w;
-  try {
-    await fn((x) => { w = x; return x; });
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (err) {
-    failures.push(name);
-    console.log(`FAIL ${name}: ${err.stack}`);
-    if (w) await w.page.screenshot({ path: path.join(shotDir, `failed-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  } finally {
-    if (w) await w.context.close().catch(() => {});
-  }
-}
+const { scenario, report } = await scenarios('widget', shotDir, process.env.WIDGET_ONLY);
 
 try {
   await scenario('listed site: open, streamed answer with sources, the page reaches the request, Esc', async (use) => {
@@ -390,8 +334,4 @@ try {
 }
 
 console.log(`METRIC ${JSON.stringify(metrics)}`);
-if (failures.length) {
-  console.error(`widget: FAIL: ${failures.length} scenario(s) failed: ${failures.join('; ')} (screenshots in ${shotDir})`);
-  process.exit(1);
-}
-console.log('widget: ok');
+report();

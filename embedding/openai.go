@@ -452,3 +452,18 @@ func (e *OpenAI) embedBatch(ctx context.Context, batch []input, ticket *upstream
 	}
 	return rows, nil
 }
+
+// Choose returns the embedder that kind names for an index: "openai", the OpenAI-compatible embedder of cfg,
+// which needs cfg.APIKey; "local", nil, which stands for the index's own local embedder; "auto", the first when
+// cfg has an API key and the second otherwise.
+func Choose(kind string, cfg OpenAIConfig) (Embedder, error) {
+	switch {
+	case kind == "local" || kind == "auto" && cfg.APIKey == "":
+		return nil, nil
+	case kind == "openai" && cfg.APIKey == "":
+		return nil, fmt.Errorf("embedder openai: needs an API key (OPENAI_API_KEY)")
+	case kind != "openai" && kind != "auto":
+		return nil, fmt.Errorf("embedder %q: want auto, local or openai", kind)
+	}
+	return NewOpenAI(cfg), nil
+}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"net/http"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ragproxy/ragproxy/compat"
@@ -228,4 +230,19 @@ func (r *run) explain(err error) error {
 	defer p.mu.Unlock()
 	return fmt.Errorf("%w\n%sthe ledger %s keeps %d results paid for (%d summaries and %d vectors written this run): a re-run pays only for what is missing",
 		err, cause, filepath.Join(r.cfg.IndexDir, ledger.FileName), p.ledger.Len(), p.storedSummaries, p.storedVectors)
+}
+
+// ParsePrice reads a model's price written MODEL=INPUT[,OUTPUT], in US dollars per million tokens (ingest's
+// --price flag).
+func ParsePrice(s string) (model string, p Price, err error) {
+	model, v, ok := strings.Cut(s, "=")
+	in, out, _ := strings.Cut(v, ",")
+	p.Input, err = strconv.ParseFloat(strings.TrimSpace(in), 64)
+	if err == nil && strings.TrimSpace(out) != "" {
+		p.Output, err = strconv.ParseFloat(strings.TrimSpace(out), 64)
+	}
+	if !ok || model == "" || err != nil || p.Input < 0 || p.Output < 0 {
+		return "", Price{}, fmt.Errorf("price %q: want MODEL=INPUT,OUTPUT in dollars per million tokens", s)
+	}
+	return model, p, nil
 }

@@ -11,28 +11,13 @@ import (
 // assistantFlags are the section assistants of serve (and eval): repeatable --assistant NAME=PREFIX[,PREFIX...]
 // and --assistants FILE (RAGPROXY_ASSISTANTS).
 type assistantFlags struct {
-	inline []string
+	inline repeated
 	file   string
 	list   grounding.Definitions // after resolve
 }
 
-// assistantList collects repeated --assistant values.
-type assistantList struct{ values *[]string }
-
-func (l assistantList) String() string {
-	if l.values == nil {
-		return ""
-	}
-	return strings.Join(*l.values, " ")
-}
-
-func (l assistantList) Set(v string) error {
-	*l.values = append(*l.values, v)
-	return nil
-}
-
 func (a *assistantFlags) register(fs *flag.FlagSet) {
-	fs.Var(assistantList{&a.inline}, "assistant", "section assistant NAME=PREFIX[,PREFIX...]: a model of its own in /v1/models whose retrieval only considers the pages under the URL prefixes (absolute URLs or paths); repeatable")
+	fs.Var(&a.inline, "assistant", "section assistant NAME=PREFIX[,PREFIX...]: a model of its own in /v1/models whose retrieval only considers the pages under the URL prefixes (absolute URLs or paths); repeatable")
 	fs.StringVar(&a.file, "assistants", envOr("RAGPROXY_ASSISTANTS", ""), "YAML or JSON file listing section assistants (name, prefixes, optional site_name) (RAGPROXY_ASSISTANTS)")
 }
 
@@ -88,10 +73,10 @@ func (a *assistantFlags) evalAssistant(spec string) (grounding.Definition, error
 
 // resolveAssistants checks serve's assistant definitions; they need an index, and names of their own.
 func (f *serveFlags) resolveAssistants() error {
-	if err := f.assistants.resolve(f.assistantName(), f.up.model, f.fallbackModel); err != nil {
+	if err := f.assistants.resolve(f.cfg.AssistantName(), f.up.model, f.cfg.Upstream.Fallback.Model); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if len(f.assistants.list) > 0 && f.index == "" {
+	if len(f.assistants.list) > 0 && f.cfg.Index == "" {
 		return fmt.Errorf("serve: section assistants need --index: %w", grounding.ErrAssistant)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"os"
 
@@ -27,12 +26,4 @@ func (b *backendFlags) register(fs *flag.FlagSet) {
 func (b *backendFlags) readSecrets() {
 	b.QdrantKey = os.Getenv("QDRANT_API_KEY")
 	b.Neo4jPassword = os.Getenv("NEO4J_PASSWORD")
-}
-
-// syncer is the sync of the configured backends, nil when none is.
-func (b backendFlags) syncer() func(context.Context, string) (*backends.SyncReport, error) {
-	if !b.Configured() {
-		return nil
-	}
-	return b.Sync
 }

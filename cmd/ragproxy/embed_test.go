@@ -11,7 +11,7 @@ func TestServeFlagsEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := f.embed.config()
+	cfg := f.cfg.Server.Embed
 	if strings.Join(cfg.Origins, " ") != "https://www.example.edu https://news.example.edu" ||
 		strings.Join(cfg.Keys, " ") != "pk_site" || cfg.RequestsPerMinute != 6 {
 		t.Errorf("embed config = %+v", cfg)

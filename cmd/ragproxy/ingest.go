@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/ragproxy/ragproxy/ingest/crawl"
 	"github.com/ragproxy/ragproxy/ingest/summary"
 	"github.com/ragproxy/ragproxy/llm"
+	"github.com/ragproxy/ragproxy/serve"
 	"github.com/ragproxy/ragproxy/upstream"
 )
 
@@ -69,23 +69,13 @@ func (u *upstreamFlags) client() openai.Client {
 
 // openaiEmbedder returns the upstream embedder when one is chosen, nil for the local one.
 func (u *upstreamFlags) openaiEmbedder() (embedding.Embedder, error) {
-	switch u.embedder {
-	case "local":
-		return nil, nil
-	case "openai":
-		if !u.online() {
-			return nil, fmt.Errorf("--embedder openai needs OPENAI_API_KEY")
-		}
-	case "auto":
-		if !u.online() {
-			return nil, nil
-		}
-	default:
-		return nil, fmt.Errorf("--embedder %q: want auto, local or openai", u.embedder)
-	}
-	return embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: u.url, APIKey: u.key, Model: u.embeddingModel,
-		Dimensions: u.embeddingDims, BatchSize: u.embedBatch, BatchTokens: u.embedTokens,
-		Concurrency: u.embedConcurrency, Pacer: u.pacer}), nil
+	return embedding.Choose(u.embedder, u.embedConfig())
+}
+
+// embedConfig is the OpenAI-compatible embedder the flags describe.
+func (u *upstreamFlags) embedConfig() embedding.OpenAIConfig {
+	return embedding.OpenAIConfig{BaseURL: u.url, APIKey: u.key, Model: u.embeddingModel, Dimensions: u.embeddingDims,
+		BatchSize: u.embedBatch, BatchTokens: u.embedTokens, Concurrency: u.embedConcurrency, Pacer: u.pacer}
 }
 
 func runIngest(ctx context.Context, args []string) error {
@@ -95,7 +85,7 @@ func runIngest(ctx context.Context, args []string) error {
 	}
 	o.cfg.Progress = os.Stderr
 	o.cfg.Logger = newLogger(os.Stderr, "info")
-	rep, synced, syncErr := o.run(ctx)
+	rep, synced, syncErr := (&admin.Ingest{Config: o.cfg, Sync: serve.Syncer(o.backends.Config)}).Run(ctx)
 	if rep == nil {
 		return syncErr
 	}
@@ -152,7 +142,6 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 		removes      repeated
 		summaries    string
 		summaryModel string
-		prices       repeated
 		maxBytes     int64
 	)
 	cfg := &o.cfg
@@ -189,7 +178,14 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 	fs.IntVar(&o.up.embedBatch, "embedding-batch-size", 2048, "most inputs per embeddings request (OpenAI's cap: 2048)")
 	fs.IntVar(&o.up.embedTokens, "embedding-batch-tokens", 280_000, "most tokens per embeddings request, counted as the model counts them (OpenAI's cap: 300000)")
 	fs.IntVar(&o.up.embedConcurrency, "embedding-concurrency", 2, "concurrent embeddings requests")
-	fs.Var(&prices, "price", "MODEL=INPUT,OUTPUT: US dollars per million tokens for the cost estimate, overriding the built-in table (repeatable)")
+	cfg.Prices = map[string]ingest.Price{}
+	fs.Func("price", "MODEL=INPUT,OUTPUT: US dollars per million tokens for the cost estimate, overriding the built-in table (repeatable)", func(v string) error {
+		model, p, err := ingest.ParsePrice(v)
+		if err == nil {
+			cfg.Prices[model] = p
+		}
+		return err
+	})
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	o.up.register(fs)
 	o.backends.register(fs)
@@ -211,9 +207,6 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 	o.up.key = os.Getenv("OPENAI_API_KEY")
 	// One pacer for the key: summaries and embeddings wait out its limits together.
 	o.up.pacer = upstream.NewPacer(upstream.PacerConfig{})
-	if cfg.Prices, err = parsePrices(prices); err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
-	}
 	o.backends.readSecrets()
 	cfg.Source = source
 	cfg.Crawl.MaxBytes = maxBytes
@@ -244,24 +237,13 @@ func parseIngestArgs(args []string, out io.Writer) (*ingestOptions, error) {
 	return &o, nil
 }
 
-// run ingests and then syncs the configured backends. The report is nil when the ingest failed; a failed sync
-// returns the report with the error, the local index being written.
-func (o *ingestOptions) run(ctx context.Context) (*ingest.Report, *backends.SyncReport, error) {
-	rep, err := ingest.Run(ctx, o.cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	synced, err := o.backends.Sync(ctx, o.cfg.IndexDir)
-	return rep, synced, err
-}
-
 // ingestJob parses an admin ingest job's command line as `ragproxy ingest` does.
 func ingestJob(args []string, out io.Writer) (*admin.Ingest, error) {
 	o, err := parseIngestArgs(args, out)
 	if err != nil {
 		return nil, err
 	}
-	return &admin.Ingest{Config: o.cfg, Sync: o.backends.syncer()}, nil
+	return &admin.Ingest{Config: o.cfg, Sync: serve.Syncer(o.backends.Config)}, nil
 }
 
 // splitSource lets SOURCE come before the flags, as in `ragproxy ingest https://site/ --index DIR`.
@@ -296,23 +278,4 @@ func runStats(_ context.Context, args []string) error {
 		fmt.Println(line)
 	}
 	return nil
-}
-
-// parsePrices reads --price MODEL=INPUT,OUTPUT flags.
-func parsePrices(flags []string) (map[string]ingest.Price, error) {
-	out := map[string]ingest.Price{}
-	for _, f := range flags {
-		model, v, ok := strings.Cut(f, "=")
-		in, outp, _ := strings.Cut(v, ",")
-		pi, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
-		po, err2 := 0.0, error(nil)
-		if strings.TrimSpace(outp) != "" {
-			po, err2 = strconv.ParseFloat(strings.TrimSpace(outp), 64)
-		}
-		if !ok || model == "" || err1 != nil || err2 != nil || pi < 0 || po < 0 {
-			return nil, fmt.Errorf("--price %q: want MODEL=INPUT,OUTPUT in dollars per million tokens", f)
-		}
-		out[model] = ingest.Price{Input: pi, Output: po}
-	}
-	return out, nil
 }
