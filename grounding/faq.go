@@ -2,6 +2,8 @@ package grounding
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -189,6 +191,8 @@ func (g *Grounder) operatorFAQ() *faq.Matcher {
 type LiveFAQ struct {
 	file []faq.Entry
 	m    atomic.Pointer[faq.Matcher]
+	// added is a digest of the added entries, "" when there are none.
+	added atomic.Pointer[string]
 }
 
 // NewLiveFAQ returns the FAQ of the file's entries (none for no file).
@@ -201,12 +205,30 @@ func NewLiveFAQ(file []faq.Entry) *LiveFAQ {
 // Set replaces the added entries: the matcher of the file's and these entries is built, then swapped in, so a
 // question in flight uses the old one or the new one whole.
 func (l *LiveFAQ) Set(added []faq.Entry) {
+	digest := ""
+	if len(added) > 0 {
+		h := sha256.New()
+		for _, e := range added {
+			fmt.Fprintf(h, "%q %q %q %q %q\n", e.Question, e.Answer, e.URL, e.Title, e.Alternatives)
+		}
+		digest = hex.EncodeToString(h.Sum(nil)[:8])
+	}
+	l.added.Store(&digest)
 	entries := append(append([]faq.Entry(nil), l.file...), added...)
 	if len(entries) == 0 {
 		l.m.Store(nil)
 		return
 	}
 	l.m.Store(faq.NewMatcher(entries))
+}
+
+// Added is a digest of the added entries, "" when there are none: answers are cached by it (see Grounder.Vary),
+// so an answer given before an entry was added is not replayed after.
+func (l *LiveFAQ) Added() string {
+	if d := l.added.Load(); d != nil {
+		return *d
+	}
+	return ""
 }
 
 // Matcher is the current matcher, nil when there are no entries.

@@ -344,7 +344,8 @@ func (g *Grounder) answer(req *server.GroundRequest, text string) *server.Answer
 }
 
 // Vary implements server.Varier: whether Open WebUI source events go out, and the page the visitor is reading
-// (which the model is told), depend on the request's headers.
+// (which the model is told), depend on the request's headers. The FAQ entries added while serving are part of
+// it too, so that adding one changes the answers the response cache replays.
 func (g *Grounder) Vary(h http.Header) string {
 	v := ""
 	if g.sendsEvents(h) {
@@ -352,6 +353,11 @@ func (g *Grounder) Vary(h http.Header) string {
 	}
 	if page, ok := PageFrom(h); ok {
 		v += "\x00page\x00" + page.URL + "\x00" + page.Title
+	}
+	if g.LiveFAQ != nil {
+		if added := g.LiveFAQ.Added(); added != "" {
+			v += "\x00faq\x00" + added
+		}
 	}
 	return v
 }

@@ -88,3 +88,15 @@ func TestLiveFAQ(t *testing.T) {
 		t.Error("answered from a removed entry")
 	}
 }
+
+func TestLiveFAQVary(t *testing.T) {
+	live := NewLiveFAQ(nil)
+	g := &Grounder{LiveFAQ: live}
+	before := g.Vary(nil)
+	live.Set([]faq.Entry{{Question: "q", Answer: "a", URL: "https://u.example/"}})
+	added := g.Vary(nil)
+	live.Set(nil)
+	if before != "" || added == before || g.Vary(nil) != before {
+		t.Errorf("Vary: %q before, %q with an entry, %q after removing it", before, added, g.Vary(nil))
+	}
+}

@@ -240,3 +240,28 @@ func TestSaysDontKnow(t *testing.T) {
 		}
 	}
 }
+
+// TestLazy checks that a store that cannot be opened is tried again later, and works once it can.
+func TestLazy(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "q.db")
+	attempts, failures := 0, 0
+	l := &Lazy{RetryEvery: time.Millisecond, OnError: func(error) { failures++ }, Open: func(ctx context.Context) (Store, error) {
+		attempts++
+		if attempts == 1 {
+			return nil, errors.New("connection refused")
+		}
+		return OpenSQLite(ctx, path, Config{})
+	}}
+	defer l.Close()
+	if _, err := l.FAQEntries(ctx); err == nil {
+		t.Fatal("the first open failed, yet the store answered")
+	}
+	time.Sleep(2 * time.Millisecond)
+	if _, err := l.AddFAQ(ctx, FAQEntry{Question: "q", Answer: "a", URL: "https://u.example/"}); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := l.FAQEntries(ctx); err != nil || len(es) != 1 || attempts != 2 || failures != 1 {
+		t.Errorf("entries %v (%v) after %d attempts, %d failures", es, err, attempts, failures)
+	}
+}

@@ -34,6 +34,7 @@ type serveFlags struct {
 	up                                                     upstreamFlags
 	backends                                               backendFlags
 	assistants                                             assistantFlags
+	insights                                               insightsFlags
 }
 
 func parseServeFlags(args []string) (serveFlags, error) {
@@ -91,6 +92,7 @@ func parseServeFlagsFor(name string, args []string, own func(*flag.FlagSet)) (se
 	registerRetrieval(fs, &c.Retrieval)
 	f.backends.register(fs)
 	f.assistants.register(fs)
+	f.insights.register(fs)
 	fs.StringVar(&f.embedOrigins, "embed-origins", envOr("RAGPROXY_EMBED_ORIGINS", ""), "comma-separated origins of the sites whose pages may carry the chat widget (/widget.js), e.g. https://www.example.edu; empty turns the widget off (RAGPROXY_EMBED_ORIGINS)")
 	fs.StringVar(&f.widgetKeys, "widget-keys", envOr("RAGPROXY_WIDGET_KEYS", ""), "comma-separated publishable keys for the widget (public: chat only, from the embed origins, rate-limited per visitor); needed with --api-keys (RAGPROXY_WIDGET_KEYS)")
 	fs.IntVar(&s.Embed.RequestsPerMinute, "widget-rpm", envInt("RAGPROXY_WIDGET_RPM", server.DefaultWidgetRequestsPerMinute), "chat requests per minute of one visitor (client address) with a widget key (RAGPROXY_WIDGET_RPM)")
@@ -118,6 +120,9 @@ func (f *serveFlags) resolve() error {
 	u.Primary = upstream.Endpoint{Name: "primary", BaseURL: f.up.url, APIKey: f.up.key, Model: f.up.model}
 	u.Fallback.Name = "fallback"
 	if err := f.resolveAssistants(); err != nil {
+		return err
+	}
+	if err := f.insights.resolve(&c.Insights); err != nil {
 		return err
 	}
 	var err error
