@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +101,44 @@ func TestServeInsightsSurviveRestart(t *testing.T) {
 			}
 			if _, answer := ask(shuttle); !strings.HasPrefix(answer, "Yes, line 22, hourly.") {
 				t.Errorf("the added entry did not answer after the restart: %q", answer)
+			}
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				report = call("GET", "/admin/insights?since=7d", testAdminKey, "")
+				if gjson.Get(report, "totals.questions").Int() == 4 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			stop()
+
+			// The report without a server is the admin API's.
+			cli := []string{"insights", "--index", idx, "--since", "7d"}
+			if tc.db != "" {
+				cli = append(cli, "--db", tc.db)
+			}
+			stdout := captureStdout(t)
+			if err := run(context.Background(), append(cli, "--json")); err != nil {
+				t.Fatal(err)
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, stdout()); err != nil {
+				t.Fatal(err)
+			}
+			if compact.String() != report {
+				t.Errorf("ragproxy insights --json:\n%s\nthe admin API:\n%s", compact.String(), report)
+			}
+			page := filepath.Join(t.TempDir(), "insights.html")
+			if err := run(context.Background(), append(cli, "--html", page)); err != nil {
+				t.Fatal(err)
+			}
+			if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "what is the late filing fee?") {
+				t.Errorf("the HTML report lacks the questions (%v)", err)
+			}
+			if err := run(context.Background(), cli); err != nil {
+				t.Fatal(err)
+			}
+			if text := string(stdout()); !strings.Contains(text, "questions          4") {
+				t.Errorf("the text report:\n%s", text)
 			}
 		})
 	}

@@ -25,12 +25,13 @@ type command struct {
 // commands maps subcommand names to their implementations. Other files add
 // theirs here (serve.go: "serve"; later ingest, stats, eval, demo).
 var commands = map[string]command{
-	"serve":  {summary: "run the OpenAI-compatible proxy", run: runServe},
-	"ingest": {summary: "crawl or mirror a site into an index", run: runIngest},
-	"stats":  {summary: "describe an index", run: runStats},
-	"eval":   {summary: "measure retrieval and answer quality on a question set", run: runEval},
-	"demo":   {summary: "index the bundled example site and serve it offline", run: runDemo},
-	"health": {summary: "ask a running server's /readyz (the image's healthcheck)", run: runHealth},
+	"serve":    {summary: "run the OpenAI-compatible proxy", run: runServe},
+	"ingest":   {summary: "crawl or mirror a site into an index", run: runIngest},
+	"stats":    {summary: "describe an index", run: runStats},
+	"eval":     {summary: "measure retrieval and answer quality on a question set", run: runEval},
+	"demo":     {summary: "index the bundled example site and serve it offline", run: runDemo},
+	"health":   {summary: "ask a running server's /readyz (the image's healthcheck)", run: runHealth},
+	"insights": {summary: "report what visitors asked, from the question log's database", run: runInsights},
 }
 
 func main() {
