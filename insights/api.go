@@ -45,6 +45,7 @@ func (a *API) AdminRoutes() []server.Route {
 	return []server.Route{
 		{Method: http.MethodGet, Path: "/insights", Handle: a.report},
 		{Method: http.MethodGet, Path: "/insights/questions", Handle: a.questions},
+		{Method: http.MethodGet, Path: "/insights/chart.svg", Handle: a.chart},
 		{Method: http.MethodGet, Path: "/faq", Handle: a.faqList},
 		{Method: http.MethodPost, Path: "/faq", Handle: a.faqAdd},
 		{Method: http.MethodDelete, Path: "/faq/:id", Handle: a.faqDelete},
@@ -172,6 +173,23 @@ func (a *API) report(ctx context.Context, req *server.Request) (any, error) {
 		q.Pages = a.Pages()
 	}
 	return a.Store.Report(ctx, q)
+}
+
+// chart draws the report's per-day series as an SVG image (see WriteSVG).
+func (a *API) chart(ctx context.Context, req *server.Request) (any, error) {
+	d, err := since(req.Query)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.Store.Report(ctx, ReportQuery{Since: d, Model: req.Query.Get("assistant"), Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := WriteSVG(&b, r); err != nil {
+		return nil, err
+	}
+	return server.Raw{ContentType: "image/svg+xml", Body: b.Bytes()}, nil
 }
 
 func (a *API) questions(ctx context.Context, req *server.Request) (any, error) {

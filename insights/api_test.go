@@ -196,6 +196,10 @@ func TestAPI(t *testing.T) {
 		if status, body := gw.do(t, "GET", "/admin/insights?since=soon", adminKey, ""); status != 400 || gjson.Get(body, "error.param").String() != "since" {
 			t.Errorf("a bad since: %d %s", status, body)
 		}
+		if status, svg := gw.do(t, "GET", "/admin/insights/chart.svg?since=7d", adminKey, ""); status != 200 ||
+			!strings.HasPrefix(svg, `<svg xmlns="http://www.w3.org/2000/svg"`) || !strings.Contains(svg, "3 questions, 2 answered, 1 unanswered, 0 FAQ") {
+			t.Errorf("chart: %d %s", status, svg)
+		}
 		status, faqs := gw.do(t, "GET", "/admin/faq", adminKey, "")
 		if status != 200 || gjson.Get(faqs, "data.#").Int() != 1 || gjson.Get(faqs, "data.0.id").String() != parking {
 			t.Errorf("faq list: %d %s", status, faqs)

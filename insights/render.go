@@ -107,8 +107,7 @@ td.n{text-align:right;width:5rem}.k{display:inline-block;width:.8rem;height:.8re
 <tr><th>latency p50 / p95</th><td>{{ms .R.Totals.LatencyP50}} / {{ms .R.Totals.LatencyP95}}</td><th>tokens in / out, cost</th><td>{{.R.Totals.PromptTokens}} / {{.R.Totals.CompletionTokens}}, {{usd .R.Totals.Cost}}</td></tr></table>
 <h2>Questions per day</h2>
 <p><span class="k a"></span>answered<span class="k u"></span>unanswered<span class="k f"></span>FAQ</p>
-<svg viewBox="0 0 640 {{.H}}" width="100%" role="img" aria-label="questions per day">{{range .Bars}}<g><title>{{.Label}}</title>
-<rect class="a" x="{{.X}}" y="{{.YAnswered}}" width="{{.Width}}" height="{{.Answered}}"/><rect class="u" x="{{.X}}" y="{{.YUnanswered}}" width="{{.Width}}" height="{{.Unanswered}}"/><rect class="f" x="{{.X}}" y="{{.YFAQ}}" width="{{.Width}}" height="{{.FAQ}}"/></g>{{end}}</svg>
+{{template "chart" .}}
 <h2>Most asked</h2><table>{{range .R.Top}}<tr><td class="n">{{.Count}}</td><td>{{.Question}}</td><td>{{.Topic}}</td></tr>{{end}}</table>
 <h2>Not answered well, by topic</h2><table>{{range .R.Gaps}}<tr><th class="n">{{.Count}}</th><th colspan="2">{{.Topic}}</th></tr>{{range .Questions}}<tr><td class="n">{{.Count}}</td><td>{{.Question}}</td><td>{{.Unanswered}} unanswered, {{.LowConfidence}} low confidence</td></tr>{{end}}{{end}}</table>
 <h2>Most cited pages</h2><table>{{range .R.Cited}}<tr><td class="n">{{.Count}}</td><td><a href="{{.URL}}">{{.URL}}</a></td></tr>{{end}}</table>
@@ -117,12 +116,25 @@ td.n{text-align:right;width:5rem}.k{display:inline-block;width:.8rem;height:.8re
 </body></html>
 `))
 
+// chart draws the per-day series as stacked SVG bars; its colours are attributes, so it looks the same inline
+// and as an image.
+var chart = template.Must(reportPage.New("chart").Parse(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 {{.H}}" width="640" height="{{.H}}" role="img" aria-label="questions per day">{{range .Bars}}<g><title>{{.Label}}</title>
+<rect fill="#2f7d4f" x="{{.X}}" y="{{.YAnswered}}" width="{{.Width}}" height="{{.Answered}}"/><rect fill="#c0392b" x="{{.X}}" y="{{.YUnanswered}}" width="{{.Width}}" height="{{.Unanswered}}"/><rect fill="#2d6cb5" x="{{.X}}" y="{{.YFAQ}}" width="{{.Width}}" height="{{.FAQ}}"/></g>{{end}}</svg>`))
+
+type chartData struct {
+	R    *Report
+	Bars []bar
+	H    float64
+}
+
+// WriteSVG writes the report's per-day series as an SVG image: stacked bars of answered (green), unanswered
+// (red) and FAQ (blue) questions, each day's figures in its title.
+func WriteSVG(w io.Writer, r *Report) error {
+	return chart.Execute(w, chartData{r, bars(r.Days), chartHeight})
+}
+
 // WriteHTML writes a report as one self-contained HTML page: its series drawn as SVG, no script, every text
 // escaped.
 func WriteHTML(w io.Writer, r *Report) error {
-	return reportPage.Execute(w, struct {
-		R    *Report
-		Bars []bar
-		H    float64
-	}{r, bars(r.Days), chartHeight})
+	return reportPage.Execute(w, chartData{r, bars(r.Days), chartHeight})
 }

@@ -66,6 +66,12 @@ type Route struct {
 	Status int
 }
 
+// Raw is a Route's result that is not JSON (an image): written as it is, with its content type.
+type Raw struct {
+	ContentType string
+	Body        []byte
+}
+
 // Request is what a Route's handler receives.
 type Request struct {
 	// Body is the raw request body.

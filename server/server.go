@@ -409,10 +409,14 @@ func routeRequest(c *fiber.Ctx) (*Request, error) {
 	return req, nil
 }
 
-// writeRouteResult writes a handler's result as JSON with the route's success status.
+// writeRouteResult writes a handler's result as JSON (a Raw result as it is) with the route's success status.
 func writeRouteResult(c *fiber.Ctx, rt Route, out any) error {
 	if rt.Status != 0 {
 		c.Status(rt.Status)
+	}
+	if raw, ok := out.(Raw); ok {
+		c.Set(fiber.HeaderContentType, raw.ContentType)
+		return c.Send(raw.Body)
 	}
 	return c.JSON(out)
 }
