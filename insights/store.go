@@ -93,9 +93,9 @@ func (s *sqlStore) Ping(ctx context.Context) error {
 func (s *sqlStore) Close() error { return s.db.Close() }
 
 // LowConfidence is the retrieval confidence under which an answered question counts as poorly grounded in the
-// reports: close to the local embedder's similarities of questions the site does not answer (see
-// retrieval.Config.ConfidenceFloor), well under those of questions it answers.
-const LowConfidence = 0.3
+// reports: just above the local embedder's similarities of questions unrelated to the site (0.15-0.22 on the
+// Berkeley guide; see retrieval.Config.ConfidenceFloor), which the confidence floor lets through.
+const LowConfidence = 0.25
 
 // Latency is kept per day in buckets 10% wide from 1 ms (bucket 0 holds everything up to 1 ms), so that a
 // percentile read from them is within 10% of the exact one.

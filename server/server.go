@@ -95,9 +95,9 @@ type Config struct {
 	Grounder Grounder
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
-	// Page, when set, serves GET /, GET /assets/... and GET /widget.js (the
-	// chat page and its widget; see package webui). It is public: the key it
-	// asks for guards /v1.
+	// Page, when set, serves GET /, GET /assets/..., GET /widget.js and GET
+	// /admin/ (the chat page, its widget and the insights page; see package
+	// webui). It is public: the keys it asks for guard /v1 and the admin API.
 	Page http.Handler
 	// Observer receives request events (metrics, logs). Default no-op.
 	Observer Observer
@@ -346,6 +346,13 @@ func (s *Server) routes() {
 	}
 	for _, rt := range s.cfg.Routes {
 		v1.Add(rt.Method, rt.Path, s.extraRoute(rt))
+	}
+	if s.cfg.Page != nil {
+		// The insights page is public like the chat page (it asks for an admin key, which its calls carry); it
+		// goes before the admin API, whose routes all want the key.
+		page := adaptor.HTTPHandler(s.cfg.Page)
+		s.app.Get("/admin", page)
+		s.app.Get("/admin/", page)
 	}
 	s.adminRoutes()
 	if s.cfg.Metrics != nil {
