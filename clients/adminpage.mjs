@@ -7,7 +7,8 @@
 //   RAGPROXY_GAP_QUESTION      a question asked twice that found no answer
 //   RAGPROXY_EXPECT_QUESTIONS  how many questions the log holds
 //   RAGPROXY_SCREENSHOT_DIR    where the screenshots go
-// Each scenario runs in its own browser context (fresh storage); the exit status is 1 if any failed.
+// Each scenario runs in its own browser context (fresh storage); the exit status is 1 if any failed. The last one
+// rates an answer on the chat page (its thumbs and comment) and finds the rating in the insights.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { TIMEOUT, deadline, eventually, launch, need as needEnv, scenarios } from './browser.mjs';
@@ -111,6 +112,37 @@ try {
     await page.locator('#faq tbody button').first().click();
     await eventually('the entry gone', async () => !(await page.locator('#faq tbody').textContent()).includes(gap));
     await clean(w, 'faq');
+  });
+
+  await scenario('the chat page rates an answer, and the insights show it', async (use) => {
+    const context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(TIMEOUT);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    use({ context, page });
+    await page.addInitScript(() => {
+      window.__csp = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    await page.goto(base + '/');
+    await page.waitForSelector('#key-form:not([hidden])');
+    await page.fill('#api-key', apiKey);
+    await page.click('#save-key');
+    await page.fill('#prompt', 'what is the late filing fee?');
+    await page.click('#send');
+    const m = page.locator('.message.assistant').last();
+    await eventually('the answer to end', async () => /\bdone\b/.test(await m.getAttribute('class')));
+    await m.locator('.rate.down').click();
+    await m.locator('.feedback .comment input').fill('It should say the fee for late filing');
+    await m.locator('.feedback .comment button').click();
+    await eventually('the thanks', async () => (await m.locator('.feedback-note').textContent()) === 'Thanks for the feedback.');
+    assert.equal(await m.locator('.rate.down').getAttribute('aria-pressed'), 'true');
+    const res = await fetch(base + '/admin/insights', { headers: { Authorization: 'Bearer ' + adminKey } });
+    const r = await res.json();
+    assert.ok(r.downvoted.some((c) => c.comment === 'It should say the fee for late filing'), JSON.stringify(r.downvoted));
+    assert.deepEqual(errors, []);
+    assert.deepEqual(await page.evaluate(() => window.__csp), []);
   });
 } finally {
   await browser.close();
