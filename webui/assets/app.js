@@ -292,7 +292,8 @@
     up.type = down.type = 'button';
     up.setAttribute('aria-label', 'Good answer');
     down.setAttribute('aria-label', 'Bad answer');
-    const form = el('form', 'comment');
+    // A plain group, not a form: an answer holds no form (the page's checks of hostile answers look for one).
+    const form = el('div', 'comment');
     form.hidden = true;
     const input = el('input');
     input.type = 'text';
@@ -300,7 +301,7 @@
     input.placeholder = 'What was wrong? (optional)';
     input.setAttribute('aria-label', 'What was wrong with this answer (optional)');
     const send = el('button', '', 'Send');
-    send.type = 'submit';
+    send.type = 'button';
     form.append(input, send);
     const note = el('span', 'feedback-note');
     note.setAttribute('role', 'status');
@@ -317,10 +318,16 @@
     };
     up.addEventListener('click', () => { form.hidden = true; rate('up'); });
     down.addEventListener('click', () => { form.hidden = false; rate('down'); input.focus(); });
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
+    const comment = () => {
       form.hidden = true;
       rate('down', input.value.trim());
+    };
+    send.addEventListener('click', comment);
+    input.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        ev.preventDefault();
+        comment();
+      }
     });
     return box;
   }
