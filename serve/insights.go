@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/ragproxy/ragproxy/grounding"
@@ -45,12 +46,20 @@ func (c *Config) wireInsights(ctx context.Context, scfg *server.Config, g *groun
 	if insights.IsPostgreSQL(db) {
 		where = "postgresql"
 	}
+	var reported atomic.Bool // the database's unavailability is logged once, not at every attempt
 	store := &insights.Lazy{
 		Open: func(ctx context.Context) (insights.Store, error) {
-			return insights.Open(ctx, db, insights.Config{Retention: c.Insights.Retention})
+			s, err := insights.Open(ctx, db, insights.Config{Retention: c.Insights.Retention})
+			if err == nil && reported.Swap(false) {
+				logger.Info("insights database available again", "db", where)
+			}
+			return s, err
 		},
 		OnError: func(err error) {
-			logger.Error("insights database unavailable; answers go on without it", "db", where, "err", err)
+			if !reported.Swap(true) {
+				logger.Error("insights database unavailable; answers go on without it, and it is tried again every 10s",
+					"db", where, "err", err)
+			}
 		},
 	}
 	price := ingest.DefaultPrices[c.Upstream.Primary.Model]
