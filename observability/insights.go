@@ -47,10 +47,14 @@ func bounded(v string, known []string) string {
 }
 
 // Answer counts an answered question by its outcome (insights.Metrics).
-func (m *Metrics) Answer(outcome string) { m.answers.WithLabelValues(bounded(outcome, answerOutcomes)).Inc() }
+func (m *Metrics) Answer(outcome string) {
+	m.answers.WithLabelValues(bounded(outcome, answerOutcomes)).Inc()
+}
 
 // Feedback counts a rating of an answer (insights.Metrics).
-func (m *Metrics) Feedback(rating string) { m.feedback.WithLabelValues(bounded(rating, feedbackRates)).Inc() }
+func (m *Metrics) Feedback(rating string) {
+	m.feedback.WithLabelValues(bounded(rating, feedbackRates)).Inc()
+}
 
 // QuestionsDropped counts questions the question log lost, by reason (insights.Metrics).
 func (m *Metrics) QuestionsDropped(reason string, n int) {
