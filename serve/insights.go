@@ -91,6 +91,9 @@ func (c *Config) wireInsights(ctx context.Context, scfg *server.Config, g *groun
 	return func(ctx context.Context) { _ = log.Run(ctx) }, func() { _ = store.Close() }
 }
 
+// The server's metrics count the question log's answers, ratings and losses.
+var _ insights.Metrics = (*observability.Metrics)(nil)
+
 // faqEntries are the admin API's entries as the FAQ matcher takes them.
 func faqEntries(es []insights.FAQEntry) []faq.Entry {
 	out := make([]faq.Entry, len(es))
