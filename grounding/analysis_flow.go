@@ -3,11 +3,13 @@ package grounding
 import (
 	"context"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"slices"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/retrieval"
 )
 
@@ -61,6 +63,13 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 		return analysisOutcome{a: h, res: res, how: AnalysisStandalone}, err
 	}
 	start := time.Now()
+	// The request's query vectors are shared by its retrievals: the question, embedded for the retrieval on h,
+	// is not embedded again for the model's rewrites, and each rewrite is embedded as soon as the streamed
+	// analysis has written it, while the model writes the rest.
+	memo := embedding.NewMemo(r.Embedder())
+	if rm, err := r.WithEmbedder(memo); err == nil {
+		r = rm
+	}
 	type analysed struct {
 		a   retrieval.Analysis
 		err error
@@ -68,7 +77,8 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 	got := make(chan analysed, 1) // buffered: a late analysis ends without a reader
 	go func() {
 		actx, span := g.Tracing.Start(ctx, "analysis model call")
-		a, err := analyzer.Analyze(retrieval.WithSiteName(actx, site), msgs)
+		actx = retrieval.WithRewriteHook(retrieval.WithSiteName(actx, site), func(rw string) { memo.Start(ctx, rw) })
+		a, err := analyzer.Analyze(actx, msgs)
 		span.SetAttributes(attribute.String("ragproxy.analysis.source", a.Source))
 		span.End()
 		got <- analysed{a, err}

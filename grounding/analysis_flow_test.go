@@ -3,12 +3,16 @@ package grounding
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ragproxy/ragproxy/compat/openaitest"
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/upstream"
 )
 
 // gateAnalyzer answers like a model with fixed rewrites, at once or, when hold is set, only once hold is closed
@@ -178,5 +182,72 @@ func TestFAQDirectAnswerAsksNoModel(t *testing.T) {
 	}
 	if n := len(h.Fake.Requests()); n != 0 {
 		t.Errorf("the upstream saw %d requests for an FAQ answer, want 0", n)
+	}
+}
+
+// recordingEmbedder records the texts of each Embed call of the embedder it wraps.
+type recordingEmbedder struct {
+	embedding.Embedder
+	mu    sync.Mutex
+	calls [][]string
+}
+
+func (e *recordingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.mu.Lock()
+	e.calls = append(e.calls, slices.Clone(texts))
+	e.mu.Unlock()
+	return e.Embedder.Embed(ctx, texts)
+}
+
+// TestStreamedAnalysisEmbedsEarly checks a follow-up analysed by a model through the real client: the analysis is
+// streamed, each rewrite is embedded on its own as soon as the model has written it (before the analysis ends),
+// the retrieval uses the model's rewrites, and the question, searched with the heuristic rewrites and again with
+// the model's, is embedded once.
+func TestStreamedAnalysisEmbedsEarly(t *testing.T) {
+	r, tok := exampleIndex(t)
+	rec := &recordingEmbedder{Embedder: r.Embedder()}
+	r, err := r.WithEmbedder(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := []string{"out-of-state tuition per semester", "nonresident tuition cost", "tuition for out-of-state students"}
+	fake := openaitest.NewServer(openaitest.Config{ChunkDelay: 5 * time.Millisecond, Reply: func(*openaitest.Request) openaitest.Reply {
+		return openaitest.Reply{Content: `{"retrieval_needed": true, "rewrites": ["` + strings.Join(model, `", "`) + `"]}`}
+	}})
+	defer fake.Close()
+	client, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{BaseURL: fake.URL(), Model: "gpt-4o-mini"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Grounder{Retriever: r, Tokenizer: tok, AnalysisBudget: time.Minute,
+		Analyzer: &retrieval.LLMAnalyzer{Ask: upstream.Asker{Client: client}.Ask}}
+	a, res, err := g.Search(context.Background(), followUp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res == nil || len(res.Rewrites) < 3 || !slices.Equal(res.Rewrites[:3], model) || a.Source != "llm" {
+		t.Fatalf("retrieved with %v (analysis from %q), want the model's %v first", rewritesOf(res), a.Source, model)
+	}
+	if reqs := fake.Requests(); len(reqs) != 1 || !reqs[0].Stream || !reqs[0].IncludeUsage {
+		t.Errorf("analysis requests %+v, want one streamed with its usage", reqs)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	alone, question := map[string]bool{}, 0
+	for _, c := range rec.calls {
+		if len(c) == 1 {
+			alone[c[0]] = true
+		}
+		if slices.Contains(c, a.Question) {
+			question++
+		}
+	}
+	for _, m := range model {
+		if !alone[m] {
+			t.Errorf("rewrite %q was not embedded on its own as it arrived; calls %q", m, rec.calls)
+		}
+	}
+	if question != 1 {
+		t.Errorf("the question %q was embedded %d times, want once; calls %q", a.Question, question, rec.calls)
 	}
 }

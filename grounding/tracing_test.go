@@ -83,9 +83,9 @@ func (o *otlpReceiver) waitFor(t *testing.T, names map[string]int) []*tracepb.Sp
 
 // TestTraceOfStreamedAnswer checks the trace of a streamed grounded follow-up, exported over OTLP/HTTP to the
 // endpoint the standard variable names: one trace, the client's (its traceparent), with the request's span under
-// the client's, the grounding, the analysis (its model call a GenAI client span), the retrieval and its stages
-// under it, the answer's model call with its time to first byte and usage, and the traceparent of that call
-// sent upstream.
+// the client's, the admission, the grounding, the analysis (its model call a GenAI client span), the retrieval and
+// its stages under it, the answer's model call with its time to first byte and usage, the stream with the link
+// filter's time under it, and the traceparent of that call sent upstream.
 func TestTraceOfStreamedAnswer(t *testing.T) {
 	rec := &otlpReceiver{arrived: make(chan struct{})}
 	collector := httptest.NewServer(rec)
@@ -143,7 +143,8 @@ func TestTraceOfStreamedAnswer(t *testing.T) {
 
 	spans := rec.waitFor(t, map[string]int{"POST /v1/chat/completions": 1, "ground": 1, "analysis": 1,
 		"analysis model call": 1, "chat gpt-4o-mini": 2, "retrieval": 1, "retrieval embed": 1, "retrieval pages": 1,
-		"retrieval communities": 1, "retrieval chunks": 1, "retrieval context": 1})
+		"retrieval communities": 1, "retrieval chunks": 1, "retrieval context": 1, "admission": 1, "stream": 1,
+		"link filter": 1})
 	byID := map[string]*tracepb.Span{}
 	for _, s := range spans {
 		if got := hex.EncodeToString(s.TraceId); got != traceID {
@@ -166,7 +167,8 @@ func TestTraceOfStreamedAnswer(t *testing.T) {
 	}
 	wantParent := map[string]string{"POST /v1/chat/completions": "client " + parentID, "ground": "POST /v1/chat/completions",
 		"analysis": "ground", "analysis model call": "ground", "retrieval": "ground", "retrieval embed": "ground",
-		"retrieval context": "ground"}
+		"retrieval context": "ground", "admission": "POST /v1/chat/completions", "stream": "POST /v1/chat/completions",
+		"link filter": "stream"}
 	var answer *tracepb.Span
 	for _, s := range spans {
 		if want, ok := wantParent[s.Name]; ok && parent(s) != want {

@@ -28,6 +28,10 @@ type Prompt struct {
 	MaxTokens int
 	// Temperature is the sampling temperature; 0 (the default) asks for the most likely reply.
 	Temperature float64
+	// OnText, when set, has the reply streamed: it is called with the text so far each time more arrives, so
+	// that a caller can use the start of a reply (the first rewrites of an analysis) before the model has
+	// finished it. The Reply is the whole text, as without it. Default nil: one non-streamed request.
+	OnText func(sofar string)
 }
 
 // Schema is a JSON Schema a reply must match.

@@ -132,6 +132,69 @@ func SiteNameOf(ctx context.Context) string {
 	return name
 }
 
+// rewriteHookKey is the context key of WithRewriteHook's function.
+type rewriteHookKey struct{}
+
+// WithRewriteHook returns ctx carrying onRewrite, which LLMAnalyzer then calls with each of its rewrites as soon
+// as the model has written it: the analysis is streamed, so that a caller can start on the first rewrites (embed
+// them) while the model writes the rest. The Analysis it returns is the same as without the hook.
+func WithRewriteHook(ctx context.Context, onRewrite func(rewrite string)) context.Context {
+	return context.WithValue(ctx, rewriteHookKey{}, onRewrite)
+}
+
+// rewriteScanner reads the rewrites out of an analysis while the model writes it: feed takes the text so far and
+// calls emit once for each string of the "rewrites" array that has been closed since, up to the three an
+// analysis keeps.
+type rewriteScanner struct {
+	emit func(string)
+	n    int // strings of the array seen so far
+}
+
+func (s *rewriteScanner) feed(text string) {
+	_, rest, ok := strings.Cut(text, `"rewrites"`)
+	if !ok {
+		return
+	}
+	if _, rest, ok = strings.Cut(rest, "["); !ok {
+		return
+	}
+	for k := 0; k < 3; k++ {
+		rest = strings.TrimLeft(rest, " \t\r\n,")
+		if rest == "" || rest[0] != '"' {
+			return
+		}
+		end := jsonStringEnd(rest)
+		if end < 0 {
+			return // the string is still being written
+		}
+		if k == s.n {
+			var v string
+			if json.Unmarshal([]byte(rest[:end]), &v) != nil {
+				return
+			}
+			s.n++
+			if v = strings.TrimSpace(v); v != "" {
+				s.emit(v)
+			}
+		}
+		rest = rest[end:]
+	}
+}
+
+// jsonStringEnd returns the length of the JSON string literal s starts with (s[0] is its opening quote), or -1
+// when s holds no closing quote yet.
+func jsonStringEnd(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
 // AnalysisPrompt instructs the analysis model.
 const AnalysisPrompt = `You prepare search queries for a website assistant%s. Read the conversation and decide ` +
 	`whether answering the latest user message needs information from the website (false only for greetings, ` +
@@ -187,11 +250,15 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	reply, err := a.Ask(ctx, llm.Prompt{
+	p := llm.Prompt{
 		System: fmt.Sprintf(AnalysisPrompt, site),
 		User:   convo.String(),
 		JSON:   &llm.Schema{Name: "query_analysis", Definition: analysisSchema},
-	})
+	}
+	if hook, _ := ctx.Value(rewriteHookKey{}).(func(string)); hook != nil {
+		p.OnText = (&rewriteScanner{emit: hook}).feed
+	}
+	reply, err := a.Ask(ctx, p)
 	if err != nil {
 		return Analysis{}, fmt.Errorf("analysis: %w", err)
 	}

@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,5 +163,29 @@ func TestLLMAnalyzerSiteName(t *testing.T) {
 	}
 	if p := model.prompts[1].System; !strings.Contains(p, "assistant for Lakeshore Polytechnic — Nursing.") {
 		t.Errorf("prompt for the nursing assistant = %q", p)
+	}
+}
+
+// TestRewriteScanner feeds an analysis to the scanner a byte at a time, as a stream would: each rewrite is
+// emitted once, decoded, as soon as its closing quote arrives; a blank one is skipped, and only the first three
+// strings count.
+func TestRewriteScanner(t *testing.T) {
+	text := `{"retrieval_needed": true, "rewrites": ["fees \"per\" unit", " ", "caf\u00e9 hours", "library, Sunday", "a fourth"]}`
+	var got []string
+	s := &rewriteScanner{emit: func(rw string) { got = append(got, rw) }}
+	ends := map[string]int{}
+	for i := 1; i <= len(text); i++ {
+		n := len(got)
+		s.feed(text[:i])
+		if len(got) > n {
+			ends[got[len(got)-1]] = i
+		}
+	}
+	want := []string{`fees "per" unit`, "café hours"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("emitted %q, want %q", got, want)
+	}
+	if i := ends[want[0]]; text[i-1] != '"' || !strings.HasSuffix(text[:i], `unit"`) {
+		t.Errorf("first rewrite emitted at %d (%q), want just after its closing quote", i, text[:i])
 	}
 }

@@ -286,6 +286,9 @@ func newRetriever(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokeni
 // Index returns the index the retriever searches.
 func (r *Retriever) Index() *index.Index { return r.ix }
 
+// Embedder returns the embedder of the queries.
+func (r *Retriever) Embedder() embedding.Embedder { return r.emb }
+
 // Config returns the retriever's configuration with defaults applied.
 func (r *Retriever) Config() Config { return r.cfg }
 

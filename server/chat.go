@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"net/http"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -161,24 +162,38 @@ func (s *Server) takeLarge(body []byte) (release func()) {
 	}
 }
 
-func (s *Server) chat(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	body := c.Body()
-	release := s.takeLarge(body)
-	defer release()
-	req, err := compat.DecodeChatRequest(body)
-	if err != nil {
-		return err
+// admitChat admits a chat request, under a span of its own: a large body waits for its turn (takeLarge), the
+// body is decoded, and the client's rate limits are checked (limitKey is the key they count under, "" without
+// limits). release is takeLarge's, to be called also on an error.
+func (s *Server) admitChat(ctx context.Context, c *fiber.Ctx, body []byte) (req *compat.ChatRequest, limitKey string, release func(), err error) {
+	ctx, span := s.cfg.Tracing.Start(ctx, "admission")
+	defer func() {
+		span.SetAttributes(attribute.Bool("ragproxy.admitted", err == nil))
+		span.End()
+	}()
+	release = s.takeLarge(body)
+	if req, err = compat.DecodeChatRequest(body); err != nil {
+		return nil, "", release, err
 	}
 	if s.draining.Load() {
-		return compat.Unavailable("The server is shutting down.")
+		return nil, "", release, compat.Unavailable("The server is shutting down.")
 	}
-	limitKey := ""
 	if s.cfg.RateLimits.enabled() {
 		limitKey = s.clientKey(c)
 		if err := s.admit(ctx, c, limitKey); err != nil {
-			return err
+			return nil, "", release, err
 		}
+	}
+	return req, limitKey, release, nil
+}
+
+func (s *Server) chat(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	body := c.Body()
+	req, limitKey, release, err := s.admitChat(ctx, c, body)
+	defer release()
+	if err != nil {
+		return err
 	}
 	ctx, st := s.open(ctx, c, req, limitKey)
 	var out outcome
@@ -319,7 +334,15 @@ func (s *Server) complete(ctx context.Context, c *fiber.Ctx, st *chatState) outc
 		out.status, out.err = http.StatusBadGateway, compat.UpstreamUnreachable(out.served.Upstream, err)
 		return out
 	}
-	body, text, annotations, events, err := filterChoices(g, body, info)
+	var filters filterTimer
+	fg := g
+	if s.cfg.Tracing != nil {
+		timed := *g
+		timed.NewFilter = s.timedFilters(g.NewFilter, &filters)
+		fg = &timed
+	}
+	body, text, annotations, events, err := filterChoices(fg, body, info)
+	filters.record(ctx, s.cfg.Tracing)
 	if err != nil {
 		out.status, out.err = http.StatusInternalServerError, err
 		return out

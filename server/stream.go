@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/upstream"
@@ -78,6 +79,11 @@ func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, bo
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		sw := newSSEWriter(w, st.cancel)
 		var out outcome
+		ctx, span := s.cfg.Tracing.Start(ctx, "stream")
+		defer func() {
+			span.SetAttributes(attribute.Bool("ragproxy.stream.completed", out.err == nil))
+			span.End()
+		}()
 		defer func() {
 			if r := recover(); r != nil {
 				err := fmt.Errorf("stream panicked: %v", r)
@@ -113,7 +119,10 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 	defer src.Close()
 	stop := sw.heartbeat(s.cfg.Heartbeat)
 	defer stop()
-	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: g.NewFilter, events: g.Events, collect: s.collect || st.cache != nil || s.cfg.Questions != nil && st.task == "",
+	var filters filterTimer
+	defer filters.record(ctx, s.cfg.Tracing)
+	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: s.timedFilters(g.NewFilter, &filters), events: g.Events,
+		collect:      s.collect || st.cache != nil || s.cfg.Questions != nil && st.task == "",
 		onFirstToken: func() { s.obs.Observe(ctx, s.event(st, EventFirstToken)) }}
 	var err error
 	for err == nil && src.Next() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/llm"
@@ -33,6 +34,9 @@ func (a Asker) Ask(ctx context.Context, p llm.Prompt) (llm.Reply, error) {
 	if err != nil {
 		return llm.Reply{}, err
 	}
+	if p.OnText != nil {
+		return a.stream(ctx, call, p.OnText)
+	}
 	body, _, err := a.Client.Complete(ctx, call)
 	if err != nil {
 		return llm.Reply{}, err
@@ -51,10 +55,55 @@ func (a Asker) Ask(ctx context.Context, p llm.Prompt) (llm.Reply, error) {
 	return r, nil
 }
 
+// stream sends call as a streaming request and calls onText with the text so far after each content delta of
+// the first choice; the usage comes from the final chunk (stream_options.include_usage).
+func (a Asker) stream(ctx context.Context, call *Call, onText func(string)) (llm.Reply, error) {
+	st, _, err := a.Client.Stream(ctx, call)
+	if err != nil {
+		return llm.Reply{}, err
+	}
+	defer st.Close()
+	var (
+		text strings.Builder
+		r    llm.Reply
+		saw  bool
+	)
+	for st.Next() {
+		c, err := compat.ParseChunk(st.Chunk())
+		if err != nil {
+			return llm.Reply{}, err
+		}
+		if u := c.Usage; u != nil {
+			r.Usage = llm.Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+		}
+		for _, ch := range c.Choices {
+			if ch.Index == 0 && ch.HasContent {
+				saw = true
+				if ch.Content != "" {
+					text.WriteString(ch.Content)
+					onText(text.String())
+				}
+			}
+		}
+	}
+	if err := st.Err(); err != nil {
+		return llm.Reply{}, err
+	}
+	if !saw {
+		return llm.Reply{}, errNoContent
+	}
+	r.Text = text.String()
+	return r, nil
+}
+
 // call writes p as the Call to send.
 func (a Asker) call(p llm.Prompt) (*Call, error) {
 	model := cmp.Or(p.Model, a.Model)
 	extra := map[string]any{"temperature": p.Temperature}
+	if p.OnText != nil {
+		extra["stream"] = true
+		extra["stream_options"] = map[string]any{"include_usage": true}
+	}
 	if p.MaxTokens > 0 {
 		extra["max_tokens"] = p.MaxTokens
 	}

@@ -60,6 +60,12 @@ func TestAskerRequests(t *testing.T) {
 			_, err := a.Analyze(ctx, convo)
 			return err
 		}},
+		{"analysis_streamed", func() error {
+			// A caller that takes each rewrite as it is written has the analysis streamed.
+			a := &retrieval.LLMAnalyzer{Ask: upstream.Asker{Client: c}.Ask}
+			_, err := a.Analyze(retrieval.WithRewriteHook(ctx, func(string) {}), convo)
+			return err
+		}},
 		{"summary", func() error {
 			s := &summary.LLM{Ask: upstream.Asker{Client: c}.Ask}
 			_, _, err := s.Summarize(ctx, summary.Doc{Title: "Fees & <Charges>", Markdown: "# Fees\n\nTuition is $1,000 <per> term & more.\n"})
@@ -189,5 +195,43 @@ func TestAnalysisSickUpstream(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAskerStreams checks an Ask with OnText: the request is streamed with its usage asked for, OnText sees the
+// text grow piece by piece, and the Reply (text and usage) is the one the same prompt gets without streaming.
+func TestAskerStreams(t *testing.T) {
+	const content = `{"retrieval_needed":true,"rewrites":["tuition per semester","library opening hours","nursing placements"]}`
+	fake := openaitest.NewServer(openaitest.Config{Reply: func(*openaitest.Request) openaitest.Reply {
+		return openaitest.Reply{Content: content}
+	}})
+	defer fake.Close()
+	ask := upstream.Asker{Client: newClient(t, fake)}.Ask
+	p := llm.Prompt{System: "Analyse.", User: "user: tuition?", JSON: &llm.Schema{Name: "query_analysis",
+		Definition: map[string]any{"type": "object"}}}
+	plain, err := ask(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	p.OnText = func(sofar string) { seen = append(seen, sofar) }
+	streamed, err := ask(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(plain, streamed); diff != "" || plain.Text != content || plain.Usage.Completion == 0 {
+		t.Errorf("streamed reply differs from the plain one (-plain +streamed):\n%s", diff)
+	}
+	if len(seen) < 3 || seen[len(seen)-1] != content {
+		t.Fatalf("OnText saw %d texts, the last %q; want the text growing to the whole reply", len(seen), seen[len(seen)-1:])
+	}
+	for i := 1; i < len(seen); i++ {
+		if len(seen[i]) <= len(seen[i-1]) || seen[i][:len(seen[i-1])] != seen[i-1] {
+			t.Fatalf("OnText texts %d and %d: %q then %q, want each to extend the last", i-1, i, seen[i-1], seen[i])
+		}
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 || reqs[0].Stream || !reqs[1].Stream || !reqs[1].IncludeUsage {
+		t.Errorf("requests: stream %v/%v, include_usage %v; want the second streamed with its usage", reqs[0].Stream, reqs[1].Stream, reqs[1].IncludeUsage)
 	}
 }
