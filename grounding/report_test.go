@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
 )
@@ -98,5 +100,29 @@ func TestLiveFAQVary(t *testing.T) {
 	live.Set(nil)
 	if before != "" || added == before || g.Vary(nil) != before {
 		t.Errorf("Vary: %q before, %q with an entry, %q after removing it", before, added, g.Vary(nil))
+	}
+}
+
+// standaloneAnalyzer is a model's analysis that completes a follow-up from the conversation.
+type standaloneAnalyzer struct{ rewrite string }
+
+func (a standaloneAnalyzer) Analyze(_ context.Context, msgs []retrieval.Message) (retrieval.Analysis, error) {
+	return retrieval.Analysis{Question: msgs[len(msgs)-1].Content, NeedsRetrieval: true, Source: "llm",
+		Rewrites: []string{a.rewrite, a.rewrite, a.rewrite}}, nil
+}
+
+// TestQuestionReportStandalone checks that a follow-up is reported with the model's standalone form of it.
+func TestQuestionReportStandalone(t *testing.T) {
+	r, tok := exampleIndex(t)
+	const standalone = "How much is out-of-state tuition?"
+	g := &Grounder{Retriever: r, Tokenizer: tok, Analyzer: standaloneAnalyzer{standalone}, AnalysisBudget: time.Minute}
+	msgs := []compat.Message{compat.TextMessage("user", "how much is in-state tuition?"),
+		compat.TextMessage("assistant", "In-state tuition is $4,850."), compat.TextMessage("user", "and for out-of-state students?")}
+	gr, err := g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs, Request: &compat.ChatRequest{Messages: msgs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr == nil || gr.Question == nil || gr.Question.Question != "and for out-of-state students?" || gr.Question.Standalone != standalone {
+		t.Errorf("reported %+v", gr)
 	}
 }
