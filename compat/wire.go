@@ -189,6 +189,8 @@ func SetMessageAnnotations(raw []byte, pos int, anns []Annotation) ([]byte, erro
 
 // CompletionInfo is what the proxy reads from a non-stream completion.
 type CompletionInfo struct {
+	// ID is the completion's id.
+	ID string
 	// Choices are the message contents of the choices, in array order.
 	Choices []CompletionChoice
 	Usage   *Usage
@@ -206,8 +208,8 @@ func ParseCompletion(raw []byte) (CompletionInfo, error) {
 	if !gjson.ValidBytes(raw) {
 		return CompletionInfo{}, fmt.Errorf("parse completion: invalid JSON")
 	}
-	r := gjson.GetManyBytes(raw, "choices", "usage")
-	var info CompletionInfo
+	r := gjson.GetManyBytes(raw, "choices", "usage", "id")
+	info := CompletionInfo{ID: r[2].String()}
 	r[0].ForEach(func(_, choice gjson.Result) bool {
 		var c CompletionChoice
 		if content := choice.Get("message.content"); content.Type == gjson.String {

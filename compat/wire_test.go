@@ -52,7 +52,7 @@ func TestParseCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := CompletionInfo{Choices: []CompletionChoice{{Content: "a", HasContent: true}, {}}, Usage: &Usage{1, 2, 3}}
+	want := CompletionInfo{ID: "c", Choices: []CompletionChoice{{Content: "a", HasContent: true}, {}}, Usage: &Usage{1, 2, 3}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -52,4 +54,25 @@ func OpenSite(dir, questions string, o SiteOptions) (Site, error) {
 		site.Ablations = &cfg
 	}
 	return site, nil
+}
+
+// RunSites evaluates each index dirs[i] on its question set questions[i] (OpenSite, then Site.Run), writes each
+// report's markdown to w as it is done, and returns the reports.
+func RunSites(ctx context.Context, w io.Writer, dirs, questions []string, o SiteOptions) ([]Report, error) {
+	var reps []Report
+	for i := range dirs {
+		site, err := OpenSite(dirs[i], questions[i], o)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := site.Run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := io.WriteString(w, rep.Markdown()); err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -169,4 +170,55 @@ func (ds Definitions) Wire(g *Grounder, scfg *server.Config, main, upstreamModel
 		}
 		scfg.RetrievalSettings += "\x00assistants " + cache.Key(parts...)[:16]
 	}
+}
+
+// LoadAssistants reads the section assistants of a file (ReadAssistants; none when file is "") and of specs
+// written NAME=PREFIX[,PREFIX...] (a command line's --assistant, named so in errors), and resolves them all
+// (ResolveAssistants): reserved are the other models served.
+func LoadAssistants(file string, specs []string, reserved ...string) (Definitions, error) {
+	var defs []AssistantDef
+	if file != "" {
+		fromFile, err := ReadAssistants(file)
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, fromFile...)
+	}
+	for _, v := range specs {
+		name, list, ok := strings.Cut(v, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--assistant %q: want NAME=PREFIX[,PREFIX...]: %w", v, ErrAssistant)
+		}
+		var prefixes []string
+		for _, p := range strings.Split(list, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				prefixes = append(prefixes, p)
+			}
+		}
+		defs = append(defs, AssistantDef{Name: name, Prefixes: prefixes, From: "--assistant " + name})
+	}
+	return ResolveAssistants(defs, reserved...)
+}
+
+// FindAssistant returns the assistant spec names among those of file: a spec NAME=PREFIX[,PREFIX...] defines
+// it, a bare NAME is looked up in the file (an evaluation's --assistant).
+func FindAssistant(file, spec string) (Definition, error) {
+	name, specs := spec, []string(nil)
+	if n, _, ok := strings.Cut(spec, "="); ok {
+		name, specs = strings.TrimSpace(n), []string{spec}
+	}
+	list, err := LoadAssistants(file, specs)
+	if err != nil {
+		return Definition{}, err
+	}
+	d, ok := list.Find(name)
+	if !ok {
+		where := "no --assistants file is given"
+		if file != "" {
+			where = file + " defines " + strings.Join(list.Names(), ", ")
+		}
+		return Definition{}, fmt.Errorf("--assistant %q: no such assistant (%s): %w", name, where, ErrAssistant)
+	}
+	return d, nil
 }

@@ -2,8 +2,11 @@ package grounding
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval"
@@ -58,7 +61,7 @@ func (g *Grounder) matchFAQ(r *retrieval.Retriever, question string) (faqMatch, 
 	if question == "" {
 		return faqMatch{}, false
 	}
-	best, found := g.classify(g.FAQ, question, true)
+	best, found := g.classify(g.operatorFAQ(), question, true)
 	if found && best.direct || g.SiteFAQ == SiteFAQOff {
 		return best, found
 	}
@@ -174,3 +177,59 @@ func (g *Grounder) reportFAQ(ctx context.Context, kind string) {
 		g.OnFAQ(ctx, kind)
 	}
 }
+
+// operatorFAQ is the matcher of the operator's entries: LiveFAQ's when set, else FAQ.
+func (g *Grounder) operatorFAQ() *faq.Matcher {
+	if g.LiveFAQ != nil {
+		return g.LiveFAQ.Matcher()
+	}
+	return g.FAQ
+}
+
+// LiveFAQ is the operator's FAQ while serving: the entries of the FAQ file and those added through the admin
+// API, which answer from the next question on. It is safe for concurrent use.
+type LiveFAQ struct {
+	file []faq.Entry
+	m    atomic.Pointer[faq.Matcher]
+	// added is a digest of the added entries, "" when there are none.
+	added atomic.Pointer[string]
+}
+
+// NewLiveFAQ returns the FAQ of the file's entries (none for no file).
+func NewLiveFAQ(file []faq.Entry) *LiveFAQ {
+	l := &LiveFAQ{file: file}
+	l.Set(nil)
+	return l
+}
+
+// Set replaces the added entries: the matcher of the file's and these entries is built, then swapped in, so a
+// question in flight uses the old one or the new one whole.
+func (l *LiveFAQ) Set(added []faq.Entry) {
+	digest := ""
+	if len(added) > 0 {
+		h := sha256.New()
+		for _, e := range added {
+			fmt.Fprintf(h, "%q %q %q %q %q\n", e.Question, e.Answer, e.URL, e.Title, e.Alternatives)
+		}
+		digest = hex.EncodeToString(h.Sum(nil)[:8])
+	}
+	l.added.Store(&digest)
+	entries := append(append([]faq.Entry(nil), l.file...), added...)
+	if len(entries) == 0 {
+		l.m.Store(nil)
+		return
+	}
+	l.m.Store(faq.NewMatcher(entries))
+}
+
+// Added is a digest of the added entries, "" when there are none: answers are cached by it (see Grounder.Vary),
+// so an answer given before an entry was added is not replayed after.
+func (l *LiveFAQ) Added() string {
+	if d := l.added.Load(); d != nil {
+		return *d
+	}
+	return ""
+}
+
+// Matcher is the current matcher, nil when there are no entries.
+func (l *LiveFAQ) Matcher() *faq.Matcher { return l.m.Load() }

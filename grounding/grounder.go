@@ -60,6 +60,9 @@ type Grounder struct {
 	// faq.DefaultEvidenceThreshold) goes first in the context as the site's answer.
 	FAQ                                      *faq.Matcher
 	FAQDirectThreshold, FAQEvidenceThreshold float64
+	// LiveFAQ, when set, replaces FAQ with entries that may change while serving (the file's and those the
+	// admin API adds). Default nil.
+	LiveFAQ *LiveFAQ
 	// SiteFAQ says what the FAQ entries of the index's pages (found in their markup at ingest) may do; default
 	// SiteFAQEvidence.
 	SiteFAQ SiteFAQUse
@@ -121,12 +124,14 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	base, release := g.Retriever.Acquire()
 	defer release()
 	r, site := g.retrieverFor(base, req.Model), g.siteName(req.Model)
-	_, res, fm, err := g.search(ctx, r, site, Messages(req.Messages), true)
+	a, res, fm, err := g.search(ctx, r, site, Messages(req.Messages), true)
 	if err != nil {
 		return nil, err
 	}
 	if fm.direct {
-		return g.faqAnswer(ctx, req, fm, g.linkHosts(base)), nil
+		gr := g.faqAnswer(ctx, req, fm, g.linkHosts(base))
+		gr.Question = &server.QuestionReport{Question: a.Question, Outcome: server.OutcomeFAQ, Topic: Topic(fm.Entry.URL)}
+		return gr, nil
 	}
 	if fm.Entry != nil {
 		g.reportFAQ(ctx, FAQEvidence)
@@ -152,10 +157,10 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	// An answer written here cites the top pages of the context, which it lists; it quotes the pages, so it goes
 	// through the link policy and the escaping of a model's answer.
 	policy := NewLinkPolicy(res, g.linkHosts(base))
-	cite := func(text string) *server.Grounding {
+	cite := func(text, outcome string) *server.Grounding {
 		text = CleanAnswer(text, policy)
 		top := Cited("", res, limit)
-		gr := &server.Grounding{Answer: g.answer(req, text), NoStore: res.Degraded != ""}
+		gr := &server.Grounding{Answer: g.answer(req, text), NoStore: res.Degraded != "", Question: report(a, res, outcome)}
 		gr.Answer.Annotations = annotate(text, top)
 		if events {
 			gr.Events = SourceEvents(res, top)
@@ -164,9 +169,9 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	}
 	switch {
 	case res.Empty:
-		return cite(named(DontKnow(res, limit))), nil
+		return cite(named(DontKnow(res, limit)), server.OutcomeUnanswered), nil
 	case g.Offline:
-		return cite(named(OfflineAnswer(r, res, limit))), nil
+		return cite(named(OfflineAnswer(r, res, limit)), server.OutcomeAnswered), nil
 	}
 	out := make([]compat.Message, 0, len(req.Messages)+1)
 	prompt := SystemPrompt(site, res)
@@ -178,6 +183,7 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 	return &server.Grounding{
 		Messages: out,
 		NoStore:  res.Degraded != "",
+		Question: report(a, res, server.OutcomeAnswered),
 		NewFilter: func() server.ContentFilter {
 			return &sourcesFilter{links: NewAnswerFilter(policy), res: res, max: limit, events: events}
 		},
@@ -339,7 +345,8 @@ func (g *Grounder) answer(req *server.GroundRequest, text string) *server.Answer
 }
 
 // Vary implements server.Varier: whether Open WebUI source events go out, and the page the visitor is reading
-// (which the model is told), depend on the request's headers.
+// (which the model is told), depend on the request's headers. The FAQ entries added while serving are part of
+// it too, so that adding one changes the answers the response cache replays.
 func (g *Grounder) Vary(h http.Header) string {
 	v := ""
 	if g.sendsEvents(h) {
@@ -347,6 +354,11 @@ func (g *Grounder) Vary(h http.Header) string {
 	}
 	if page, ok := PageFrom(h); ok {
 		v += "\x00page\x00" + page.URL + "\x00" + page.Title
+	}
+	if g.LiveFAQ != nil {
+		if added := g.LiveFAQ.Added(); added != "" {
+			v += "\x00faq\x00" + added
+		}
 	}
 	return v
 }

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -130,6 +132,21 @@ func versionFiles(dir string) []FileSize {
 		}
 	}
 	return out
+}
+
+// Write writes the statistics of the index in dir to w: as indented JSON, or as Lines.
+func (st Stats) Write(w io.Writer, dir string, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	for _, line := range st.Lines(dir) {
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Lines describe the index in dir for the terminal, as `ragproxy stats` prints them.

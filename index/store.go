@@ -198,6 +198,20 @@ func LoadWith(dir string, opts LoadOptions) (*Index, error) {
 	return ix, nil
 }
 
+// PageURLs returns the URLs of the pages of the current version under dir, in page order, reading neither its
+// texts nor its vectors.
+func PageURLs(dir string) ([]string, error) {
+	ix, err := LoadWith(dir, LoadOptions{TextsOnDisk: true, MapVectors: true})
+	if err != nil {
+		return nil, err
+	}
+	urls := make([]string, len(ix.Pages))
+	for i, p := range ix.Pages {
+		urls[i] = p.URL
+	}
+	return urls, nil
+}
+
 // LoadManifest reads only the current version's manifest.
 func LoadManifest(dir string) (*Manifest, error) {
 	name, err := readCurrent(dir)

@@ -122,6 +122,9 @@ type Metrics struct {
 	indexChunks    *prometheus.GaugeVec
 	indexBuilt     *prometheus.GaugeVec
 	backendUp      *prometheus.GaugeVec
+	answers        *prometheus.CounterVec
+	feedback       *prometheus.CounterVec
+	questionsLost  *prometheus.CounterVec
 }
 
 // New builds a Metrics with a fresh registry holding every ragproxy metric.
@@ -259,6 +262,7 @@ func New(cfg Config) (*Metrics, error) {
 		m.indexInfo, m.indexPages, m.indexChunks, m.indexReloads, m.faqAnswers,
 		m.indexBuilt, m.backendUp,
 	}
+	cs = append(cs, m.insightsCollectors()...)
 	if !cfg.NoRuntimeMetrics {
 		cs = append(cs,
 			collectors.NewGoCollector(),

@@ -318,3 +318,29 @@ func histogramSamples(t *testing.T, m *Metrics, family string) []histSample {
 	}
 	return out
 }
+
+func TestInsightsMetrics(t *testing.T) {
+	m := newTestMetrics(t, Config{NoRuntimeMetrics: true})
+	m.Answer("answered")
+	m.Answer("faq")
+	m.Answer("bogus")
+	m.Feedback("down")
+	m.QuestionsDropped("store_error", 3)
+	got := map[string]float64{}
+	for _, mf := range gather(t, m) {
+		for _, metric := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range metric.GetLabel() {
+				key += "/" + l.GetValue()
+			}
+			got[key] = metric.GetCounter().GetValue()
+		}
+	}
+	for key, want := range map[string]float64{"ragproxy_answers_total/answered": 1, "ragproxy_answers_total/faq": 1,
+		"ragproxy_answers_total/unanswered": 0, "ragproxy_answers_total/other": 1, "ragproxy_feedback_total/down": 1,
+		"ragproxy_feedback_total/up": 0, "ragproxy_question_log_dropped_total/store_error": 3} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v", key, got[key], want)
+		}
+	}
+}

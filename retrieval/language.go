@@ -3,8 +3,6 @@ package retrieval
 import (
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/textnorm"
-	"golang.org/x/text/language"
-	"golang.org/x/text/language/display"
 )
 
 // Languages are the languages of the retriever's index, the site's main language (most pages) first.
@@ -86,11 +84,7 @@ func (r *Retriever) preferVersions(fused []scored) []scored {
 // LanguageName is the English name of the language lang names ("German" for "de"), or lang itself when it names
 // none.
 func LanguageName(lang string) string {
-	tag, err := language.Parse(textnorm.Base(lang))
-	if err != nil {
-		return lang
-	}
-	if n := display.English.Languages().Name(tag); n != "" {
+	if n := textnorm.Name(lang); n != "" {
 		return n
 	}
 	return lang

@@ -45,13 +45,16 @@ func (c *Config) ground(ctx context.Context, scfg *server.Config, client *upstre
 		SourceEvents: gc.SourceEvents, OnRetrieval: obs.ObserveRetrieval, AnalysisBudget: gc.AnalysisBudget,
 		FAQDirectThreshold: gc.FAQDirect, FAQEvidenceThreshold: gc.FAQEvidence, SiteFAQ: gc.SiteFAQ, Tracing: tracing,
 		OnFAQ: func(_ context.Context, kind string) { obs.Metrics.FAQAnswer(kind) }}
+	var entries []faq.Entry
 	if gc.FAQFile != "" {
-		entries, err := faq.Load(gc.FAQFile)
-		if err != nil {
+		if entries, err = faq.Load(gc.FAQFile); err != nil {
 			return admin.Config{}, fmt.Errorf("serve: --faq: %w", err)
 		}
-		g.FAQ = faq.NewMatcher(entries)
-		logger.Info("faq loaded", "file", gc.FAQFile, "entries", g.FAQ.Len(), "direct_threshold", gc.FAQDirect)
+	}
+	// The file's entries, and those the admin API adds while serving (see wireInsights).
+	g.LiveFAQ = grounding.NewLiveFAQ(entries)
+	if gc.FAQFile != "" {
+		logger.Info("faq loaded", "file", gc.FAQFile, "entries", g.LiveFAQ.Matcher().Len(), "direct_threshold", gc.FAQDirect)
 	}
 	if !c.Offline {
 		// Analysis goes through the same client as the answers (timeouts, retries, failover) under its own

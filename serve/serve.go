@@ -75,6 +75,8 @@ type Config struct {
 	Grounding Grounding
 	// Admin are the admin API's settings.
 	Admin Admin
+	// Insights are the question log's settings.
+	Insights Insights
 }
 
 // Grounding are the settings of the grounder behind the gateway.
@@ -198,6 +200,13 @@ func Run(ctx context.Context, c Config) error {
 		ran := make(chan struct{})
 		go func() { defer close(ran); adm.Run(wctx) }()
 		defer func() { stop(); <-ran }() // a running ingest job is cancelled and waited for
+		writeLog, closeDB := c.wireInsights(ctx, &scfg, scfg.Grounder.(*grounding.Grounder), acfg.Live, metrics, logger)
+		defer closeDB()
+		lctx, stopLog := context.WithCancel(context.WithoutCancel(ctx))
+		logged := make(chan struct{})
+		go func() { defer close(logged); writeLog(lctx) }()
+		// The log's writer stops after the server, which has drained by then, and writes what is left.
+		defer func() { stopLog(); <-logged }()
 	}
 	page, err := webui.New(webui.Config{Site: c.siteName(), Model: pageModel(scfg), AuthRequired: len(scfg.APIKeys) > 0,
 		EmbedOrigins: scfg.Embed.Origins})

@@ -59,6 +59,8 @@ type cachedAnswer struct {
 	Annotations  []compat.Annotation `json:"annotations,omitempty"`
 	Usage        *compat.Usage       `json:"usage,omitempty"`
 	Events       []json.RawMessage   `json:"events,omitempty"`
+	// Question is the Grounder's report of the question answered, for the question log of a replayed answer.
+	Question *QuestionReport `json:"question,omitempty"`
 }
 
 // storable reports whether a will be the same answer next time.

@@ -65,6 +65,11 @@ type outcome struct {
 	// when there is none).
 	content string
 	answer  *cachedAnswer
+	// id is the chat completion's id as the client got it, cited the first answer's annotations, and question
+	// the Grounder's report of the question, for the question log (from the cache for a replayed answer).
+	id       string
+	cited    []compat.Annotation
+	question *QuestionReport
 }
 
 // streamBody writes a stream's frames once its headers went out, and returns the request's outcome.
@@ -128,6 +133,7 @@ func (s *Server) finish(ctx context.Context, st *chatState, out outcome) {
 		s.cache.finish(ctx, st.cache, answer)
 	}
 	s.obs.Observe(ctx, ev)
+	s.logQuestion(ctx, st, out)
 	st.cancel()
 	st.untrack()
 }
@@ -352,12 +358,13 @@ func (s *Server) complete(ctx context.Context, c *fiber.Ctx, st *chatState) outc
 		}
 	}
 	out.content = text
+	if g.Answer != nil {
+		annotations = g.Answer.Annotations
+	}
+	out.id, out.cited = info.ID, annotations
 	if st.cache != nil {
-		if g.Answer != nil {
-			annotations = g.Answer.Annotations
-		}
 		if out.answer = completionAnswer(body, text, annotations, info.Usage); out.answer != nil {
-			out.answer.Events = events
+			out.answer.Events, out.answer.Question = events, g.Question
 		}
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)

@@ -66,6 +66,12 @@ type Route struct {
 	Status int
 }
 
+// Raw is a Route's result that is not JSON (an image): written as it is, with its content type.
+type Raw struct {
+	ContentType string
+	Body        []byte
+}
+
 // Request is what a Route's handler receives.
 type Request struct {
 	// Body is the raw request body.
@@ -112,6 +118,9 @@ type Grounding struct {
 	// next request may get (the query's embeddings failed: see retrieval's degraded mode); a cached answer
 	// would outlive the failure by the cache's TTL.
 	NoStore bool
+	// Question, when set, reports the visitor's question and how it was answered, for Config.Questions; a
+	// request without one is not logged.
+	Question *QuestionReport
 }
 
 // Answer is a complete answer written by the Grounder itself (an "I don't

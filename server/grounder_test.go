@@ -302,6 +302,10 @@ func TestAnswerManyAnswers(t *testing.T) {
 	}
 	wantInfo := compat.CompletionInfo{Choices: []compat.CompletionChoice{{Content: "I don't know.", HasContent: true}, {Content: "I don't know.", HasContent: true}},
 		Usage: &compat.Usage{PromptTokens: 5, CompletionTokens: 8, TotalTokens: 13}}
+	if !strings.HasPrefix(info.ID, "chatcmpl-") {
+		t.Errorf("completion id %q", info.ID)
+	}
+	info.ID = ""
 	if diff := cmp.Diff(wantInfo, info); diff != "" {
 		t.Errorf("completion (-want +got):\n%s", diff)
 	}

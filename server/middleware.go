@@ -99,7 +99,12 @@ func (s *Server) auth(c *fiber.Ctx) error {
 
 // bearer returns the request's bearer token; ok is false when there is none.
 func bearer(c *fiber.Ctx) (token string, ok bool) {
-	token, ok = strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	return bearerHeader(c.Get(fiber.HeaderAuthorization))
+}
+
+// bearerHeader returns the bearer token of an Authorization header's value.
+func bearerHeader(v string) (token string, ok bool) {
+	token, ok = strings.CutPrefix(v, "Bearer ")
 	return token, ok && token != ""
 }
 

@@ -17,7 +17,7 @@ func (s *Server) replay(c *fiber.Ctx, st *chatState, a *cachedAnswer) (outcome, 
 		b.Model = s.responseModel(st.req.Model)
 	}
 	c.Set(headerXCache, "HIT")
-	out := outcome{status: http.StatusOK}
+	out := outcome{status: http.StatusOK, id: b.ID, cited: a.Annotations, question: a.Question}
 	if st.req.Stream {
 		g := &Grounding{Events: a.Events}
 		src := &answerSource{i: -1}

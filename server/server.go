@@ -95,9 +95,9 @@ type Config struct {
 	Grounder Grounder
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
-	// Page, when set, serves GET /, GET /assets/... and GET /widget.js (the
-	// chat page and its widget; see package webui). It is public: the key it
-	// asks for guards /v1.
+	// Page, when set, serves GET /, GET /assets/..., GET /widget.js and GET
+	// /admin/ (the chat page, its widget and the insights page; see package
+	// webui). It is public: the keys it asks for guard /v1 and the admin API.
 	Page http.Handler
 	// Observer receives request events (metrics, logs). Default no-op.
 	Observer Observer
@@ -135,6 +135,12 @@ type Config struct {
 	// answers need is down. /healthz never consults it: a backend outage is no reason to restart the process.
 	// Default none: ready once listening.
 	Ready *Readiness
+	// Questions, when set, receives every visitor's question once its answer went out (see QuestionLog).
+	// Default none.
+	Questions QuestionLog
+	// Routes are extra routes under /v1, behind the client keys and counted by the rate limits like a
+	// Grounder's (see Router). Default none.
+	Routes []Route
 	// Logger receives server logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -338,6 +344,16 @@ func (s *Server) routes() {
 			v1.Add(rt.Method, rt.Path, s.extraRoute(rt))
 		}
 	}
+	for _, rt := range s.cfg.Routes {
+		v1.Add(rt.Method, rt.Path, s.extraRoute(rt))
+	}
+	if s.cfg.Page != nil {
+		// The insights page is public like the chat page (it asks for an admin key, which its calls carry); it
+		// goes before the admin API, whose routes all want the key.
+		page := adaptor.HTTPHandler(s.cfg.Page)
+		s.app.Get("/admin", page)
+		s.app.Get("/admin/", page)
+	}
 	s.adminRoutes()
 	if s.cfg.Metrics != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.Metrics))
@@ -400,10 +416,14 @@ func routeRequest(c *fiber.Ctx) (*Request, error) {
 	return req, nil
 }
 
-// writeRouteResult writes a handler's result as JSON with the route's success status.
+// writeRouteResult writes a handler's result as JSON (a Raw result as it is) with the route's success status.
 func writeRouteResult(c *fiber.Ctx, rt Route, out any) error {
 	if rt.Status != 0 {
 		c.Status(rt.Status)
+	}
+	if raw, ok := out.(Raw); ok {
+		c.Set(fiber.HeaderContentType, raw.ContentType)
+		return c.Send(raw.Body)
 	}
 	return c.JSON(out)
 }

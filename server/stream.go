@@ -122,7 +122,8 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 	var filters filterTimer
 	defer filters.record(ctx, s.cfg.Tracing)
 	r := &relay{includeUsage: st.req.IncludeUsage, newFilter: s.timedFilters(g.NewFilter, &filters), events: g.Events,
-		collect: s.collect || st.cache != nil, onFirstToken: func() { s.obs.Observe(ctx, s.event(st, EventFirstToken)) }}
+		collect:      s.collect || st.cache != nil || s.cfg.Questions != nil && st.task == "",
+		onFirstToken: func() { s.obs.Observe(ctx, s.event(st, EventFirstToken)) }}
 	// The frames of chunks that are at hand together go out in one write: a flush only when the source would
 	// wait for its next chunk, and at the end.
 	ready, _ := src.(readySource)
@@ -163,13 +164,14 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 	}
 	out.err = err
 	out.content = r.content.String()
+	anns := r.answerAnnotations()
+	if g.Answer != nil {
+		anns = g.Answer.Annotations
+	}
+	out.id, out.cited = r.builder.ID, anns
 	if err == nil && st.cache != nil && r.finished && !r.special {
-		anns := r.answerAnnotations()
-		if g.Answer != nil {
-			anns = g.Answer.Annotations
-		}
 		out.answer = &cachedAnswer{Model: r.builder.Model, Content: r.content.String(), FinishReason: r.finishReason,
-			Annotations: anns, Usage: r.usage, Events: r.sentEvents()}
+			Annotations: anns, Usage: r.usage, Events: r.sentEvents(), Question: g.Question}
 	}
 	return out
 }

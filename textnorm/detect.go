@@ -76,3 +76,20 @@ var whatlangByCode = func() map[string]whatlanggo.Lang {
 	m["zh"] = whatlanggo.Cmn
 	return m
 }()
+
+// Name is the English name of the language tag names ("German" for "de-CH"), as the detector names its
+// languages, or "" for a language it does not know. Chinese and Norwegian are named as such rather than by the
+// detector's narrower Mandarin and Bokmål.
+func Name(tag string) string {
+	switch b := Base(tag); b {
+	case "zh":
+		return "Chinese"
+	case "no", "nb":
+		return "Norwegian"
+	default:
+		if l, ok := whatlangByCode[b]; ok {
+			return l.String()
+		}
+	}
+	return ""
+}

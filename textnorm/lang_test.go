@@ -94,3 +94,14 @@ func TestDecompound(t *testing.T) {
 		t.Errorf("French has no compounds: %q", got)
 	}
 }
+
+// TestName checks the English names the grounding prompt uses for the languages ragproxy analyses.
+func TestName(t *testing.T) {
+	for tag, want := range map[string]string{"de-CH": "German", "fr": "French", "es": "Spanish", "it": "Italian",
+		"pt-BR": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian", "fi": "Finnish",
+		"ja": "Japanese", "zh-Hant": "Chinese", "ko": "Korean", "xx": "", "": ""} {
+		if got := Name(tag); got != want {
+			t.Errorf("Name(%q) = %q, want %q", tag, got, want)
+		}
+	}
+}

@@ -65,10 +65,12 @@ type asset struct {
 	etag        string
 }
 
-// Page serves the chat page (GET /, and GET /?embed=1 for the widget), its assets (GET /assets/...) and the
-// widget (GET /widget.js).
+// Page serves the chat page (GET /, and GET /?embed=1 for the widget), its assets (GET /assets/...), the
+// widget (GET /widget.js) and the insights page for the site's owners (GET /admin/, which asks for an admin key
+// and reads the admin API).
 type Page struct {
 	index  asset
+	admin  asset
 	assets map[string]asset
 	// embed and widget are set when embedding is on: the page's embedded layout and /widget.js.
 	embed, widget *asset
@@ -127,6 +129,19 @@ func New(cfg Config) (*Page, error) {
 	if p.index, err = render(false); err != nil {
 		return nil, err
 	}
+	adminPage, err := assets.ReadFile("assets/admin.html")
+	if err != nil {
+		return nil, fmt.Errorf("webui: %w", err)
+	}
+	siteTitle, siteHeading := "", ""
+	if cfg.Site != "" {
+		siteTitle, siteHeading = html.EscapeString(cfg.Site)+" ", html.EscapeString(cfg.Site)+": "
+	}
+	b, err := fill(adminPage, strings.NewReplacer("{{.SiteTitle}}", siteTitle, "{{.SiteHeading}}", siteHeading, "{{.Version}}", version))
+	if err != nil {
+		return nil, fmt.Errorf("webui: assets/admin.html: %w", err)
+	}
+	p.admin = newAsset(b, "text/html; charset=utf-8")
 	if len(cfg.EmbedOrigins) == 0 || cfg.Site == "" {
 		return p, nil
 	}
@@ -198,10 +213,13 @@ func newAsset(b []byte, ctype string) asset {
 }
 
 // Size is the page's weight: the bytes of the page and every asset it loads, as sent to a browser that accepts
-// gzip.
+// gzip (the insights page's own assets aside).
 func (p *Page) Size() (raw, gzipped int) {
 	raw, gzipped = len(p.index.body), len(p.index.gz)
 	for name, a := range p.assets {
+		if strings.HasPrefix(name, "/assets/admin.") {
+			continue
+		}
 		if strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".css") || strings.HasSuffix(name, ".svg") {
 			raw += len(a.body)
 			gzipped += len(a.gz)
@@ -235,6 +253,9 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Cache-Control", "no-cache")
 	case r.URL.Path == "/":
 		a = p.index
+		h.Set("Cache-Control", "no-cache")
+	case r.URL.Path == "/admin" || r.URL.Path == "/admin/":
+		a = p.admin
 		h.Set("Cache-Control", "no-cache")
 	case r.URL.Path == "/widget.js":
 		if p.widget == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ragproxy/ragproxy/eval"
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/tokenizer"
@@ -16,13 +17,12 @@ import (
 func runEval(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	var (
-		up                                            upstreamFlags
-		dirs, questions                               repeated
-		jsonOut, faqFile, faqQuestions, assistantSpec string
-		faqThreshold, minFAQ                          float64
-		assistants                                    assistantFlags
-		o                                             eval.SiteOptions
-		bars                                          eval.Bars
+		up                                                            upstreamFlags
+		dirs, questions                                               repeated
+		jsonOut, faqFile, faqQuestions, assistantSpec, assistantsFile string
+		faqThreshold, minFAQ                                          float64
+		o                                                             eval.SiteOptions
+		bars                                                          eval.Bars
 	)
 	fs.Var(&dirs, "index", "index directory (RAGPROXY_INDEX); repeat it, with --questions, to evaluate several sites")
 	fs.Var(&questions, "questions", "question set (JSONL: question, expected_urls, fact), one per --index")
@@ -37,7 +37,7 @@ func runEval(ctx context.Context, args []string) error {
 	fs.Float64Var(&faqThreshold, "faq-threshold", faq.DefaultDirectThreshold, "direct-answer threshold to report besides the calibrated one (serve's --faq-threshold)")
 	fs.Float64Var(&minFAQ, "min-faq-precision", 0.98, "fail when direct answers at --faq-threshold are less precise than this")
 	fs.StringVar(&assistantSpec, "assistant", "", "evaluate as this section assistant: NAME, defined in --assistants, or NAME=PREFIX[,PREFIX...]; only its pages are searched")
-	fs.StringVar(&assistants.file, "assistants", envOr("RAGPROXY_ASSISTANTS", ""), "YAML or JSON file of section assistants, as serve reads it (RAGPROXY_ASSISTANTS)")
+	fs.StringVar(&assistantsFile, "assistants", envOr("RAGPROXY_ASSISTANTS", ""), "YAML or JSON file of section assistants, as serve reads it (RAGPROXY_ASSISTANTS)")
 	up.register(fs)
 	registerRetrieval(fs, &o.Retrieval)
 	if err := fs.Parse(args); err != nil {
@@ -75,7 +75,7 @@ func runEval(ctx context.Context, args []string) error {
 		return fmt.Errorf("eval: %w", err)
 	}
 	if assistantSpec != "" {
-		a, err := assistants.evalAssistant(assistantSpec)
+		a, err := grounding.FindAssistant(assistantsFile, assistantSpec)
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
@@ -89,18 +89,9 @@ func runEval(ctx context.Context, args []string) error {
 		o.Analyzer, o.AnalyzerName = &retrieval.LLMAnalyzer{Ask: ask}, "llm "+up.model
 		o.Judge = &eval.Judge{Client: up.client(), Model: up.model}
 	}
-	var reps []eval.Report
-	for i := range dirs {
-		site, err := eval.OpenSite(dirs[i], questions[i], o)
-		if err != nil {
-			return err
-		}
-		rep, err := site.Run(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Print(rep.Markdown())
-		reps = append(reps, rep)
+	reps, err := eval.RunSites(ctx, os.Stdout, dirs, questions, o)
+	if err != nil {
+		return err
 	}
 	if jsonOut != "" {
 		w := os.Stdout

@@ -268,14 +268,5 @@ func runStats(_ context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)
 	}
-	st := index.ComputeStats(ix)
-	if *jsonOut {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
-	}
-	for _, line := range st.Lines(*dir) {
-		fmt.Println(line)
-	}
-	return nil
+	return index.ComputeStats(ix).Write(os.Stdout, *dir, *jsonOut)
 }

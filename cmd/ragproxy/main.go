@@ -8,9 +8,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -25,12 +26,13 @@ type command struct {
 // commands maps subcommand names to their implementations. Other files add
 // theirs here (serve.go: "serve"; later ingest, stats, eval, demo).
 var commands = map[string]command{
-	"serve":  {summary: "run the OpenAI-compatible proxy", run: runServe},
-	"ingest": {summary: "crawl or mirror a site into an index", run: runIngest},
-	"stats":  {summary: "describe an index", run: runStats},
-	"eval":   {summary: "measure retrieval and answer quality on a question set", run: runEval},
-	"demo":   {summary: "index the bundled example site and serve it offline", run: runDemo},
-	"health": {summary: "ask a running server's /readyz (the image's healthcheck)", run: runHealth},
+	"serve":    {summary: "run the OpenAI-compatible proxy", run: runServe},
+	"ingest":   {summary: "crawl or mirror a site into an index", run: runIngest},
+	"stats":    {summary: "describe an index", run: runStats},
+	"eval":     {summary: "measure retrieval and answer quality on a question set", run: runEval},
+	"demo":     {summary: "index the bundled example site and serve it offline", run: runDemo},
+	"health":   {summary: "ask a running server's /readyz (the image's healthcheck)", run: runHealth},
+	"insights": {summary: "report what visitors asked, from the question log's database", run: runInsights},
 }
 
 func main() {
@@ -62,13 +64,8 @@ func run(ctx context.Context, args []string) error {
 }
 
 func usage() {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	fmt.Fprintln(os.Stderr, "usage: ragproxy <command> [flags]\n\ncommands:")
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
 	}
 }
@@ -81,29 +78,18 @@ func envOr(name, def string) string {
 	return def
 }
 
+// envParsed returns the environment variable's value as parse reads it, or def when it is unset or unreadable.
+func envParsed[T any](name string, def T, parse func(string) (T, error)) T {
+	if v, ok := os.LookupEnv(name); ok {
+		if x, err := parse(v); err == nil {
+			return x
+		}
+	}
+	return def
+}
+
 func envDuration(name string, def time.Duration) time.Duration {
-	if v, ok := os.LookupEnv(name); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
+	return envParsed(name, def, time.ParseDuration)
 }
-
-func envInt(name string, def int) int {
-	if v, ok := os.LookupEnv(name); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
-	}
-	return def
-}
-
-func envBool(name string, def bool) bool {
-	if v, ok := os.LookupEnv(name); ok {
-		if b, err := strconv.ParseBool(v); err == nil {
-			return b
-		}
-	}
-	return def
-}
+func envInt(name string, def int) int    { return envParsed(name, def, strconv.Atoi) }
+func envBool(name string, def bool) bool { return envParsed(name, def, strconv.ParseBool) }

@@ -16,6 +16,7 @@ import (
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest"
 	"github.com/ragproxy/ragproxy/ingest/summary"
+	"github.com/ragproxy/ragproxy/insights"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/serve"
@@ -26,14 +27,14 @@ import (
 // serveFlags are serve's settings: each flag falls back to an environment variable, then to a default. Most bind
 // straight to the fields of cfg; the rest are read into cfg once parsed.
 type serveFlags struct {
-	cfg                                                    serve.Config
-	apiKeys, adminKeys, corsOrigins, linkHosts             string
-	logLevel, adminIngestOptions, embedOrigins, widgetKeys string
-	embedTimeout                                           time.Duration
-	keepVersions                                           int
-	up                                                     upstreamFlags
-	backends                                               backendFlags
-	assistants                                             assistantFlags
+	cfg                                                                 serve.Config
+	apiKeys, adminKeys, corsOrigins, linkHosts                          string
+	logLevel, adminIngestOptions, embedOrigins, widgetKeys, questionLog string
+	embedTimeout                                                        time.Duration
+	keepVersions                                                        int
+	up                                                                  upstreamFlags
+	backends                                                            backendFlags
+	assistants                                                          assistantFlags
 }
 
 func parseServeFlags(args []string) (serveFlags, error) {
@@ -91,6 +92,9 @@ func parseServeFlagsFor(name string, args []string, own func(*flag.FlagSet)) (se
 	registerRetrieval(fs, &c.Retrieval)
 	f.backends.register(fs)
 	f.assistants.register(fs)
+	fs.StringVar(&f.questionLog, "question-log", envOr("RAGPROXY_QUESTION_LOG", "redacted"), "what the question log keeps of visitors' questions: redacted (e-mail addresses, phone numbers, card-like numbers and long digit runs replaced), full, or off (RAGPROXY_QUESTION_LOG)")
+	fs.StringVar(&c.Insights.DB, "insights-db", envOr("RAGPROXY_INSIGHTS_DB", ""), "database of the question log, feedback and added FAQ entries: a SQLite file, or postgres://user:password@host/db for several replicas; default insights.db in the index directory (RAGPROXY_INSIGHTS_DB)")
+	fs.DurationVar(&c.Insights.Retention, "insights-retention", envDuration("RAGPROXY_INSIGHTS_RETENTION", insights.DefaultRetention), "how long questions and feedback are kept; the database deletes older ones (RAGPROXY_INSIGHTS_RETENTION)")
 	fs.StringVar(&f.embedOrigins, "embed-origins", envOr("RAGPROXY_EMBED_ORIGINS", ""), "comma-separated origins of the sites whose pages may carry the chat widget (/widget.js), e.g. https://www.example.edu; empty turns the widget off (RAGPROXY_EMBED_ORIGINS)")
 	fs.StringVar(&f.widgetKeys, "widget-keys", envOr("RAGPROXY_WIDGET_KEYS", ""), "comma-separated publishable keys for the widget (public: chat only, from the embed origins, rate-limited per visitor); needed with --api-keys (RAGPROXY_WIDGET_KEYS)")
 	fs.IntVar(&s.Embed.RequestsPerMinute, "widget-rpm", envInt("RAGPROXY_WIDGET_RPM", server.DefaultWidgetRequestsPerMinute), "chat requests per minute of one visitor (client address) with a widget key (RAGPROXY_WIDGET_RPM)")
@@ -121,6 +125,12 @@ func (f *serveFlags) resolve() error {
 		return err
 	}
 	var err error
+	if c.Insights.Mode, err = insights.ParseMode(f.questionLog); err != nil {
+		return fmt.Errorf("serve: --question-log: %w", err)
+	}
+	if c.Insights.Retention <= 0 {
+		return fmt.Errorf("serve: --insights-retention %v: want a positive duration", c.Insights.Retention)
+	}
 	if c.Grounding.SiteFAQ, err = grounding.ParseSiteFAQUse(c.Grounding.FAQSite); err != nil {
 		return fmt.Errorf("serve: --faq-site %w", err)
 	}

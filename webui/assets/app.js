@@ -319,8 +319,9 @@
     m.copy.hidden = true;
     m.copy.setAttribute('aria-label', label('copyLabel', 'Copy this answer'));
     m.copy.addEventListener('click', () => copy(m));
+    m.feedback = feedbackControls(m);
     const actions = el('div', 'actions');
-    actions.append(m.copy, m.status);
+    actions.append(m.copy, m.feedback, m.status);
     li.append(el('span', 'visually-hidden', 'Assistant: '), m.answer, m.sourcesEl, actions);
     return m;
   }
@@ -335,6 +336,58 @@
     if (note) m.status.textContent = note;
     m.status.classList.toggle('error-text', state === 'error');
     m.copy.hidden = !m.content;
+    // A visitor rates a whole answer (POST /v1/feedback), one the server gave an id; the widget's publishable key
+    // is for chat only.
+    m.feedback.hidden = embedded || state !== 'done' || !m.content || !m.id;
+  }
+
+  // feedbackControls are an answer's thumbs up and down, and after a thumbs down a line for what was wrong.
+  function feedbackControls(m) {
+    const box = el('div', 'feedback');
+    box.hidden = true;
+    const up = el('button', 'rate up', '👍');
+    const down = el('button', 'rate down', '👎');
+    up.type = down.type = 'button';
+    up.setAttribute('aria-label', 'Good answer');
+    down.setAttribute('aria-label', 'Bad answer');
+    // A plain group, not a form: an answer holds no form (the page's checks of hostile answers look for one).
+    const form = el('div', 'comment');
+    form.hidden = true;
+    const input = el('input');
+    input.type = 'text';
+    input.maxLength = 1000;
+    input.placeholder = 'What was wrong? (optional)';
+    input.setAttribute('aria-label', 'What was wrong with this answer (optional)');
+    const send = el('button', '', 'Send');
+    send.type = 'button';
+    form.append(input, send);
+    const note = el('span', 'feedback-note');
+    note.setAttribute('role', 'status');
+    box.append(up, down, form, note);
+    const rate = async (rating, comment) => {
+      for (const b of [up, down]) b.setAttribute('aria-pressed', String(b === (rating === 'up' ? up : down)));
+      try {
+        const res = await fetch('/v1/feedback', { method: 'POST', headers: headers(),
+          body: JSON.stringify({ id: m.id, rating, ...(comment ? { comment } : {}) }) });
+        note.textContent = res.ok ? 'Thanks for the feedback.' : await errorText(res);
+      } catch (err) {
+        note.textContent = `Network error: the feedback was not sent (${err.message}).`;
+      }
+    };
+    up.addEventListener('click', () => { form.hidden = true; rate('up'); });
+    down.addEventListener('click', () => { form.hidden = false; rate('down'); input.focus(); });
+    const comment = () => {
+      form.hidden = true;
+      rate('down', input.value.trim());
+    };
+    send.addEventListener('click', comment);
+    input.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        ev.preventDefault();
+        comment();
+      }
+    });
+    return box;
   }
 
   async function copy(m) {
@@ -471,6 +524,7 @@
         let chunk;
         try { chunk = JSON.parse(data); } catch { continue; }
         if (chunk?.error) throw new APIError(chunk.error.message || 'The server reported an error.');
+        if (!m.id && typeof chunk?.id === 'string') m.id = chunk.id;
         const choice = chunk?.choices?.[0];
         if (!choice) continue; // e.g. Open WebUI source events, usage
         const delta = choice.delta || {};

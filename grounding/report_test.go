@@ -1,0 +1,128 @@
+package grounding
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/retrieval"
+	"github.com/ragproxy/ragproxy/retrieval/faq"
+	"github.com/ragproxy/ragproxy/server"
+)
+
+// TestQuestionReport checks what the Grounder tells the question log: an FAQ answer, a question nothing in the
+// site answers, an answered one with its confidence and topic, and no report for a task.
+func TestQuestionReport(t *testing.T) {
+	r, tok := exampleIndex(t)
+	g := &Grounder{Retriever: r, Tokenizer: tok, FAQ: exampleFAQ(t)}
+	ask := func(text, task string) *server.QuestionReport {
+		t.Helper()
+		msgs := []compat.Message{compat.TextMessage("user", text)}
+		gr, err := g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs,
+			Request: &compat.ChatRequest{Messages: msgs}, Task: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gr == nil {
+			return nil
+		}
+		return gr.Question
+	}
+	if q := ask("When do fall 2024 classes begin", ""); q == nil || q.Outcome != server.OutcomeFAQ ||
+		q.Question != "When do fall 2024 classes begin" || q.Topic != "/academic-calendar/" {
+		t.Errorf("FAQ answer reported %+v", q)
+	}
+	if q := ask("qwxz zzkv", ""); q == nil || q.Outcome != server.OutcomeUnanswered {
+		t.Errorf("a question nothing answers reported %+v", q)
+	}
+	q := ask("how much is in-state tuition?", "")
+	if q == nil || q.Outcome != server.OutcomeAnswered || q.Confidence <= 0 || q.Topic == "" || q.Standalone != "" {
+		t.Errorf("an answered question reported %+v", q)
+	}
+	if q := ask("Generate a title", "title"); q != nil {
+		t.Errorf("a task reported %+v", q)
+	}
+}
+
+func TestTopic(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://www.example.edu/en/library/hours.html": "/en/library/",
+		"https://www.example.edu/en/library/":           "/en/library/",
+		"https://www.example.edu/a/b/c/d/":              "/a/b/",
+		"https://www.example.edu/tuition/":              "/tuition/",
+		"https://www.example.edu/":                      "/",
+		"https://www.example.edu/about.html":            "/",
+	} {
+		if got := Topic(in); got != want {
+			t.Errorf("Topic(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestLiveFAQ checks that an entry added while serving answers the next question directly, and that removing it
+// stops that.
+func TestLiveFAQ(t *testing.T) {
+	r, tok := exampleIndex(t)
+	live := NewLiveFAQ(nil)
+	g := &Grounder{Retriever: r, Tokenizer: tok, LiveFAQ: live}
+	ask := func() *server.Grounding {
+		msgs := []compat.Message{compat.TextMessage("user", "Is there a shuttle from the train station to campus?")}
+		gr, err := g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs,
+			Request: &compat.ChatRequest{Messages: msgs}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gr
+	}
+	if gr := ask(); gr != nil && gr.Question != nil && gr.Question.Outcome == server.OutcomeFAQ {
+		t.Fatal("answered from an empty FAQ")
+	}
+	live.Set([]faq.Entry{{Question: "Is there a shuttle from the train station to campus?", Answer: "Yes, the 22 bus, hourly.",
+		URL: "https://www.lakeshore-poly.example/visit/", Source: "admin"}})
+	gr := ask()
+	if gr == nil || gr.Answer == nil || !strings.HasPrefix(gr.Answer.Text, "Yes, the 22 bus, hourly.") || gr.Question.Outcome != server.OutcomeFAQ {
+		t.Fatalf("after adding the entry: %+v", gr)
+	}
+	live.Set(nil)
+	if gr := ask(); gr != nil && gr.Question != nil && gr.Question.Outcome == server.OutcomeFAQ {
+		t.Error("answered from a removed entry")
+	}
+}
+
+func TestLiveFAQVary(t *testing.T) {
+	live := NewLiveFAQ(nil)
+	g := &Grounder{LiveFAQ: live}
+	before := g.Vary(nil)
+	live.Set([]faq.Entry{{Question: "q", Answer: "a", URL: "https://u.example/"}})
+	added := g.Vary(nil)
+	live.Set(nil)
+	if before != "" || added == before || g.Vary(nil) != before {
+		t.Errorf("Vary: %q before, %q with an entry, %q after removing it", before, added, g.Vary(nil))
+	}
+}
+
+// standaloneAnalyzer is a model's analysis that completes a follow-up from the conversation.
+type standaloneAnalyzer struct{ rewrite string }
+
+func (a standaloneAnalyzer) Analyze(_ context.Context, msgs []retrieval.Message) (retrieval.Analysis, error) {
+	return retrieval.Analysis{Question: msgs[len(msgs)-1].Content, NeedsRetrieval: true, Source: "llm",
+		Rewrites: []string{a.rewrite, a.rewrite, a.rewrite}}, nil
+}
+
+// TestQuestionReportStandalone checks that a follow-up is reported with the model's standalone form of it.
+func TestQuestionReportStandalone(t *testing.T) {
+	r, tok := exampleIndex(t)
+	const standalone = "How much is out-of-state tuition?"
+	g := &Grounder{Retriever: r, Tokenizer: tok, Analyzer: standaloneAnalyzer{standalone}, AnalysisBudget: time.Minute}
+	msgs := []compat.Message{compat.TextMessage("user", "how much is in-state tuition?"),
+		compat.TextMessage("assistant", "In-state tuition is $4,850."), compat.TextMessage("user", "and for out-of-state students?")}
+	gr, err := g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs, Request: &compat.ChatRequest{Messages: msgs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr == nil || gr.Question == nil || gr.Question.Question != "and for out-of-state students?" || gr.Question.Standalone != standalone {
+		t.Errorf("reported %+v", gr)
+	}
+}
