@@ -17,6 +17,8 @@ type Lazy struct {
 	RetryEvery time.Duration
 	// OnError, when set, is told of each failed open.
 	OnError func(err error)
+	// Now is the clock the retries are timed by; default time.Now.
+	Now func() time.Time
 
 	mu    sync.Mutex
 	s     Store
@@ -37,10 +39,14 @@ func (l *Lazy) store(ctx context.Context) (Store, error) {
 	if every <= 0 {
 		every = 10 * time.Second
 	}
-	if !l.tried.IsZero() && time.Since(l.tried) < every {
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	if !l.tried.IsZero() && now().Sub(l.tried) < every {
 		return nil, l.err
 	}
-	l.tried = time.Now()
+	l.tried = now()
 	s, err := l.Open(ctx)
 	if err != nil {
 		l.err = fmt.Errorf("insights: the database is not available: %w", err)

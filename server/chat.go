@@ -132,8 +132,8 @@ func (s *Server) finish(ctx context.Context, st *chatState, out outcome) {
 		}
 		s.cache.finish(ctx, st.cache, answer)
 	}
+	s.logQuestion(ctx, st, out) // before EventEnd: a request observed ended has had its question logged
 	s.obs.Observe(ctx, ev)
-	s.logQuestion(ctx, st, out)
 	st.cancel()
 	st.untrack()
 }

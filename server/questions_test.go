@@ -15,10 +15,20 @@ import (
 	"github.com/ragproxy/ragproxy/compat"
 )
 
-// questionRecorder keeps the questions the server logs.
+// questionRecorder keeps the questions the server logs; as the server's Observer it also counts the requests
+// that ended, which have had their question logged (finish logs it before EventEnd).
 type questionRecorder struct {
-	mu sync.Mutex
-	qs []Question
+	mu    sync.Mutex
+	qs    []Question
+	ended chan struct{}
+}
+
+func newQuestionRecorder() *questionRecorder { return &questionRecorder{ended: make(chan struct{}, 16)} }
+
+func (r *questionRecorder) Observe(_ context.Context, ev Event) {
+	if ev.Kind == EventEnd {
+		r.ended <- struct{}{}
+	}
 }
 
 func (r *questionRecorder) LogQuestion(_ context.Context, q Question) {
@@ -27,20 +37,20 @@ func (r *questionRecorder) LogQuestion(_ context.Context, q Question) {
 	r.mu.Unlock()
 }
 
-// wait returns the logged questions once there are n (a stream's is logged on its writer, after the client
-// read the last frame).
+// wait returns the logged questions once n more requests have ended (a stream's ends on its writer, after the
+// client read the last frame).
 func (r *questionRecorder) wait(t *testing.T, n int) []Question {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r.mu.Lock()
-		qs := append([]Question(nil), r.qs...)
-		r.mu.Unlock()
-		if len(qs) >= n || time.Now().After(deadline) {
-			return qs
+	for range n {
+		select {
+		case <-r.ended:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no request ended within 10 s")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Question(nil), r.qs...)
 }
 
 // responseID reads the chat completion id of a completion or of a stream's first chunk.
@@ -84,13 +94,12 @@ func TestQuestionLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &questionRecorder{}
+			rec := newQuestionRecorder()
 			g := &fakeGrounder{ground: func() *Grounding { gr := tt.grounding; return &gr }}
-			h := newHarness(t, harnessOpts{cfg: Config{Grounder: g, Questions: rec, APIKeys: []string{"key-number-one"}, Models: []ModelAlias{{ID: "site"}}}})
+			h := newHarness(t, harnessOpts{cfg: Config{Grounder: g, Questions: rec, Observer: rec, APIKeys: []string{"key-number-one"}, Models: []ModelAlias{{ID: "site"}}}})
 			_, body := h.post(t, "/chat/completions", tt.body, "Authorization", "Bearer key-number-one")
 			if tt.want == nil {
-				time.Sleep(50 * time.Millisecond) // a wrongly logged question would arrive by then
-				if qs := rec.wait(t, 0); len(qs) != 0 {
+				if qs := rec.wait(t, 1); len(qs) != 0 {
 					t.Fatalf("logged %+v", qs)
 				}
 				return
@@ -115,19 +124,19 @@ func TestQuestionLog(t *testing.T) {
 
 // A cached answer replayed is a question asked again: logged with the report of the answer it replays.
 func TestQuestionLogCacheHit(t *testing.T) {
-	rec := &questionRecorder{}
+	rec := newQuestionRecorder()
 	report := &QuestionReport{Question: "when is enrolment?", Outcome: OutcomeAnswered, Confidence: 0.7}
 	g := &fakeGrounder{ground: func() *Grounding { return &Grounding{NewFilter: newUpperFilter, Question: report} }}
 	lru, err := cache.NewLRU(cache.LRUConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g, Questions: rec, Cache: lru, Models: []ModelAlias{{ID: "site"}}}})
+	h := newHarness(t, harnessOpts{cfg: Config{Grounder: g, Questions: rec, Observer: rec, Cache: lru, Models: []ModelAlias{{ID: "site"}}}})
 	body := `{"model":"site","temperature":0,"messages":[{"role":"user","content":"when is enrolment?"}]}`
 	h.post(t, "/chat/completions", body)
 	rec.wait(t, 1)
 	_, second := h.post(t, "/chat/completions", body)
-	qs := rec.wait(t, 2)
+	qs := rec.wait(t, 1)
 	if len(qs) != 2 {
 		t.Fatalf("logged %d questions, want 2", len(qs))
 	}
