@@ -23,7 +23,9 @@ type questionRecorder struct {
 	ended chan struct{}
 }
 
-func newQuestionRecorder() *questionRecorder { return &questionRecorder{ended: make(chan struct{}, 16)} }
+func newQuestionRecorder() *questionRecorder {
+	return &questionRecorder{ended: make(chan struct{}, 16)}
+}
 
 func (r *questionRecorder) Observe(_ context.Context, ev Event) {
 	if ev.Kind == EventEnd {
