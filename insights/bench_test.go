@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/internal/pgtest"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/upstream"
 )
@@ -202,7 +203,7 @@ func BenchmarkReport(b *testing.B) {
 	})
 	if base := os.Getenv(postgresEnv); base != "" {
 		b.Run("postgresql", func(b *testing.B) {
-			s, err := OpenPostgreSQL(ctx, pgSchema(b, base), Config{Retention: -1})
+			s, err := OpenPostgreSQL(ctx, pgtest.Schema(b, base, "t_"), Config{Retention: -1})
 			if err != nil {
 				b.Fatal(err)
 			}

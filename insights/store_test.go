@@ -2,11 +2,8 @@ package insights
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,7 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/ragproxy/ragproxy/internal/pgtest"
 )
 
 // postgresEnv names the PostgreSQL database the store tests also run against; without it they run on SQLite
@@ -69,39 +66,11 @@ func backends(t *testing.T) []backend {
 		t.Logf("%s not set: PostgreSQL not tested", postgresEnv)
 		return out
 	}
-	schemaURL := pgSchema(t, base)
+	schemaURL := pgtest.Schema(t, base, "t_")
 	return append(out, backend{name: "postgresql", d: postgresDialect, open: func(cfg Config) (Store, error) {
 		return OpenPostgreSQL(context.Background(), schemaURL, cfg)
 	}})
 }
-
-// pgSchema creates a schema for one test and returns base's URL with it as the search path.
-func pgSchema(t testing.TB, base string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "t_" + hex.EncodeToString(b[:])
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("CREATE SCHEMA " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = db.Exec("DROP SCHEMA " + name + " CASCADE")
-		_ = db.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", name)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-var _ = stdlib.GetDefaultDriver // registers "pgx" for pgSchema
 
 // eachBackend runs f against each store kind.
 func eachBackend(t *testing.T, f func(t *testing.T, b backend)) {

@@ -3,14 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +14,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx", to make the test's schema
+	"github.com/ragproxy/ragproxy/internal/pgtest"
 
 	"github.com/tidwall/gjson"
 )
@@ -28,7 +25,7 @@ import (
 func TestServeInsightsSurviveRestart(t *testing.T) {
 	dbs := []struct{ name, db string }{{"sqlite", ""}}
 	if base := os.Getenv("RAGPROXY_TEST_POSTGRES_URL"); base != "" {
-		dbs = append(dbs, struct{ name, db string }{"postgresql", testSchema(t, base)})
+		dbs = append(dbs, struct{ name, db string }{"postgresql", pgtest.Schema(t, base, "serve_")})
 	} else {
 		t.Log("RAGPROXY_TEST_POSTGRES_URL not set: PostgreSQL not tested")
 	}
@@ -184,31 +181,4 @@ func (s *servedIndex) serveOn(t *testing.T, args ...string) (stop func()) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// testSchema makes a schema of its own for the test in the PostgreSQL database at base, dropped at its end, and
-// returns base's URL with it as the search path.
-func testSchema(t *testing.T, base string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "serve_" + hex.EncodeToString(b[:])
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("CREATE SCHEMA " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = db.Exec("DROP SCHEMA " + name + " CASCADE")
-		_ = db.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", name)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
