@@ -78,8 +78,8 @@ func TestFAQEvidence(t *testing.T) {
 	g := &Grounder{Retriever: r, Tokenizer: tok, FAQ: exampleFAQ(t),
 		OnFAQ: func(_ context.Context, kind string) { kinds = append(kinds, kind) }}
 	h := newHarness(t, server.Config{Grounder: g}, replying("Classes begin August 26 ([calendar]("+calendarURL+"))."))
-	// "start" for "begin": a paraphrase below the direct threshold.
-	resp, out := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":[{"role":"user","content":"when do classes start in fall 2024"}]}`)
+	// "what day" for "when", "courses commence" for "classes begin": a paraphrase below the direct threshold.
+	resp, out := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":[{"role":"user","content":"what day do fall 2024 courses commence?"}]}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, out)
 	}

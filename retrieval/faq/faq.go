@@ -6,7 +6,9 @@
 // Matching is lexical and strict by design: a direct answer skips the model, so a question that differs from an
 // FAQ's in a word that carries meaning ("spring" for "fall", "graduate" for "undergraduate") must not match.
 // The score is a weighted Dice coefficient of the two questions' index terms (stemmed, stopwords dropped), each
-// term weighted by its rarity among the FAQ's questions, so the words that tell questions apart weigh most.
+// term weighted by its rarity among the FAQ's questions, so the words that tell questions apart weigh most. A
+// question's word that the FAQ's question writes as a WordNet synonym (in one of the word's most frequent senses)
+// counts for most of a match, so that a close paraphrase ("when do fall classes start") is still answered.
 //
 // A Matcher is safe for concurrent use.
 package faq
@@ -25,6 +27,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
@@ -116,7 +119,8 @@ type Match struct {
 	Entry *Entry
 	// Phrasing is the entry's question or alternative that matched.
 	Phrasing string
-	// Score is the weighted Dice coefficient of the question's and the phrasing's terms, from 0 to 1.
+	// Score is the weighted Dice coefficient of the question's and the phrasing's terms, synonyms counting
+	// synonymShare of a match, from 0 to 1.
 	Score float64
 }
 
@@ -188,6 +192,7 @@ func (m *Matcher) Match(question string) (Match, bool) {
 	if len(q) == 0 {
 		return Match{}, false
 	}
+	syn := synonyms(question, q)
 	qw := 0.0
 	for t := range q {
 		qw += m.weight(t)
@@ -205,11 +210,78 @@ func (m *Matcher) Match(question string) (Match, bool) {
 		if shared == 0 {
 			continue
 		}
+		shared += m.bridged(q, syn, p.terms)
 		if s := 2 * shared / (qw + pw); s > best.Score {
 			best = Match{Entry: &m.entries[p.entry], Phrasing: p.text, Score: s}
 		}
 	}
 	return best, best.Entry != nil
+}
+
+// synonymShare is what a question term counts for when the phrasing has a synonym of it instead ("start" for
+// "begin", "name" for "called"): most of a match, less than the word itself.
+const synonymShare = 0.8
+
+// synonymRank is the last WordNet sense rank (0 for a word's most frequent sense) whose synonyms bridge a
+// question's word to an FAQ's: rarer senses ("fall" as a synonym of "drop") would match what the question does
+// not mean.
+const synonymRank = 1
+
+// bridged is the weight the question's terms missing from a phrasing add through synonyms the phrasing has
+// instead, each phrasing term bridged at most once.
+func (m *Matcher) bridged(q map[string]bool, syn map[string][]string, terms map[string]bool) float64 {
+	var used map[string]bool
+	add := 0.0
+	for t, alts := range syn {
+		if terms[t] {
+			continue
+		}
+		for _, a := range alts {
+			if terms[a] && !q[a] && !used[a] {
+				if used == nil {
+					used = map[string]bool{}
+				}
+				used[a] = true
+				add += synonymShare * min(m.weight(t), m.weight(a))
+				break
+			}
+		}
+	}
+	return add
+}
+
+// synonyms maps each term of the question (terms, as termSet made them) to the terms of its words' WordNet
+// synonyms in their most frequent senses (see synonymRank).
+func synonyms(question string, terms map[string]bool) map[string][]string {
+	db := wordnet.Load()
+	out := map[string][]string{}
+	textnorm.AppendWords(nil, question, func(w []byte) bool {
+		word := string(w)
+		if questionWords[word] || textnorm.IsStopword(word) {
+			return true
+		}
+		t := textnorm.Stem(word)
+		if !terms[t] || out[t] != nil {
+			return true
+		}
+		alts := []string{}
+		for _, s := range db.Senses(word) {
+			if s.Rank > synonymRank {
+				continue
+			}
+			for _, sw := range s.Words {
+				if strings.Contains(sw, " ") || textnorm.IsStopword(sw) {
+					continue
+				}
+				if a := textnorm.Stem(sw); a != t && !slices.Contains(alts, a) {
+					alts = append(alts, a)
+				}
+			}
+		}
+		out[t] = alts
+		return true
+	})
+	return out
 }
 
 func (m *Matcher) weight(t string) float64 {

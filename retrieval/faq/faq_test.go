@@ -91,3 +91,43 @@ func TestMatch(t *testing.T) {
 		t.Error("a question of stopwords must not match")
 	}
 }
+
+// TestMatchSynonyms checks that a paraphrase with WordNet synonyms of the FAQ's words in their frequent senses is
+// answered directly, and that a word of another meaning, or a rare sense, is no bridge.
+func TestMatchSynonyms(t *testing.T) {
+	m := NewMatcher([]Entry{
+		{Question: "When do fall 2024 classes begin?", Answer: "August 26.", URL: "https://u.example/calendar/"},
+		{Question: "What was the college called when it opened?", Answer: "Lakeshore Institute.", URL: "https://u.example/history/"},
+		{Question: "How much is the library fine for a late book?", Answer: "$1 a day.", URL: "https://u.example/library/"},
+		{Question: "When is the last day to drop a class?", Answer: "September 20.", URL: "https://u.example/drop/"},
+	})
+	for _, tc := range []struct {
+		question, want string
+		direct         bool
+	}{
+		{"when do fall 2024 classes start", "When do fall 2024 classes begin?", true},
+		{"what was the college named when it opened", "What was the college called when it opened?", true},
+		{"when do fall 2024 classes end", "When do fall 2024 classes begin?", false},             // an antonym, not a synonym
+		{"when is the last day to fall a class", "When is the last day to drop a class?", false}, // "fall" is a rare sense of "drop"
+	} {
+		got, ok := m.Match(tc.question)
+		if !ok || got.Entry.Question != tc.want || (got.Score >= DefaultDirectThreshold) != tc.direct {
+			t.Errorf("Match(%q) = %q at %.3f, want %q answered directly: %v", tc.question, got.Phrasing, got.Score, tc.want, tc.direct)
+		}
+	}
+}
+
+// BenchmarkMatch is the cost of matching one question against the example site's FAQ, synonyms included (WordNet
+// loaded beforehand, as a serving process has it).
+func BenchmarkMatch(b *testing.B) {
+	entries, err := Load(filepath.Join("..", "..", "examples", "faq.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := NewMatcher(entries)
+	m.Match("warm up")
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Match("what day do fall 2024 courses commence?")
+	}
+}
