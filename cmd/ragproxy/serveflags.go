@@ -178,6 +178,10 @@ func (f *serveFlags) resolve() error {
 	if os.Getenv("OTEL_TRACES_EXPORTER") == "none" {
 		c.TracesEndpoint = ""
 	}
+	// The runtime reads GOGC itself; serve's own default applies only when the operator set none.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		c.GCPercent = serve.DefaultGCPercent
+	}
 	c.Offline = f.offline()
 	c.Version = version
 	c.Retrieval.EmbedTimeout = f.embedTimeout
