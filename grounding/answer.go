@@ -118,8 +118,10 @@ const (
 	extractiveLead, extractiveMore = 400, 220
 	// extractiveNear is the share of the best unit's score another unit needs to be quoted after it.
 	extractiveNear = 0.4
-	// extractiveFloor is the share of the question's own words the first unit must hold to be offered as the
-	// answer; below it the answer says that no passage answers directly and offers the closest ones.
+	// extractiveFloor is the share of the question's words the first unit must hold to be offered as the answer,
+	// by its own text (Evidence.Own) or with its heading and page title and the quantity asked for
+	// (Evidence.Cover: a table row under "Tuition" holding the amount answers "how much is in-state tuition?");
+	// below it on both counts, the answer says that no passage answers directly and offers the closest ones.
 	extractiveFloor = 0.5
 )
 
@@ -130,7 +132,7 @@ const (
 func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 	var b strings.Builder
 	ph := phrasesFor(res.Lang)
-	if len(ev) == 0 || ev[0].Own < extractiveFloor {
+	if len(ev) == 0 || ev[0].Own < extractiveFloor && ev[0].Cover < extractiveFloor {
 		b.WriteString(ph.noPassage)
 	}
 	seen := map[string]bool{}

@@ -144,9 +144,16 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	if strings.Contains(ans, "Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up. Other words fill this sentence up.") {
 		t.Errorf("a long unit is not clipped: %q", ans)
 	}
-	weak := ExtractiveAnswer(res, []retrieval.Evidence{{Chunk: 0, Text: "Fees are due.", Own: 0.25}})
+	weak := ExtractiveAnswer(res, []retrieval.Evidence{{Chunk: 0, Text: "Fees are due.", Own: 0.25, Cover: 0.25}})
 	if !strings.HasPrefix(weak, "I couldn't find a passage") {
 		t.Errorf("a unit holding little of the question is offered as the answer: %q", weak)
+	}
+	// A table row names little of the question itself; its heading, its page's title and the amount asked for
+	// make it the answer.
+	row := ExtractiveAnswer(res, []retrieval.Evidence{{Chunk: 0, Text: "| Residency | Full-time |\n| --- | --- |\n| In-state | $4,850 |",
+		Own: 0.34, Cover: 0.92}})
+	if !strings.HasPrefix(row, "> | Residency |") {
+		t.Errorf("a table row that answers under its heading is not offered as the answer: %q", row)
 	}
 	dk := DontKnow(res, 1)
 	if !strings.HasPrefix(dk, "I don't know") || !strings.Contains(dk, "[Page A](https://site.edu/a/)") || strings.Contains(dk, "Page B") {
