@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,47 +135,5 @@ func TestServeInsightsSurviveRestart(t *testing.T) {
 				t.Errorf("the text report:\n%s", text)
 			}
 		})
-	}
-}
-
-// serveOn serves s's index until the returned stop is called, and sets s.base to it.
-func (s *servedIndex) serveOn(t *testing.T, args ...string) (stop func()) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s.base = "http://" + addr
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--index", s.idx, "--listen", addr, "--api-keys", testClientKey,
-			"--log-level", "error"}, args...))
-	}()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-	}
-	t.Cleanup(stop)
-	for i := 0; ; i++ {
-		if r, err := http.Get(s.base + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return stop
-			}
-		}
-		if i > 1200 {
-			t.Fatal("serve was not ready within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

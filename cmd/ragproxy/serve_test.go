@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,6 +53,14 @@ func startServeAdmin(t *testing.T, adminKeys string, args ...string) *servedInde
 	captureStdout(t)
 	s := &servedIndex{site: site, idx: idx}
 	s.ingest(t)
+	s.serveOn(t, args...)
+	return s
+}
+
+// serveOn serves s's index with the client key testClientKey until the returned stop is called (at the latest
+// when the test ends), and sets s.base to it.
+func (s *servedIndex) serveOn(t *testing.T, args ...string) (stop func()) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -62,24 +71,29 @@ func startServeAdmin(t *testing.T, adminKeys string, args ...string) *servedInde
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--index", idx, "--listen", addr, "--api-keys", testClientKey,
+		done <- run(ctx, append([]string{"serve", "--index", s.idx, "--listen", addr, "--api-keys", testClientKey,
 			"--log-level", "error"}, args...))
 	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
 	for i := 0; ; i++ {
 		if r, err := http.Get(s.base + "/readyz"); err == nil {
 			r.Body.Close()
 			if r.StatusCode == http.StatusOK {
-				return s
+				return stop
 			}
 		}
 		select {
 		case err := <-done:
+			done <- err // for stop
 			t.Fatalf("serve ended before it was ready: %v", err)
 		case <-time.After(50 * time.Millisecond):
 		}
