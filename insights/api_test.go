@@ -2,9 +2,7 @@ package insights
 
 import (
 	"context"
-	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/internal/gatewaytest"
 	"github.com/ragproxy/ragproxy/server"
 	"github.com/ragproxy/ragproxy/upstream"
 )
@@ -79,21 +78,11 @@ func startGateway(t *testing.T, s Store) (*gateway, func()) {
 
 func (gw *gateway) do(t *testing.T, method, path, key, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, gw.base+path, strings.NewReader(body))
+	status, b, err := gatewaytest.Call(gw.base, method, path, key, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return status, b
 }
 
 func (gw *gateway) ask(t *testing.T, question string) string {
