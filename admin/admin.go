@@ -5,9 +5,7 @@
 package admin
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -169,17 +167,6 @@ func notFound(code, format string, args ...any) *compat.APIError {
 func conflict(code, format string, args ...any) *compat.APIError {
 	return &compat.APIError{Status: http.StatusConflict, Type: compat.TypeInvalidRequest, Code: code,
 		Message: fmt.Sprintf(format, args...)}
-}
-
-// decodeStrict decodes a JSON body into v, refusing unknown fields (a misspelt "markdwon" would otherwise put an
-// empty page).
-func decodeStrict(body []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return compat.InvalidJSON(err)
-	}
-	return nil
 }
 
 // served is the index version answers come from now.
@@ -377,7 +364,7 @@ type editResult struct {
 // across later ingests until it is deleted or its edit forgotten.
 func (a *Admin) putPage(ctx context.Context, req *server.Request) (any, error) {
 	var in putRequest
-	if err := decodeStrict(req.Body, &in); err != nil {
+	if err := compat.DecodeStrict(req.Body, &in); err != nil {
 		return nil, err
 	}
 	if in.URL == "" {

@@ -163,7 +163,7 @@ func TestAdminPagesEndToEnd(t *testing.T) {
 		name, body, code string
 	}{
 		{"bad JSON", `{"url":`, ""},
-		{"unknown field", `{"url":"` + observatoryURL + `","markdwon":"x"}`, ""},
+		{"unknown field", `{"url":"` + observatoryURL + `","markdwon":"x"}`, "unknown_parameter"},
 		{"no content", `{"url":"` + observatoryURL + `"}`, ""},
 		{"both contents", `{"url":"` + observatoryURL + `","markdown":"# A","html":"<p>a</p>"}`, ""},
 		{"off the site", `{"url":"https://elsewhere.example/x/","markdown":"# A\n\ntext"}`, "off_site"},

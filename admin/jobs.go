@@ -270,7 +270,7 @@ type jobStart struct {
 // background, or refuses with 409 while another runs.
 func (a *Admin) startJob(ctx context.Context, req *server.Request) (any, error) {
 	var in ingestRequest
-	if err := decodeStrict(req.Body, &in); err != nil {
+	if err := compat.DecodeStrict(req.Body, &in); err != nil {
 		return nil, err
 	}
 	args, err := in.ingestArgs()

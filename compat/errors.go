@@ -1,10 +1,12 @@
 package compat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // The HTTP statuses of the errors below (RFC 9110, section 15; 429 is RFC 6585's), written out: the wire format
@@ -142,6 +144,23 @@ const msgInvalidJSON = "We could not parse the JSON body of your request. (HINT:
 // InvalidJSON returns the 400 error for a body that is not a JSON object.
 func InvalidJSON(cause error) *APIError {
 	return &APIError{Status: statusBadRequest, Type: TypeInvalidRequest, Message: msgInvalidJSON, Err: cause}
+}
+
+// DecodeStrict decodes a JSON body into v, refusing unknown fields, so that a misspelt one is not silently
+// ignored: an unknown field is named in OpenAI's unknown_parameter error (as DecodeChatRequest names it), any
+// other fault is InvalidJSON.
+func DecodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		// encoding/json names the field only in its message: `json: unknown field "markdwon"`.
+		if _, f, ok := strings.Cut(err.Error(), "unknown field "); ok {
+			field := strings.Trim(f, `"`)
+			return InvalidRequest(field, "unknown_parameter", "Unrecognized request argument supplied: %s", field)
+		}
+		return InvalidJSON(err)
+	}
+	return nil
 }
 
 // InvalidAPIKey returns the 401 error for a missing or wrong client key.

@@ -178,3 +178,23 @@ func wantN(body string) int {
 	}
 	return *b.N
 }
+
+// TestDecodeStrict checks the strict decoding of the admin and feedback bodies: an unknown field is named in
+// OpenAI's unknown_parameter error, broken JSON is invalid JSON, and a good body decodes.
+func TestDecodeStrict(t *testing.T) {
+	var v struct {
+		ID     string `json:"id"`
+		Rating string `json:"rating"`
+	}
+	if err := DecodeStrict([]byte(`{"id":"a","rating":"up"}`), &v); err != nil || v.ID != "a" || v.Rating != "up" {
+		t.Errorf("good body: %+v, %v", v, err)
+	}
+	err := DecodeStrict([]byte(`{"id":"a","stars":5}`), &v)
+	if ae := AsAPIError(err); ae.Status != 400 || ae.Code != "unknown_parameter" || ae.Param != "stars" {
+		t.Errorf("unknown field: %+v", ae)
+	}
+	err = DecodeStrict([]byte(`{"id":`), &v)
+	if ae := AsAPIError(err); ae.Status != 400 || ae.Message != msgInvalidJSON {
+		t.Errorf("broken JSON: %+v", ae)
+	}
+}

@@ -3,7 +3,6 @@ package insights
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -55,21 +54,6 @@ func (a *API) AdminRoutes() []server.Route {
 // maxComment bounds a feedback comment, in bytes.
 const maxComment = 4000
 
-// decode reads a JSON body strictly: unknown fields are errors, so a misspelt one is not silently ignored.
-func decode(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var field string
-		if _, f, ok := strings.Cut(err.Error(), "unknown field "); ok {
-			field = strings.Trim(f, `"`)
-			return compat.InvalidRequest(field, "unknown_parameter", "Unrecognized request argument supplied: %s", field)
-		}
-		return compat.InvalidJSON(err)
-	}
-	return nil
-}
-
 // FeedbackRequest is the body of POST /v1/feedback.
 type FeedbackRequest struct {
 	ID      string `json:"id"`
@@ -79,7 +63,7 @@ type FeedbackRequest struct {
 
 func (a *API) feedback(ctx context.Context, req *server.Request) (any, error) {
 	var f FeedbackRequest
-	if err := decode(req.Body, &f); err != nil {
+	if err := compat.DecodeStrict(req.Body, &f); err != nil {
 		return nil, err
 	}
 	switch {
@@ -227,7 +211,7 @@ func (a *API) faqAdd(ctx context.Context, req *server.Request) (any, error) {
 		URL      string `json:"url"`
 		Title    string `json:"title"`
 	}
-	if err := decode(req.Body, &e); err != nil {
+	if err := compat.DecodeStrict(req.Body, &e); err != nil {
 		return nil, err
 	}
 	e.Question, e.Answer, e.URL, e.Title = strings.TrimSpace(e.Question), strings.TrimSpace(e.Answer), strings.TrimSpace(e.URL), strings.TrimSpace(e.Title)
