@@ -192,7 +192,7 @@ func (m *Matcher) Match(question string) (Match, bool) {
 	if len(q) == 0 {
 		return Match{}, false
 	}
-	syn := synonyms(question, q)
+	var syn map[string][]string // the question's synonyms, looked up once a phrasing shares a term
 	qw := 0.0
 	for t := range q {
 		qw += m.weight(t)
@@ -209,6 +209,9 @@ func (m *Matcher) Match(question string) (Match, bool) {
 		}
 		if shared == 0 {
 			continue
+		}
+		if syn == nil {
+			syn = synonyms(question, q)
 		}
 		shared += m.bridged(q, syn, p.terms)
 		if s := 2 * shared / (qw + pw); s > best.Score {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 )
 
 func write(t *testing.T, name, text string) string {
@@ -125,7 +127,7 @@ func BenchmarkMatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	m := NewMatcher(entries)
-	m.Match("warm up")
+	wordnet.Load()
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Match("what day do fall 2024 courses commence?")
