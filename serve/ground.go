@@ -11,7 +11,6 @@ import (
 	"github.com/ragproxy/ragproxy/admin"
 	"github.com/ragproxy/ragproxy/backends"
 	"github.com/ragproxy/ragproxy/cache"
-	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/observability"
@@ -31,9 +30,9 @@ func (c *Config) ground(ctx context.Context, scfg *server.Config, client *upstre
 		return admin.Config{}, fmt.Errorf("serve: %w", err)
 	}
 	open := func(ctx context.Context) (*retrieval.Retriever, func(), error) {
-		return OpenVersion(ctx, *c, c.Embedder, tok, logger, true)
+		return OpenVersion(ctx, *c, tok, logger, true)
 	}
-	r, release, err := OpenVersion(ctx, *c, c.Embedder, tok, logger, false)
+	r, release, err := OpenVersion(ctx, *c, tok, logger, false)
 	if err != nil {
 		return admin.Config{}, fmt.Errorf("serve: %w", err)
 	}
@@ -95,11 +94,11 @@ func (c *Config) ground(ctx context.Context, scfg *server.Config, client *upstre
 	return acfg, nil
 }
 
-// OpenVersion loads the index version that c.Index's CURRENT names, with the backends bound to it and the
-// section assistants checked against it (see backends.Config.OpenVersion); reload is true while another version
-// serves.
-func OpenVersion(ctx context.Context, c Config, remote embedding.Embedder, tok *tokenizer.Tokenizer, logger *slog.Logger, reload bool) (*retrieval.Retriever, func(), error) {
-	return c.Backends.OpenVersion(ctx, c.Index, backends.VersionOptions{Remote: remote, Tokenizer: tok, Retrieval: c.Retrieval,
+// OpenVersion loads the index version that c.Index's CURRENT names, with c.Embedder for the questions, the
+// backends bound to it and the section assistants checked against it (see backends.Config.OpenVersion); reload
+// is true while another version serves.
+func OpenVersion(ctx context.Context, c Config, tok *tokenizer.Tokenizer, logger *slog.Logger, reload bool) (*retrieval.Retriever, func(), error) {
+	return c.Backends.OpenVersion(ctx, c.Index, backends.VersionOptions{Remote: c.Embedder, Tokenizer: tok, Retrieval: c.Retrieval,
 		Check: c.Assistants.Check, Opened: func(bk retrieval.Backends, ix *index.Index) { c.Assistants.CheckQdrant(bk, ix, logger) },
 		Logger: logger, Reload: reload})
 }

@@ -118,7 +118,7 @@ func TestAssistantUnknownPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = serve.OpenVersion(context.Background(), f.cfg, nil, tok, slog.New(slog.DiscardHandler), false)
+	_, _, err = serve.OpenVersion(context.Background(), f.cfg, tok, slog.New(slog.DiscardHandler), false)
 	if !errors.Is(err, retrieval.ErrScopePrefix) || !strings.Contains(err.Error(), `--assistant grad: scope: prefix "/graduate/" matches no page`) {
 		t.Errorf("openVersion = %v, want an error naming grad's /graduate/", err)
 	}

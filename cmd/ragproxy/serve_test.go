@@ -233,7 +233,7 @@ func TestOpenVersionWaitsForQdrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	r, release, err := serve.OpenVersion(context.Background(), f.cfg, nil, tok, logger, false)
+	r, release, err := serve.OpenVersion(context.Background(), f.cfg, tok, logger, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,11 +242,11 @@ func TestOpenVersionWaitsForQdrant(t *testing.T) {
 
 	s.changeCalendar(t)
 	ingest() // the local index only: Qdrant lags behind
-	if _, _, err := serve.OpenVersion(context.Background(), f.cfg, nil, tok, logger, true); !errors.Is(err, qdrant.ErrVersionMissing) {
+	if _, _, err := serve.OpenVersion(context.Background(), f.cfg, tok, logger, true); !errors.Is(err, qdrant.ErrVersionMissing) {
 		t.Fatalf("reload before the sync: err = %v, want ErrVersionMissing", err)
 	}
 	ingest("--qdrant-url", url) // unchanged content: the index stays, the backends catch up
-	r, release, err = serve.OpenVersion(context.Background(), f.cfg, nil, tok, logger, true)
+	r, release, err = serve.OpenVersion(context.Background(), f.cfg, tok, logger, true)
 	if err != nil {
 		t.Fatalf("reload after the sync: %v", err)
 	}
