@@ -205,11 +205,16 @@ func PageURLs(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ix.PageURLs(), nil
+}
+
+// PageURLs returns the URLs of the index's pages, in page order.
+func (ix *Index) PageURLs() []string {
 	urls := make([]string, len(ix.Pages))
 	for i, p := range ix.Pages {
 		urls[i] = p.URL
 	}
-	return urls, nil
+	return urls
 }
 
 // LoadManifest reads only the current version's manifest.

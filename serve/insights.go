@@ -69,12 +69,7 @@ func (c *Config) wireInsights(ctx context.Context, scfg *server.Config, g *groun
 		Pages: func() []string {
 			r, release := live.Acquire()
 			defer release()
-			pages := r.Index().Pages
-			urls := make([]string, len(pages))
-			for i, p := range pages {
-				urls[i] = p.URL
-			}
-			return urls
+			return r.Index().PageURLs()
 		},
 		FAQChanged: func(_ context.Context, es []insights.FAQEntry) error {
 			g.LiveFAQ.Set(faqEntries(es))
