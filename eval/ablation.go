@@ -69,6 +69,13 @@ func Ablations(base retrieval.Config) []Variant {
 		{"default, no second vote for a BM25 list's leading page", with(func(c *retrieval.Config) { c.LeadRatio = -1 })},
 		{"default, passage windows across sections", with(func(c *retrieval.Config) { c.NoSectionPassages = true })},
 		{"default, no quantities in passages", with(func(c *retrieval.Config) { c.NoQuantities = true })},
+		// The signals of the answer written without a model (retrieval.Retriever.Evidence), each off in turn:
+		// they move only the answer columns.
+		{"default, answers without answer kinds", with(func(c *retrieval.Config) { c.EvidenceOff.Kinds = true })},
+		{"default, answers without heading, title and topic context", with(func(c *retrieval.Config) { c.EvidenceOff.Context = true })},
+		{"default, answers without the number and definition shapes", with(func(c *retrieval.Config) { c.EvidenceOff.Shapes = true })},
+		{"default, answers without the lower score of code", with(func(c *retrieval.Config) { c.EvidenceOff.Code = true })},
+		{"default, answers without the passage's rank", with(func(c *retrieval.Config) { c.EvidenceOff.Rank = true })},
 	}
 	// Each page list left out of the default in turn: what every list adds on top of the others.
 	for _, name := range retrieval.DefaultPageLists {
@@ -102,12 +109,12 @@ func RunAblations(ctx context.Context, r *retrieval.Retriever, an retrieval.Anal
 // Markdown renders rows as a markdown table.
 func Markdown(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| variant | Hit@1 | Hit@3 | Hit@5 | Hit@8 | MRR | fact in context | p50 | p99 |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| variant | Hit@1 | Hit@3 | Hit@5 | Hit@8 | MRR | fact in context | fact in answer | in its first %d | answer p50 chars | p50 | p99 |\n", LeadChars)
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rows {
 		m := r.Metrics
-		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n", r.Variant,
-			m.Hit[1], m.Hit[3], m.Hit[5], m.Hit[8], m.MRR, m.FactInContext,
+		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %s | %s |\n", r.Variant,
+			m.Hit[1], m.Hit[3], m.Hit[5], m.Hit[8], m.MRR, m.FactInContext, m.FactInAnswer, m.FactInLead, m.AnswerChars,
 			m.LatencyP50.Round(10_000), m.LatencyP99.Round(10_000))
 	}
 	return b.String()

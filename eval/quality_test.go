@@ -22,12 +22,12 @@ type floor struct{ fact, hit8, mrr, answer, lead float64 }
 // under what retrieval reaches there; raise a floor when a change lifts its site.
 var (
 	// The Berkeley guide (RAGPROXY_TEST_CORPUS, RAGPROXY_TEST_EVAL): 24 questions.
-	berkeleyFloor = floor{fact: 0.95, hit8: 0.97, mrr: 0.92, answer: 0.70, lead: 0.60}
+	berkeleyFloor = floor{fact: 0.95, hit8: 0.97, mrr: 0.92, answer: 0.74, lead: 0.70}
 	// The ASF Infrastructure help centre (RAGPROXY_TEST_CORPUS_ASF, RAGPROXY_TEST_EVAL_ASF): 30 questions, with
 	// blog posts and newsletters that repeat the policy pages' facts. One question ("how long is the link good
 	// for", answered by a "reset key" sentence) reached its page only through the "Permanent link" anchors of
 	// the page's headings; the cleaner removes them, so Hit@8 and fact-in-context are 29 of 30.
-	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.85, answer: 0.55, lead: 0.35}
+	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.85, answer: 0.62, lead: 0.45}
 
 	// Held-out questions (testdata/heldout, 30 per site, see its README): written after the settings were
 	// chosen, to check that a change helps questions it was not made for. Check them; never tune to them.

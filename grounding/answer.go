@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/siteurl"
 )
@@ -123,6 +124,9 @@ const (
 	// (Evidence.Cover: a table row under "Tuition" holding the amount answers "how much is in-state tuition?");
 	// below it on both counts, the answer says that no passage answers directly and offers the closest ones.
 	extractiveFloor = 0.5
+	// extractiveCodeLines is how many lines of a code block an answer quotes, around the first that holds a
+	// question word.
+	extractiveCodeLines = 8
 )
 
 // ExtractiveAnswer answers without a model by quoting the units of the passages that answer the question best
@@ -200,8 +204,14 @@ func pageTitle(res *retrieval.Result, url string) string {
 // reach: it starts a little before the first match when the start must go, and marks what it cut with "…".
 func clip(e retrieval.Evidence, limit int) string {
 	text := e.Text
-	if utf8.RuneCountInString(text) <= limit || strings.Contains(text, "\n") {
-		return text // a table row with its header, or a code block, reads only whole
+	if utf8.RuneCountInString(text) <= limit {
+		return text
+	}
+	if markdown.FenceLine(text[:strings.IndexByte(text+"\n", '\n')]) {
+		return clipCode(e, extractiveCodeLines)
+	}
+	if strings.Contains(text, "\n") {
+		return text // a table row with its header reads only whole
 	}
 	// A caller that clipped the text before and adds the next unit to it passes the matches of the text as it
 	// was: those beyond its end are gone.
@@ -236,6 +246,37 @@ func clip(e retrieval.Evidence, limit int) string {
 		out += " …"
 	}
 	return out
+}
+
+// clipCode shortens a fenced code block to at most lines lines of code: those from the line before the first that
+// holds a match of the question (the first lines when none does), with "..." marking the lines left out.
+func clipCode(e retrieval.Evidence, lines int) string {
+	all := strings.Split(e.Text, "\n")
+	if len(all) <= lines+2 {
+		return e.Text
+	}
+	open, code, closing := all[0], all[1:len(all)-1], all[len(all)-1]
+	if !markdown.FenceLine(strings.TrimSpace(closing)) {
+		code, closing = all[1:], ""
+	}
+	start := 0
+	if len(e.Matched) > 0 {
+		at := strings.Count(e.Text[:e.Matched[0][0]], "\n") - 1 // the line of the first match, within code
+		start = max(0, min(at-1, len(code)-lines))
+	}
+	var b strings.Builder
+	b.WriteString(open + "\n")
+	if start > 0 {
+		b.WriteString("...\n")
+	}
+	for _, l := range code[start:min(len(code), start+lines)] {
+		b.WriteString(l + "\n")
+	}
+	if start+lines < len(code) {
+		b.WriteString("...\n")
+	}
+	b.WriteString(closing)
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // lastMatchBefore is the end of the last match ending at or before end, 0 when none.

@@ -1,6 +1,7 @@
 package grounding
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -173,6 +174,25 @@ func TestClipKeepsTheMatches(t *testing.T) {
 	}
 	if short := "A short sentence."; clip(retrieval.Evidence{Text: short}, 200) != short {
 		t.Error("clip changed a short unit")
+	}
+}
+
+// A long code block is quoted by the lines around its first match, with "..." for the lines left out.
+func TestClipCode(t *testing.T) {
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	lines[20] = "cooldown: default-days: 4"
+	text := "```yaml\n" + strings.Join(lines, "\n") + "\n```"
+	i := strings.Index(text, "cooldown")
+	got := clip(retrieval.Evidence{Text: text, Matched: [][2]int{{i, i + 9}}}, 100)
+	want := "```yaml\n...\nline 19\ncooldown: default-days: 4\nline 21\nline 22\nline 23\nline 24\nline 25\nline 26\n...\n```"
+	if got != want {
+		t.Errorf("clip = %q, want %q", got, want)
+	}
+	if got := clip(retrieval.Evidence{Text: text}, 100); !strings.HasPrefix(got, "```yaml\nline 0\n") || strings.Count(got, "\n") != extractiveCodeLines+2 {
+		t.Errorf("clip without a match = %q, want the first %d lines", got, extractiveCodeLines)
 	}
 }
 

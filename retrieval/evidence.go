@@ -57,6 +57,12 @@ const (
 	// number beside the thing a "how many" question counts ("27 units"), or, for "what is X" and "tell me about
 	// X", a sentence that says what X is ("Cognitive Science is the cross-disciplinary study of ...").
 	evidenceAnswerType = 1.5
+	// evidenceKind multiplies the score of a unit that states the kind of answer the question asks for (see
+	// questionKind): a duration for "how long", an amount for "how much does it cost".
+	evidenceKind = 2.0
+	// evidenceCode multiplies the score of a fenced code block: an example shows what a sentence near it says,
+	// and a reader takes the sentence in at a glance.
+	evidenceCode = 0.5
 	// evidenceContext is what a question term counts for when only the unit's heading or page title holds it:
 	// the unit is about it without naming it again.
 	evidenceContext = 0.75
@@ -80,12 +86,20 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if !r.cfg.NoWordNet {
 		db = wordnet.Load()
 	}
-	q := newPassageQuery(res.Query, r.lex.passageForms(db))
+	off := r.cfg.EvidenceOff
+	kind, cues := questionKind(res.Query)
+	if off.Kinds {
+		kind, cues = kindNone, nil
+	}
+	q := &evidenceQuery{newPassageQuery(withoutWords(res.Query, cues), r.lex.passageForms(db)), kind, off}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
 	asked := q.askedTerm(res.Query)
 	defines := asksDefinition(res.Query)
+	if off.Shapes {
+		asked, defines = -1, false
+	}
 	titles := make(map[string]string, len(res.Pages))
 	for _, p := range res.Pages {
 		titles[p.URL] = p.Title
@@ -109,7 +123,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 				continue
 			}
 			e.Chunk = i
-			if top := res.Chunks[0].Score; top > 0 {
+			if top := res.Chunks[0].Score; top > 0 && !off.Rank {
 				e.Score *= c.Score / top
 			}
 			out = append(out, e)
@@ -125,12 +139,24 @@ type evidenceUnit struct {
 	text, heading, header string
 	// label is a short first unit under its heading, a value the heading names.
 	label bool
+	// topic is the paragraph before the unit's that introduces it without being a statement: a definition
+	// list's term, an API's signature, a list's lead-in ("`checkpoint_timeout` (`integer`)" before "The default
+	// is five minutes"); "" when none since the heading.
+	topic string
 	// para numbers the paragraphs of a passage from 1, for the sentences of one; 0 for other units.
 	para int
 }
 
+// evidenceQuery is a question as evidence selection reads it: its terms, the kind of answer it asks for, and the
+// signals switched off.
+type evidenceQuery struct {
+	*passageQuery
+	kind answerKind
+	off  EvidenceSignals
+}
+
 // score scores unit u for q; title is the mask of the terms of the unit's page title.
-func (q *passageQuery) score(u evidenceUnit, title uint64) Evidence {
+func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	e := Evidence{Text: u.text, Heading: u.heading}
 	prefix := ""
 	switch {
@@ -150,13 +176,19 @@ func (q *passageQuery) score(u evidenceUnit, title uint64) Evidence {
 	if u.label {
 		own |= q.mask(u.heading)
 	}
-	if own&^q.quantity == 0 {
-		return e // a unit that holds none of the question's words answers nothing, whatever its heading says
-	}
 	if own&q.quantity != 0 && !q.quantityNear(u.text) {
 		own &^= q.quantity // a number far from every question word is some other quantity
 	}
-	context := (q.mask(u.heading) | title) &^ own &^ q.quantity
+	context := (q.mask(u.heading) | q.mask(u.topic) | title) &^ own &^ q.quantity
+	if q.off.Context {
+		context = 0
+	}
+	typed := q.kind != kindNone && holdsKind(e.Text, q.kind)
+	if own&^q.quantity == 0 && (!typed || context == 0) {
+		// A unit that holds none of the question's words answers nothing, whatever its heading says, unless it
+		// states the kind of answer asked for under a heading that names the question's subject.
+		return e
+	}
 	terms := q.n
 	if q.quantity != 0 {
 		terms++
@@ -164,7 +196,12 @@ func (q *passageQuery) score(u evidenceUnit, title uint64) Evidence {
 	e.Cover = (float64(bits.OnesCount64(own)) + evidenceContext*float64(bits.OnesCount64(context))) / float64(terms)
 	e.Own = float64(bits.OnesCount64(own&^q.quantity)) / float64(q.n)
 	e.Score = e.Cover * e.Cover
-	if n := utf8.RuneCountInString(u.text); n > evidenceLongRunes {
+	if typed {
+		e.Score *= evidenceKind
+	}
+	if (strings.HasPrefix(u.text, "```") || strings.HasPrefix(u.text, "~~~")) && !q.off.Code {
+		e.Score *= evidenceCode
+	} else if n := utf8.RuneCountInString(u.text); n > evidenceLongRunes {
 		e.Score *= math.Sqrt(float64(evidenceLongRunes) / float64(n))
 	}
 	for i := range matched { // the ranges are in the unit's text, which the prefix moves
@@ -341,6 +378,7 @@ func evidenceUnits(text string) []evidenceUnit {
 		// underHeading is the number of units before the current heading's first: -1 before any heading
 		underHeading = -1
 		paras        int
+		topic        string // the last paragraph that introduces what follows (see opensTopic)
 	)
 	flush := func() {
 		if len(para) == 0 {
@@ -349,16 +387,22 @@ func evidenceUnits(text string) []evidenceUnit {
 		joined := strings.Join(para, " ")
 		para = para[:0]
 		if len(out) == underHeading && heading != "" && utf8.RuneCountInString(joined) <= evidenceLabelRunes {
-			out = append(out, evidenceUnit{text: joined, heading: heading, label: true})
+			out = append(out, evidenceUnit{text: joined, heading: heading, topic: topic, label: true})
+			if opensTopic(joined) {
+				topic = joined
+			}
 			return
 		}
 		if listItem(joined) {
-			out = appendUnit(out, evidenceUnit{text: joined, heading: heading})
+			out = appendUnit(out, evidenceUnit{text: joined, heading: heading, topic: topic})
 			return
 		}
 		paras++
 		for _, s := range sentences(joined) {
-			out = appendUnit(out, evidenceUnit{text: s, heading: heading, para: paras})
+			out = appendUnit(out, evidenceUnit{text: s, heading: heading, topic: topic, para: paras})
+		}
+		if opensTopic(joined) {
+			topic = joined
 		}
 	}
 	for line := range strings.Lines(text) {
@@ -366,7 +410,7 @@ func evidenceUnits(text string) []evidenceUnit {
 		if fence != nil {
 			fence = append(fence, strings.TrimRight(line, "\n"))
 			if markdown.FenceLine(t) {
-				out = appendUnit(out, evidenceUnit{text: strings.Join(fence, "\n"), heading: heading})
+				out = appendUnit(out, evidenceUnit{text: strings.Join(fence, "\n"), heading: heading, topic: topic})
 				fence = nil
 			}
 			continue
@@ -379,6 +423,7 @@ func evidenceUnits(text string) []evidenceUnit {
 		if level := markdown.HeadingLevel(t); level > 0 {
 			flush()
 			heading = strings.Trim(strings.TrimSpace(markdown.StripLinks(t[level:])), "#*¶ \t")
+			topic = ""
 			row, prev = 0, ""
 			underHeading = len(out)
 			continue
@@ -398,7 +443,7 @@ func evidenceUnits(text string) []evidenceUnit {
 				if row == 1 {
 					h = ""
 				}
-				out = appendUnit(out, evidenceUnit{text: t, heading: heading, header: h})
+				out = appendUnit(out, evidenceUnit{text: t, heading: heading, topic: topic, header: h})
 			}
 			prev = t
 			continue
@@ -414,10 +459,17 @@ func evidenceUnits(text string) []evidenceUnit {
 		para = append(para, t)
 	}
 	if fence != nil {
-		out = appendUnit(out, evidenceUnit{text: strings.Join(fence, "\n"), heading: heading})
+		out = appendUnit(out, evidenceUnit{text: strings.Join(fence, "\n"), heading: heading, topic: topic})
 	}
 	flush()
 	return out
+}
+
+// opensTopic reports whether a paragraph introduces what follows rather than stating something: it does not end
+// a sentence ("`checkpoint_timeout` (`integer`)", "math.isclose(a, b, *, rel_tol=1e-09)", "The options are:").
+func opensTopic(p string) bool {
+	p = strings.TrimRight(p, "*_`)]\"' ")
+	return p != "" && !strings.ContainsRune(".!?", rune(p[len(p)-1]))
 }
 
 func appendUnit(out []evidenceUnit, u evidenceUnit) []evidenceUnit {

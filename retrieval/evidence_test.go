@@ -39,7 +39,7 @@ func TestEvidenceUnits(t *testing.T) {
 }
 
 func TestEvidenceScore(t *testing.T) {
-	q := newPassageQuery("how many units is the data science master?", nil)
+	q := &evidenceQuery{passageQuery: newPassageQuery("how many units is the data science master?", nil)}
 	title := q.mask("Data Science")
 	near := q.score(evidenceUnit{text: "You will complete 27 units of course work.", heading: "Unit Requirements"}, title)
 	far := q.score(evidenceUnit{text: "The units of this programme are spread out across terms of study and finish within 20 months.", heading: "Unit Requirements"}, title)

@@ -81,6 +81,9 @@ type Config struct {
 	// NoQuantities does not count a quantity (a number, a size, a date) in a passage window as one more term of a
 	// question that asks for one ("how long", "max size"; see quantities.go; eval ablations).
 	NoQuantities bool
+	// EvidenceOff switches signals of evidence selection off (see Retriever.Evidence; eval ablations); the zero
+	// value uses them all.
+	EvidenceOff EvidenceSignals
 	// RRFK is the reciprocal rank fusion constant; zero means the number of fused lists, the FHNW prototype's choice,
 	// which beats the usual 60 on the Berkeley questions (eval ablations). RRFRankBase is the rank of a list's first
 	// item: 0 (the FHNW prototype's) or 1 (the usual).
@@ -331,6 +334,22 @@ type ChunkHit struct {
 	URL    string
 	Text   string
 	Score  float64
+}
+
+// EvidenceSignals name the signals of evidence selection (Retriever.Evidence), for switching them off.
+type EvidenceSignals struct {
+	// Kinds is the kind of answer a question asks for (a duration, a size, an amount, a date, a person; see
+	// answertype.go).
+	Kinds bool
+	// Context is the terms a unit's heading, page title and topic line hold for it.
+	Context bool
+	// Shapes are the answer shapes "how many" and "what is" questions ask for: a number beside the counted word,
+	// a sentence defining the subject.
+	Shapes bool
+	// Code is the lower score of a code block.
+	Code bool
+	// Rank is the rank of the unit's passage.
+	Rank bool
 }
 
 // Result is what retrieval found for one query.

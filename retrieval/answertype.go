@@ -1,0 +1,230 @@
+package retrieval
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ragproxy/ragproxy/markdown"
+	"github.com/ragproxy/ragproxy/textnorm"
+)
+
+// Answer types. A question says what kind of thing answers it: "how long" a duration, "how much does it cost" an
+// amount of money, "when" a date or a time, "who" a person, "how big" a size. The sentence that answers states one
+// ("with a retention of approximately 14 days"), often without repeating the question's words, which its heading
+// or the sentence before hold ("Blocker" then "Goal: 24 hours to respond"). Expected answer types are among the
+// oldest signals of question answering (the TREC QA track's systems classified questions by them); here a
+// question's type comes from its wh-phrase and a unit holds one when its words have that type's shape.
+
+// answerKind is the kind of answer a question asks for.
+type answerKind uint8
+
+const (
+	kindNone answerKind = iota
+	// kindNumber is any number: "how many", "what port", a limit, a default.
+	kindNumber
+	// kindDuration is a number of time units ("14 days", "72h") or a frequency ("weekly", "every six months").
+	kindDuration
+	// kindSize is a number of bytes, bits or characters ("150 GB", "4096 bits", "eight characters").
+	kindSize
+	// kindMoney is an amount in a currency ("$80").
+	kindMoney
+	// kindDate is a date or a time of day ("Wednesday, August 24, 2016", "0200 UTC", "2022-10-13").
+	kindDate
+	// kindPerson is a name, as a role label gives it ("Instructor: Zucman") or a short value under a role heading.
+	kindPerson
+)
+
+// Words that set a question's answer kind.
+var (
+	durationHow  = setOf("long", "fast", "soon", "quickly", "often", "frequently")
+	sizeHow      = setOf("big", "large", "small", "heavy")
+	sizeNouns    = setOf("size", "storage", "space", "disk", "memory", "ram", "length", "bandwidth", "quota")
+	moneyNouns   = setOf("cost", "costs", "fee", "fees", "price", "tuition", "pay", "charge", "charged", "spend")
+	timeUnits    = setOf("second", "seconds", "sec", "secs", "s", "ms", "minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "h", "day", "days", "d", "week", "weeks", "month", "months", "year", "years", "semester", "semesters", "fortnight")
+	frequencies  = setOf("daily", "weekly", "monthly", "yearly", "annually", "nightly", "hourly", "every", "biweekly", "quarterly")
+	sizeUnits    = setOf("b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "byte", "bytes", "bit", "bits", "kilobytes", "megabytes", "gigabytes", "terabytes", "characters", "chars", "k", "m", "g")
+	moneyUnits   = setOf("dollars", "dollar", "usd", "eur", "euros", "euro", "chf", "francs", "gbp", "pounds", "cents")
+	dateWords    = setOf("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "utc", "gmt", "am", "pm", "noon", "midnight")
+	whatDate     = setOf("date", "day", "time", "year", "month", "deadline")
+	definingCues = setOf("tell", "explain", "describe")
+)
+
+// questionKind is the kind of answer question asks for, and the words of the question that only ask for it
+// ("long" in "how long", "tell" in "tell me about"): they are not words an answer repeats.
+func questionKind(question string) (answerKind, []string) {
+	words := questionWords(question)
+	kind := kindNone
+	var cues []string
+	set := func(k answerKind, cue ...string) {
+		if kind == kindNone || kind == kindNumber && k != kindNumber {
+			kind = k
+		}
+		cues = append(cues, cue...)
+	}
+	for i, w := range words {
+		next := ""
+		if i+1 < len(words) {
+			next = words[i+1]
+		}
+		switch {
+		case definingCues[w] && i == 0:
+			cues = append(cues, w)
+		case w == "who" || w == "whom" || w == "who's" || w == "whos":
+			set(kindPerson)
+		case w == "when" && quantityWhen[next]:
+			set(kindDate)
+		case (w == "what" || w == "which" || w == "whats" || w == "what's") && whatDate[next]:
+			set(kindDate)
+		case w == "how" && durationHow[next]:
+			set(kindDuration, next)
+		case w == "how" && sizeHow[next]:
+			set(kindSize, next)
+		case w == "how" && next == "much":
+			k := kindNumber
+			for _, x := range words[i+2:] {
+				if moneyNouns[x] {
+					k = kindMoney
+				} else if sizeNouns[x] {
+					k = kindSize
+				}
+			}
+			set(k)
+		case w == "how" && next == "many" && i+2 < len(words) && timeUnits[words[i+2]]:
+			set(kindDuration)
+		case w == "how" && next == "many" || quantityWords[w]:
+			set(kindNumber)
+		case sizeNouns[w] && i > 0 && (asked(words[:i]) || quantityWords[words[i-1]]):
+			set(kindSize)
+		}
+	}
+	return kind, cues
+}
+
+// asked reports whether words hold "what" or "which": the question asks for something it names after them.
+func asked(words []string) bool {
+	for _, w := range words {
+		if w == "what" || w == "which" || w == "whats" || w == "what's" {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutWords is question without the words of drop (as questionWords reads them).
+func withoutWords(question string, drop []string) string {
+	if len(drop) == 0 {
+		return question
+	}
+	var b strings.Builder
+	for _, f := range strings.Fields(question) {
+		w := strings.ToLower(strings.Trim(f, `.,;:!?"'()[]{}`))
+		if !slices.Contains(drop, w) {
+			b.WriteString(f)
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// unitReach is how many words a unit may follow its number by: "eight or more characters".
+const unitReach = 3
+
+// holdsKind reports whether text states an answer of kind k.
+func holdsKind(text string, k answerKind) bool {
+	switch k {
+	case kindNone:
+		return false
+	case kindPerson:
+		return roleLabel(text)
+	case kindMoney:
+		if strings.ContainsAny(text, "$€£¥") {
+			return true
+		}
+	}
+	var prev []byte
+	sinceNumber, found := unitReach+1, false // words since the last number
+	buf := make([]byte, 0, 32)
+	textnorm.AppendWords(buf, text, func(w []byte) bool {
+		number := statesNumber(w)
+		prevNumber := sinceNumber <= unitReach
+		switch k {
+		case kindNumber:
+			found = number
+		case kindDuration:
+			found = prevNumber && timeUnits[string(w)] || frequencies[string(w)] || number && unitSuffix(w, timeUnits)
+		case kindSize:
+			found = prevNumber && sizeUnits[string(w)] || number && unitSuffix(w, sizeUnits)
+		case kindMoney:
+			found = prevNumber && moneyUnits[string(w)]
+		case kindDate:
+			found = dateWords[string(w)] || year(w) || len(prev) > 0 && number && clock(prev, w)
+		}
+		prev = append(prev[:0], w...)
+		if sinceNumber++; number {
+			sinceNumber = 1
+		}
+		return !found
+	})
+	return found
+}
+
+// unitSuffix reports whether a word is a number with a unit of units written onto it ("72h", "5min", "40gb").
+func unitSuffix(w []byte, units map[string]bool) bool {
+	i := 0
+	for i < len(w) && ('0' <= w[i] && w[i] <= '9' || w[i] == '.') {
+		i++
+	}
+	return i > 0 && i < len(w) && units[string(w[i:])]
+}
+
+// year reports whether w is a year of the last two centuries or the next ("1991", "2016").
+func year(w []byte) bool {
+	return len(w) == 4 && (w[0] == '1' && w[1] == '9' || w[0] == '2' && w[1] == '0') && allDigits(w)
+}
+
+// clock reports whether two words read as a time of day: "14 30" (from "14:30") or "0200 utc".
+func clock(prev, w []byte) bool {
+	return allDigits(prev) && allDigits(w) && len(prev) <= 2 && len(w) == 2
+}
+
+func allDigits(w []byte) bool {
+	for _, c := range w {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+// roleLabel reports whether text names a person under a label: "Instructor: Zucman", "**Chair:** Shachar
+// Kariv", or a label unit's value ("Shachar Kariv" under "Department Chair", which score reads with its heading
+// on a line of its own): one to four capitalised words after a short label, no digits.
+func roleLabel(text string) bool {
+	text = strings.ReplaceAll(markdown.StripLinks(text), "*", "")
+	label, value, ok := strings.Cut(text, ":")
+	if !ok {
+		label, value, ok = strings.Cut(text, "\n")
+	}
+	if !ok || utf8.RuneCountInString(label) > evidenceLabelRunes/2 || strings.ContainsAny(value, ":/|") {
+		return false
+	}
+	names := strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ';' || r == '&' })
+	if len(names) == 0 || len(names) > 4 {
+		return false
+	}
+	for _, name := range names {
+		words := strings.Fields(name)
+		if len(words) == 0 || len(words) > 4 {
+			return false
+		}
+		for _, w := range words {
+			r, _ := utf8.DecodeRuneInString(w)
+			if !unicode.IsUpper(r) || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

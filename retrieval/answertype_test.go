@@ -1,0 +1,116 @@
+package retrieval
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestQuestionKind(t *testing.T) {
+	for _, c := range []struct {
+		question string
+		kind     answerKind
+		cues     []string
+	}{
+		{"how long do u keep backups of infra machines?", kindDuration, []string{"long"}},
+		{"we filed a blocker ticket, how fast will infra get back to us?", kindDuration, []string{"fast"}},
+		{"how many days should we wait before pulling in new versions", kindDuration, nil},
+		{"how much does it cost to replace my cal 1 card", kindMoney, nil},
+		{"how much storage do we need for a full mirror", kindSize, nil},
+		{"what key size should my new pgp key be", kindSize, nil},
+		{"max size of a single text value?", kindSize, nil},
+		{"how many units is the master of data science?", kindNumber, nil},
+		{"default max_connections value?", kindNumber, nil},
+		{"when does the infra roundtable happen", kindDate, nil},
+		{"what time do you reboot project VMs", kindDate, nil},
+		{"who teaches econ 133?", kindPerson, nil},
+		{"tell me about the cognitive science major", kindNone, []string{"tell"}},
+		{"when I push to main, does the site rebuild?", kindNone, nil},
+		{"can i use a window function in a WHERE clause?", kindNone, nil},
+	} {
+		kind, cues := questionKind(c.question)
+		if kind != c.kind || !slices.Equal(cues, c.cues) {
+			t.Errorf("questionKind(%q) = %d %q, want %d %q", c.question, kind, cues, c.kind, c.cues)
+		}
+	}
+}
+
+func TestHoldsKind(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		kind answerKind
+		want bool
+	}{
+		{"with a retention of approximately 14 days for fulls.", kindDuration, true},
+		{"- **Goal**: 24 hours to respond, 3 days (72h) to resolve.", kindDuration, true},
+		{"The default is five minutes (`5min`).", kindDuration, true},
+		{"Backups are pruned weekly.", kindDuration, true},
+		{"The mirror needs 2 servers.", kindDuration, false},
+		{"You should have at least 150 GB of available disk space.", kindSize, true},
+		{"keys should be at least **4096** bits.", kindSize, true},
+		{"a 40Gb disk by default", kindSize, true},
+		{"All passwords must have eight or more characters.", kindSize, true},
+		{"Use 2 disks.", kindSize, false},
+		{"The fee is $80.", kindMoney, true},
+		{"about 25 dollars", kindMoney, true},
+		{"25 units", kindMoney, false},
+		{"Spring Recess | Monday, March 27, 2017", kindDate, true},
+		{"reboots at 0200 UTC when necessary", kindDate, true},
+		{"starts at 14:30", kindDate, true},
+		{"It takes a while.", kindDate, false},
+		{"**Instructor:** Zucman", kindPerson, true},
+		{"**Department Chair**\nShachar Kariv", kindPerson, true},
+		{"**Prerequisites:** Economics 100B", kindPerson, false},
+		{"Note: please review the policy first.", kindPerson, false},
+		{"The requirement was instituted in 1991.", kindNone, false},
+	} {
+		if got := holdsKind(c.text, c.kind); got != c.want {
+			t.Errorf("holdsKind(%q, %d) = %v, want %v", c.text, c.kind, got, c.want)
+		}
+	}
+}
+
+// A unit that states the kind of answer asked for is found though only its heading names the question's subject:
+// "Goal: 24 hours to respond" under "Blocker" for "how fast do you answer a blocker ticket".
+func TestEvidenceFindsTypedAnswerUnderItsHeading(t *testing.T) {
+	text := "#### Blocker\n\nA time-sensitive issue that is hindering a project's basic functions.\n\n" +
+		"- **Goal**: 24 hours to respond, 3 days (72h) to resolve.\n- **Example**: Web site has been defaced.\n"
+	question := "we filed a blocker ticket, how fast will you get back to us?"
+	kind, cues := questionKind(question)
+	q := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil), kind: kind}
+	var best Evidence
+	for _, u := range evidenceUnits(text) {
+		if e := q.score(u, 0); e.Score > best.Score {
+			best = e
+		}
+	}
+	if best.Text != "- **Goal**: 24 hours to respond, 3 days (72h) to resolve." {
+		t.Errorf("best unit %q (%.3f), want the goal", best.Text, best.Score)
+	}
+	q.kind = kindNone
+	for _, u := range evidenceUnits(text) {
+		if e := q.score(u, 0); e.Text == best.Text && e.Score != 0 {
+			t.Errorf("without its answer kind the goal, which holds no question word, scores %.3f", e.Score)
+		}
+	}
+}
+
+// The paragraph after a definition list's term or an API's signature takes the term's words as context.
+func TestEvidenceUnitsTopic(t *testing.T) {
+	text := "### 20.5.2. Checkpoints\n\nSome text first.\n\n`checkpoint_timeout` (`integer`)\n\n" +
+		"Maximum time between automatic WAL checkpoints. The default is five minutes (`5min`).\n\n" +
+		"A further paragraph on it.\n\n### Next\n\nUnrelated text here."
+	topics := map[string]string{}
+	for _, u := range evidenceUnits(text) {
+		topics[u.text] = u.topic
+	}
+	for unit, want := range map[string]string{
+		"Some text first.":                      "",
+		"The default is five minutes (`5min`).": "`checkpoint_timeout` (`integer`)",
+		"A further paragraph on it.":            "`checkpoint_timeout` (`integer`)",
+		"Unrelated text here.":                  "",
+	} {
+		if got, ok := topics[unit]; !ok || got != want {
+			t.Errorf("topic of %q = %q (found %v), want %q", unit, got, ok, want)
+		}
+	}
+}
