@@ -131,22 +131,29 @@ func withoutWords(question string, drop []string) string {
 // unitReach is how many words a unit may follow its number by: "eight or more characters".
 const unitReach = 3
 
-// holdsKind reports whether text states an answer of kind k.
-func holdsKind(text string, k answerKind) bool {
+// holdsKind reports whether text states an answer of the kind q asks for.
+func (q *evidenceQuery) holdsKind(text string) bool {
+	found := false
+	q.buf, found = holdsKind(q.buf, text, q.kind)
+	return found
+}
+
+// holdsKind reports whether text states an answer of kind k, reading its words into buf, which it returns for
+// reuse.
+func holdsKind(buf []byte, text string, k answerKind) ([]byte, bool) {
 	switch k {
 	case kindNone:
-		return false
+		return buf, false
 	case kindPerson:
-		return roleLabel(text)
+		return buf, roleLabel(text)
 	case kindMoney:
 		if strings.ContainsAny(text, "$€£¥") {
-			return true
+			return buf, true
 		}
 	}
 	var prev []byte
 	sinceNumber, found := unitReach+1, false // words since the last number
-	buf := make([]byte, 0, 32)
-	textnorm.AppendWords(buf, text, func(w []byte) bool {
+	buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
 		number := statesNumber(w)
 		prevNumber := sinceNumber <= unitReach
 		switch k {
@@ -167,7 +174,7 @@ func holdsKind(text string, k answerKind) bool {
 		}
 		return !found
 	})
-	return found
+	return buf, found
 }
 
 // unitSuffix reports whether a word is a number with a unit of units written onto it ("72h", "5min", "40gb").

@@ -63,7 +63,7 @@ func TestHoldsKind(t *testing.T) {
 		{"Note: please review the policy first.", kindPerson, false},
 		{"The requirement was instituted in 1991.", kindNone, false},
 	} {
-		if got := holdsKind(c.text, c.kind); got != c.want {
+		if _, got := holdsKind(nil, c.text, c.kind); got != c.want {
 			t.Errorf("holdsKind(%q, %d) = %v, want %v", c.text, c.kind, got, c.want)
 		}
 	}

@@ -183,7 +183,7 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	if q.off.Context {
 		context = 0
 	}
-	typed := q.kind != kindNone && holdsKind(e.Text, q.kind)
+	typed := q.kind != kindNone && (own&^q.quantity != 0 || context != 0) && q.holdsKind(e.Text)
 	if own&^q.quantity == 0 && (!typed || context == 0) {
 		// A unit that holds none of the question's words answers nothing, whatever its heading says, unless it
 		// states the kind of answer asked for under a heading that names the question's subject.
