@@ -178,7 +178,11 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 		if i > 0 && i+1 < len(quoted) && res.Chunks[quoted[i+1].Chunk].URL == c.URL {
 			continue
 		}
-		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), c.URL)
+		target := c.URL
+		if i == 0 {
+			target += textFragment(e.Text)
+		}
+		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), target)
 	}
 	b.WriteString(ph.offlineNote)
 	return b.String()
@@ -246,6 +250,51 @@ func clip(e retrieval.Evidence, limit int) string {
 		out += " …"
 	}
 	return out
+}
+
+// textFragmentRunes bounds the words of a unit a text fragment names.
+const textFragmentRunes = 48
+
+// textFragment is the text fragment ("#:~:text=...", the URL Fragment Text Directives of the WICG, which
+// Chromium, Safari and Firefox follow) that scrolls a page to the unit it quotes and highlights it: the unit's
+// first words as the page shows them. It is "" for a table row or a code block, whose text a browser lays out
+// in cells and lines, and for a unit too short to name a place. A browser that finds no match, or does not know
+// text fragments, opens the page at its top, as it would without one.
+func textFragment(unit string) string {
+	if strings.Contains(unit, "\n") || strings.HasPrefix(unit, "|") {
+		return ""
+	}
+	text := strings.NewReplacer("**", "", "*", "", "`", "").Replace(markdown.StripLinks(unit))
+	text = strings.TrimSpace(text)
+	if i := strings.IndexByte(text, ' '); i > 0 && i <= 3 && (text[0] == '-' || text[0] == '+' || text[i-1] == '.' || text[i-1] == ')') {
+		text = strings.TrimSpace(text[i+1:]) // a list item's marker is not the page's text
+	}
+	var words []string
+	n := 0
+	for _, w := range strings.Fields(text) {
+		if n += utf8.RuneCountInString(w) + 1; n > textFragmentRunes && len(words) > 0 {
+			break
+		}
+		words = append(words, w)
+	}
+	if len(words) < 3 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("#:~:text=")
+	for i, w := range words {
+		if i > 0 {
+			b.WriteString("%20")
+		}
+		for _, c := range []byte(w) {
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '~' {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, "%%%02X", c)
+			}
+		}
+	}
+	return b.String()
 }
 
 // clipCode shortens a fenced code block to at most lines lines of code: those from the line before the first that

@@ -130,7 +130,8 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 		{Chunk: 0, Text: long, Own: 0.5, Matched: [][2]int{{len(long) - 10, len(long) - 7}}},
 	}
 	ans := ExtractiveAnswer(res, ev)
-	for _, want := range []string{"> Fees are $80. See [forms](https://site.edu/forms/).\n\n— [Page A](https://site.edu/a/)\n",
+	// The lead's link names the quoted words as a text fragment, which scrolls the page to them.
+	for _, want := range []string{"> Fees are $80. See [forms](https://site.edu/forms/).\n\n— [Page A](https://site.edu/a/#:~:text=Fees%20are%20%2480.)\n",
 		"The site also says:", "> … ", "The fee for a late filing is $80", "No language model is configured"} {
 		if !strings.Contains(ans, want) {
 			t.Errorf("extractive answer %q lacks %q", ans, want)
@@ -174,6 +175,21 @@ func TestClipKeepsTheMatches(t *testing.T) {
 	}
 	if short := "A short sentence."; clip(retrieval.Evidence{Text: short}, 200) != short {
 		t.Error("clip changed a short unit")
+	}
+}
+
+func TestTextFragment(t *testing.T) {
+	for unit, want := range map[string]string{
+		"All passwords must have eight or more characters.":                      "#:~:text=All%20passwords%20must%20have%20eight%20or%20more",
+		"- **Goal**: 24 hours to respond, 3 days (72h) to resolve.":              "#:~:text=Goal%3A%2024%20hours%20to%20respond%2C%203%20days%20%2872h%29%20to",
+		"1. See [the policy](https://site.edu/p/) on `checkpoint_timeout` first": "#:~:text=See%20the%20policy%20on%20checkpoint_timeout%20first",
+		"| Fees | $80 |": "",
+		"```\ncode\n```": "",
+		"Too short.":     "",
+	} {
+		if got := textFragment(unit); got != want {
+			t.Errorf("textFragment(%q) = %q, want %q", unit, got, want)
+		}
 	}
 }
 
