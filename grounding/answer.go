@@ -145,7 +145,7 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 		if len(quoted) > 0 && e.Score < extractiveNear*quoted[0].Score {
 			break // what scores far below the best adds length, not answers
 		}
-		if !seen[e.Text] {
+		if !seen[e.Text] && !shownBefore(quoted, e.Text) {
 			seen[e.Text] = true
 			quoted = append(quoted, e)
 		}
@@ -186,6 +186,17 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 	}
 	b.WriteString(ph.offlineNote)
 	return b.String()
+}
+
+// shownBefore reports whether a unit's text is part of one quoted already, with the sentences that follow it
+// (a quote goes on into its paragraph's next sentences; see Evidence.Next).
+func shownBefore(quoted []retrieval.Evidence, text string) bool {
+	for _, q := range quoted {
+		if strings.Contains(q.Next, text) || strings.Contains(q.Text, text) {
+			return true
+		}
+	}
+	return false
 }
 
 // OfflineAnswer is the whole answer written without a model for a result above the confidence floor: the
@@ -253,7 +264,7 @@ func clip(e retrieval.Evidence, limit int) string {
 }
 
 // textFragmentRunes bounds the words of a unit a text fragment names.
-const textFragmentRunes = 48
+const textFragmentRunes = 30
 
 // textFragment is the text fragment ("#:~:text=...", the URL Fragment Text Directives of the WICG, which
 // Chromium, Safari and Firefox follow) that scrolls a page to the unit it quotes and highlights it: the unit's
