@@ -31,7 +31,7 @@ type Evidence struct {
 	// Heading is the heading of the section the unit stands in within its passage ("" when none).
 	Heading string
 	// Cover is the share of the question's terms the unit holds (the quantity one more, when the question asks
-	// for one), a term only its heading or page title holds counting half.
+	// for one), a term only its context holds (its heading, page title or topic line) counting evidenceContext.
 	Cover float64
 	// Own is the share of the question's own terms the unit's text holds, heading and title aside.
 	Own float64
@@ -63,8 +63,8 @@ const (
 	// evidenceCode multiplies the score of a fenced code block: an example shows what a sentence near it says,
 	// and a reader takes the sentence in at a glance.
 	evidenceCode = 0.5
-	// evidenceContext is what a question term counts for when only the unit's heading or page title holds it:
-	// the unit is about it without naming it again.
+	// evidenceContext is what a question term counts for when only the unit's heading, page title or topic line
+	// (see evidenceUnit.topic) holds it: the unit is about it without naming it again.
 	evidenceContext = 0.75
 	// evidenceQuantityReach is how many words (stopwords aside) may stand between a quantity and a question
 	// word for the quantity to count as the one asked for.
@@ -186,7 +186,7 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	typed := q.kind != kindNone && (own&^q.quantity != 0 || context != 0) && q.holdsKind(e.Text)
 	if own&^q.quantity == 0 && (!typed || context == 0) {
 		// A unit that holds none of the question's words answers nothing, whatever its heading says, unless it
-		// states the kind of answer asked for under a heading that names the question's subject.
+		// states the kind of answer asked for and its heading, title or topic line names one of them.
 		return e
 	}
 	terms := q.n
