@@ -126,7 +126,7 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 		"The fee for a late filing is $80 in all cases"
 	ev := []retrieval.Evidence{
 		{Chunk: 0, Text: "Fees are $80.", Next: "See [forms](https://site.edu/forms/).", Own: 1},
-		{Chunk: 0, Text: "Fees are $80.", Own: 1}, // the same unit again is quoted once
+		{Chunk: 0, Text: "Fees are $80.", Own: 1},                         // the same unit again is quoted once
 		{Chunk: 0, Text: "See [forms](https://site.edu/forms/).", Own: 1}, // the lead quotes it already, as its next sentence
 		{Chunk: 0, Text: long, Own: 0.5, Matched: [][2]int{{len(long) - 10, len(long) - 7}}},
 	}
