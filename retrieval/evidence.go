@@ -499,12 +499,24 @@ func tableSeparator(h string) string {
 
 // sentences splits a paragraph at its sentence ends: ".", "!" or "?" (with any closing quote or bracket), then a
 // space and a capital letter, a digit or an opening quote or bracket; not after an abbreviation or an initial
-// ("e.g. See", "Dr. Smith", "J. Doe").
+// ("e.g. See", "Dr. Smith", "J. Doe"); and after the full stop, exclamation and question marks of Chinese and
+// Japanese ("。", "！", "？"), which no space follows.
 func sentences(p string) []string {
 	var out []string
 	start := 0
 	for i := 0; i < len(p); i++ {
 		c := p[i]
+		if c == 0xE3 || c == 0xEF { // the first byte of "。" (U+3002), or of "！" and "？" (U+FF01, U+FF1F)
+			if r, size := utf8.DecodeRuneInString(p[i:]); r == '。' || r == '！' || r == '？' {
+				// Chinese and Japanese end a sentence with these and no space.
+				if rest := strings.TrimSpace(p[i+size:]); rest != "" {
+					out = append(out, strings.TrimSpace(p[start:i+size]))
+					start = i + size
+				}
+				i += size - 1
+			}
+			continue
+		}
 		if c != '.' && c != '!' && c != '?' {
 			continue
 		}

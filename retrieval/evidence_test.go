@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,6 +36,18 @@ func TestEvidenceUnits(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(evidenceUnit{})); diff != "" {
 		t.Errorf("evidenceUnits (-want +got):\n%s", diff)
+	}
+}
+
+func TestSentences(t *testing.T) {
+	for p, want := range map[string][]string{
+		"APT は sources.list を読みます。設定は /etc/apt にあります！本当？はい。": {"APT は sources.list を読みます。", "設定は /etc/apt にあります！", "本当？", "はい。"},
+		"Fees are due. Ask Dr. Smith why.": {"Fees are due.", "Ask Dr. Smith why."},
+		"在这里。":                             {"在这里。"},
+	} {
+		if got := sentences(p); !slices.Equal(got, want) {
+			t.Errorf("sentences(%q) = %q, want %q", p, got, want)
+		}
 	}
 }
 
