@@ -102,7 +102,8 @@ func (l *Language) Stem(w string) string {
 func (l *Language) Normalize(s string) string { return norm.NFKC.String(s) }
 
 // WordTerms calls yield with the terms of one word from Words: nothing for a stopword; its CJK runs as
-// overlapping character bigrams (a run of one character is a term of one), with any other letters of the word
+// overlapping character bigrams but those of two hiragana (a run of one character is a term of one), with any
+// other letters of the word
 // stemmed as one word; else its stem. Options may turn the stemmer and the bigrams off, for ablations.
 func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 	if !hasCJK(w) {
@@ -164,23 +165,30 @@ type Options struct {
 	NoCompounds bool
 }
 
-// bigrams yields the overlapping character bigrams of run, a string of CJK characters; a single character is
-// its own term.
+// bigrams yields the overlapping character bigrams of run, a string of CJK characters, but for those of two
+// hiragana; a single character is its own term, unless it is hiragana. Japanese writes its content words in kanji
+// and katakana and its particles, verb endings and auxiliaries in hiragana ("を", "には", "しますか"): a bigram
+// of two hiragana is grammar that every page holds, which in a short question outweighs the one or two bigrams
+// of the thing asked about (BM25's IDF leaves it a small weight, but one per occurrence, and a question has many).
+// A bigram that joins a hiragana to a kanji or katakana stays: it is how a verb's stem meets its ending.
 func bigrams(run string, yield func(term string)) {
 	prev := -1
 	n := 0
-	for i := range run {
-		if prev >= 0 {
+	var prevRune rune
+	for i, r := range run {
+		if prev >= 0 && !(isHiragana(prevRune) && isHiragana(r)) {
 			_, size := utf8.DecodeRuneInString(run[i:])
 			yield(run[prev : i+size])
 		}
-		prev = i
+		prev, prevRune = i, r
 		n++
 	}
-	if n == 1 {
+	if n == 1 && !isHiragana(prevRune) {
 		yield(run)
 	}
 }
+
+func isHiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
 
 // MinCompound is the shortest word, in letters, that Decompound tries to split; each part has at least
 // MinCompoundPart letters.

@@ -61,6 +61,18 @@ func TestCJKBigrams(t *testing.T) {
 	if !slices.Equal(got, []string{"東"}) {
 		t.Errorf("one character: %q", got)
 	}
+	// Two hiragana side by side are grammar, not a term; a hiragana beside a kanji or katakana stays in its bigram.
+	for text, want := range map[string][]string{
+		"設定を変更しますか": {"設定", "定を", "を変", "変更", "更し"},
+		"を":         nil,
+		"ファイルには":    {"ファ", "ァイ", "イル", "ルに"},
+	} {
+		got = got[:0]
+		ja.WordTerms(text, Options{}, func(term string) { got = append(got, term) })
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: bigrams %q, want %q", text, got, want)
+		}
+	}
 	for s, want := range map[string]string{"設定ファイル": "ja", "设置邮件服务器": "zh", "단락의 줄": "ko", "Zeile": ""} {
 		if got := ScriptLanguage(s); got != want {
 			t.Errorf("ScriptLanguage(%q) = %q, want %q", s, got, want)
