@@ -251,7 +251,7 @@ func Apply(ctx context.Context, cfg Config, edits *Edits) (*Report, error) {
 		return nil, fmt.Errorf("ingest: apply edits: %w", err)
 	}
 	cfg.Source, cfg.Edits = m.Source, edits
-	if err := matchModels(&m, &cfg); err != nil {
+	if err := matchModels(&m, &cfg, localLanguages(prev)); err != nil {
 		return nil, fmt.Errorf("ingest: apply edits: %w", err)
 	}
 	r := &Report{}
@@ -340,8 +340,9 @@ func settingsOf(m *index.Manifest, cfg *Config) error {
 }
 
 // matchModels makes cfg summarise as m's version did and checks that cfg embeds as it did, so that unchanged
-// pages keep their summaries and vectors and the new ones are searched alike.
-func matchModels(m *index.Manifest, cfg *Config) error {
+// pages keep their summaries and vectors and the new ones are searched alike; langs are the version's languages,
+// which the local embedder reads its texts in.
+func matchModels(m *index.Manifest, cfg *Config, langs []string) error {
 	switch {
 	case m.Summarizer == "extractive":
 		cfg.Summarizer = nil
@@ -356,7 +357,9 @@ func matchModels(m *index.Manifest, cfg *Config) error {
 	if cfg.Embedder != nil {
 		name = cfg.Embedder.Name()
 	} else {
-		name = embedding.NewLocal(cfg.Local).Name()
+		local := cfg.Local
+		local.Languages = langs
+		name = embedding.NewLocal(local).Name()
 	}
 	if name != m.Embedder {
 		return fmt.Errorf("%w: it is embedded by %s, not %s", ErrModels, m.Embedder, name)
