@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/markdown"
@@ -104,7 +105,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 	if !r.cfg.NoWordNet {
 		db = wordnet.Load()
 	}
-	q := newPassageQuery(queries[0], r.lex.passageForms(db))
+	q := r.passageQuery(queries[0], db)
 	q.acrossSections = r.cfg.NoSectionPassages
 	if r.cfg.NoQuantities {
 		q.quantity = 0
@@ -174,6 +175,125 @@ type passageQuery struct {
 
 	// acrossSections lets windows run across markdown headings, into the next section (Config.NoSectionPassages).
 	acrossSections bool
+
+	// lang, for a question in a language other than English, is its analysis (newLangPassageQuery); langWords
+	// caches each word's terms in it.
+	lang      *textnorm.Language
+	langWords map[string][]int
+	known     func(term string) bool // the site's vocabulary, for compound parts
+	scratch   []int
+}
+
+// passageQuery is the passage query of question in the question's language (r.qlang): an English question's
+// counts the site's spellings of its words and their related forms (forms from the lexicon and WordNet, both
+// English); another language's counts its own stems and CJK bigrams.
+func (r *Retriever) passageQuery(question string, db *wordnet.DB) *passageQuery {
+	if l := textnorm.LanguageOf(r.qlang); l != nil {
+		return newLangPassageQuery(question, l, r.chunkBM25.Has)
+	}
+	return newPassageQuery(question, r.lex.passageForms(db))
+}
+
+// newLangPassageQuery numbers the distinct terms of question in language l: its words' terms but its
+// stopwords' (Snowball stems; a CJK run's character bigrams, each a term of its own). The parts of a compound
+// (l.Decompound against known, the site's vocabulary) count as the compound's term, in the question and in the
+// texts: a passage writing "Zeilen nummerieren" holds the question's "Zeilennummerierung", and one writing the
+// compound holds the question's "Zeilen" and "nummerieren". Its coverage reads texts in l as well, each bigram
+// of a run a position.
+func newLangPassageQuery(question string, l *textnorm.Language, known func(term string) bool) *passageQuery {
+	q := &passageQuery{terms: map[string]int{}, lang: l, langWords: map[string][]int{}, known: known}
+	var alias [][2]string // a compound's part, the compound's term
+	textnorm.Words(l.Normalize(question), func(w string) bool {
+		var last string
+		l.WordTerms(w, textnorm.Options{}, func(t string) {
+			last = t
+			if _, ok := q.terms[t]; !ok && q.n < maxPassageTerms {
+				q.terms[t] = q.n
+				q.first[t[0]] = true
+				q.n++
+			}
+		})
+		for _, part := range l.Decompound(w, textnorm.Options{}, known) {
+			alias = append(alias, [2]string{part, last})
+		}
+		return true
+	})
+	for _, a := range alias {
+		if _, own := q.terms[a[0]]; !own {
+			if bit, ok := q.terms[a[1]]; ok {
+				q.terms[a[0]] = bit
+				q.first[a[0][0]] = true
+			}
+		}
+	}
+	return q
+}
+
+// oneOther is the bits of a word whose one term is not the question's.
+var oneOther = []int{otherWord}
+
+// mayHoldTerm reports whether word holds one of the question's terms as it is written, the test a compound that
+// has one as a part nearly always passes (a stem is the start of its word), and one that spares splitting every
+// other long word of the texts.
+func (q *passageQuery) mayHoldTerm(word string) bool {
+	if utf8.RuneCountInString(word) < textnorm.MinCompound {
+		return false
+	}
+	for t := range q.terms {
+		if len(t) >= textnorm.MinCompoundPart && strings.Contains(word, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// langTerms are the bits of word w's terms in q's language, otherWord for a term that is not the question's;
+// none for a stopword. A compound that is not a question term counts as the question terms its parts are.
+func (q *passageQuery) langTerms(w []byte) []int {
+	if bits, ok := q.langWords[string(w)]; ok {
+		return bits
+	}
+	// Most words: an ASCII letter no question term starts with (a stem starts as its word does), and no compound
+	// that may hold one.
+	if c := w[0]; c < utf8.RuneSelf && !q.first[c] && !(q.lang.Compounds() && q.mayHoldTerm(string(w))) {
+		bits := oneOther
+		if q.lang.IsStopword(string(w)) {
+			bits = nil
+		}
+		q.langWords[string(w)] = bits
+		return bits
+	}
+	word := string(w)
+	// A CJK run is mostly a sentence of its own, seen once: its bits go to a scratch slice, not the cache.
+	cjk := w[0] >= 0xE2 && textnorm.ScriptLanguage(word) != ""
+	bits := []int{}
+	if cjk {
+		bits = q.scratch[:0]
+	}
+	q.lang.WordTerms(word, textnorm.Options{}, func(t string) {
+		if i, ok := q.terms[t]; ok {
+			bits = append(bits, i)
+		} else {
+			bits = append(bits, otherWord)
+		}
+	})
+	if cjk {
+		q.scratch = bits
+		return bits
+	}
+	if len(bits) == 1 && bits[0] == otherWord && q.lang.Compounds() && q.mayHoldTerm(word) {
+		var parts []int
+		for _, part := range q.lang.Decompound(word, textnorm.Options{}, q.known) {
+			if i, ok := q.terms[part]; ok {
+				parts = append(parts, i)
+			}
+		}
+		if len(parts) > 0 {
+			bits = parts
+		}
+	}
+	q.langWords[word] = bits
+	return bits
 }
 
 // termHit is a question term found at a position of a text.
@@ -285,7 +405,20 @@ func (q *passageQuery) coverage(text string) (passage, question float64) {
 			open = append(open, section{level, len(hits)})
 		}
 		var m uint64
+		if q.lang != nil {
+			t = q.lang.Normalize(t)
+		}
 		q.buf = textnorm.AppendWords(q.buf, t, func(w []byte) bool {
+			if q.lang != nil {
+				for _, i := range q.langTerms(w) {
+					if i >= 0 {
+						hits = append(hits, termHit{pos, i})
+						m |= 1 << i
+					}
+					pos++
+				}
+				return true
+			}
 			switch i := q.term(w); i {
 			case stopword:
 			case otherWord:

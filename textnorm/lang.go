@@ -77,6 +77,9 @@ func LanguageOf(tag string) *Language {
 // Tag is the language's primary subtag ("de").
 func (l *Language) Tag() string { return l.tag }
 
+// Compounds reports whether the language writes compound nouns as one word, which Decompound splits.
+func (l *Language) Compounds() bool { return l.compounds }
+
 // Stemmed reports whether the language has a Snowball stemmer here.
 func (l *Language) Stemmed() bool { return l.stem != nil }
 
