@@ -34,6 +34,9 @@ type Language struct {
 	// languages), which Decompound splits; link are the joining sounds it puts between their parts.
 	compounds bool
 	link      []string
+	// elision are the words the language shortens to a letter or two and an apostrophe before a vowel, joined to
+	// the next word (French "l'utilisateur", "d'attente", Italian "dell'archivio"), which Normalize separates.
+	elision map[string]bool
 }
 
 // Base is the primary language subtag of a BCP 47 tag, lowercase ("de-CH" and "DE_de" are "de"); "" for an
@@ -101,8 +104,54 @@ func (l *Language) Stem(w string) string {
 }
 
 // Normalize returns s in Unicode NFKC, the form that the language's words are cut from: full-width Latin
-// letters and digits become ASCII, half-width katakana full-width, ligatures their letters.
-func (l *Language) Normalize(s string) string { return norm.NFKC.String(s) }
+// letters and digits become ASCII, half-width katakana full-width, ligatures their letters. In French and
+// Italian an elided word and its apostrophe are set apart from the word they lean on ("l'utilisateur" is
+// "l utilisateur"): Words keeps a word whole across an apostrophe ("don't" is "dont"), which made French
+// "d'attente" the word "dattente", a term that no question's "attente" met.
+func (l *Language) Normalize(s string) string {
+	s = norm.NFKC.String(s)
+	if l.elision == nil || !strings.ContainsAny(s, "'’") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i, r := range s {
+		if r != '\'' && r != '’' {
+			continue
+		}
+		start := i
+		for start > 0 {
+			p, size := utf8.DecodeLastRuneInString(s[:start])
+			if !unicode.IsLetter(p) {
+				break
+			}
+			start -= size
+		}
+		// An elided word starts a word: the "n" of "rock'n'roll" does not.
+		if p, _ := utf8.DecodeLastRuneInString(s[:start]); start > 0 && (p == '\'' || p == '\u2019') {
+			continue
+		}
+		if start < i && l.elision[fold(s[start:i])] {
+			b.WriteString(s[last:i])
+			b.WriteByte(' ')
+			last = i + utf8.RuneLen(r)
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// elided makes the set of a language's elided words.
+func elided(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
 
 // WordTerms calls yield with the terms of one word from Words: nothing for a stopword; its CJK runs as
 // overlapping character bigrams but those of two hiragana (a run of one character is a term of one), with any
@@ -359,9 +408,11 @@ var languages = func() map[string]*Language {
 		"sv": {stem: swedish.Stem, stop: stopList(stopSV), compounds: true, link: []string{"s", "a", "o", "u", "e"}},
 		"da": {stem: danish.Stem, stop: stopList(stopDA), compounds: true, link: []string{"s", "e"}},
 		"no": {stem: norwegian.Stem, stop: stopList(stopNO), compounds: true, link: []string{"s", "e"}},
-		"fr": {stem: french.Stem, stop: stopList(stopFR)},
+		"fr": {stem: french.Stem, stop: stopList(stopFR),
+			elision: elided("c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu")},
 		"es": {stem: spanish.Stem, stop: stopList(stopES)},
-		"it": {stem: italian.Stem, stop: stopList(stopIT)},
+		"it": {stem: italian.Stem, stop: stopList(stopIT),
+			elision: elided("c", "d", "l", "m", "s", "t", "v", "un", "all", "dall", "dell", "nell", "sull", "coll", "quest", "quell")},
 		"pt": {stem: portuguese.Stem, stop: stopList(stopPT)},
 		"fi": {stem: finnish.Stem, stop: stopList(stopFI)},
 		"ja": {}, "zh": {}, "ko": {},

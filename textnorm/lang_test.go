@@ -117,3 +117,32 @@ func TestName(t *testing.T) {
 		}
 	}
 }
+
+// An elided article or pronoun is a word of its own: "d'attente" is "attente" after the stopword "d".
+func TestElision(t *testing.T) {
+	for _, c := range []struct{ lang, in, want string }{
+		{"fr", "la file d'attente de l’utilisateur", "la file d attente de l utilisateur"},
+		{"fr", "Qu'APT télécharge aujourd'hui", "Qu APT télécharge aujourd'hui"}, // "aujourd" is not elided
+		{"fr", "rock'n'roll", "rock'n'roll"},
+		{"it", "dell'archivio e l'utente", "dell archivio e l utente"},
+		{"de", "geht's", "geht's"},
+		{"en", "", ""},
+	} {
+		l := LanguageOf(c.lang)
+		if l == nil {
+			continue
+		}
+		if got := l.Normalize(c.in); got != c.want {
+			t.Errorf("%s Normalize(%q) = %q, want %q", c.lang, c.in, got, c.want)
+		}
+	}
+	fr := LanguageOf("fr")
+	var got []string
+	Words(fr.Normalize("la file d'attente"), func(w string) bool {
+		fr.WordTerms(w, Options{}, func(term string) { got = append(got, term) })
+		return true
+	})
+	if want := []string{"fil", "attent"}; !slices.Equal(got, want) {
+		t.Errorf("terms %q, want %q", got, want)
+	}
+}
