@@ -181,7 +181,7 @@ func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 		}
 		part := w[start:end]
 		if cjk {
-			bigrams(part, yield)
+			bigrams(katakanaStem(part), yield)
 		} else if opt.KeepStopwords || !l.IsStopword(part) {
 			if opt.NoStem {
 				yield(fold(part))
@@ -241,6 +241,38 @@ func bigrams(run string, yield func(term string)) {
 }
 
 func isHiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
+
+// katakanaStem drops the prolonged sound mark "ー" that ends a katakana word of four characters or more, which
+// Japanese writes or leaves out for the same word ("サーバー" and "サーバ", "ユーザー" and "ユーザ" are both on
+// one page of the Debian Reference): the normalisation of JIS Z 8301's rule for technical terms, as Japanese
+// search engines apply it. run is a CJK run; its katakana words are its runs of katakana.
+func katakanaStem(run string) string {
+	if !strings.Contains(run, "ー") {
+		return run
+	}
+	var b strings.Builder
+	n, last := 0, 0 // the katakana word's length so far, and what of run is written
+	for i, r := range run {
+		if unicode.Is(unicode.Katakana, r) || r == 'ー' {
+			n++
+			continue
+		}
+		if n >= 4 && strings.HasSuffix(run[:i], "ー") {
+			b.WriteString(run[last : i-len("ー")])
+			last = i
+		}
+		n = 0
+	}
+	if n >= 4 && strings.HasSuffix(run, "ー") {
+		b.WriteString(run[last : len(run)-len("ー")])
+		last = len(run)
+	}
+	if last == 0 {
+		return run
+	}
+	b.WriteString(run[last:])
+	return b.String()
+}
 
 // MinCompound is the shortest word, in letters, that Decompound tries to split; each part has at least
 // MinCompoundPart letters.

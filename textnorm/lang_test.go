@@ -146,3 +146,14 @@ func TestElision(t *testing.T) {
 		t.Errorf("terms %q, want %q", got, want)
 	}
 }
+
+func TestKatakanaStem(t *testing.T) {
+	for in, want := range map[string]string{
+		"サーバー": "サーバ", "サーバーの設定": "サーバの設定", "ユーザーとサーバー": "ユーザとサーバ",
+		"キー": "キー", "データ": "データ", "設定": "設定", "メモリー管理": "メモリ管理",
+	} {
+		if got := katakanaStem(in); got != want {
+			t.Errorf("katakanaStem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
