@@ -157,3 +157,22 @@ func TestKatakanaStem(t *testing.T) {
 		}
 	}
 }
+
+func TestDetectPassage(t *testing.T) {
+	among := []string{"de", "en", "fr", "ja"}
+	for text, want := range map[string]string{
+		"Le fichier de configuration se trouve dans le répertoire et il est lu au démarrage par le démon.": "fr",
+		"Die Datei liegt in dem Verzeichnis und wird beim Start von dem Dienst gelesen, wenn er läuft.":    "de",
+		"The file is in the directory and it is read by the daemon when it starts, as the others are.":     "en",
+		"設定ファイルは /etc にあります。": "ja",
+		// No stopwords to count: the detector's trigrams decide.
+		"Paketverwaltung Systemverwaltung Netzwerkkonfiguration Datensicherung Tastaturbelegung": "de",
+	} {
+		if got, ok := DetectPassage(text, among); !ok || got != want {
+			t.Errorf("DetectPassage(%q) = %q, %v; want %q", text, got, ok, want)
+		}
+	}
+	if got, ok := DetectPassage("whatever", []string{"fr"}); !ok || got != "fr" {
+		t.Errorf("one language: %q, %v", got, ok)
+	}
+}
