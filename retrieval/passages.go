@@ -182,6 +182,10 @@ type passageQuery struct {
 	langWords map[string][]int
 	known     func(term string) bool // the site's vocabulary, for compound parts
 	scratch   []int
+	// prefixes are the first two bytes of the terms; shortTerm the first byte of the terms of one byte, or of
+	// one ASCII byte and more.
+	prefixes  map[[2]byte]bool
+	shortTerm [256]bool
 }
 
 // passageQuery is the passage query of question in the question's language (r.qlang): an English question's
@@ -226,21 +230,42 @@ func newLangPassageQuery(question string, l *textnorm.Language, known func(term 
 			}
 		}
 	}
+	q.prefixes = make(map[[2]byte]bool, len(q.terms))
+	for t := range q.terms {
+		if len(t) < 2 || t[1] >= utf8.RuneSelf {
+			q.shortTerm[t[0]] = true
+			continue
+		}
+		q.prefixes[[2]byte{t[0], t[1]}] = true
+	}
 	return q
 }
 
 // oneOther is the bits of a word whose one term is not the question's.
 var oneOther = []int{otherWord}
 
-// mayHoldTerm reports whether word holds one of the question's terms as it is written, the test a compound that
-// has one as a part nearly always passes (a stem is the start of its word), and one that spares splitting every
-// other long word of the texts.
+// mayStartTerm reports whether word w may have one of the question's terms as its term: unless it starts with
+// two ASCII bytes that no question term starts with (or one, for a word or term of one byte).
+func (q *passageQuery) mayStartTerm(w []byte) bool {
+	if w[0] >= utf8.RuneSelf {
+		return true
+	}
+	if len(w) < 2 || w[1] >= utf8.RuneSelf {
+		return q.first[w[0]]
+	}
+	return q.first[w[0]] && (q.shortTerm[w[0]] || q.prefixes[[2]byte{w[0], w[1]}])
+}
+
+// mayHoldTerm reports whether word holds one of the question's terms of more than MinCompoundPart bytes as it is
+// written, the test a compound that has one as a part nearly always passes (a stem is the start of its word), and
+// one that spares splitting every other long word of the texts (a term of three letters, "and" of "ändern", is in
+// a great many).
 func (q *passageQuery) mayHoldTerm(word string) bool {
 	if utf8.RuneCountInString(word) < textnorm.MinCompound {
 		return false
 	}
 	for t := range q.terms {
-		if len(t) >= textnorm.MinCompoundPart && strings.Contains(word, t) {
+		if len(t) > textnorm.MinCompoundPart && strings.Contains(word, t) {
 			return true
 		}
 	}
@@ -250,12 +275,18 @@ func (q *passageQuery) mayHoldTerm(word string) bool {
 // langTerms are the bits of word w's terms in q's language, otherWord for a term that is not the question's;
 // none for a stopword. A compound that is not a question term counts as the question terms its parts are.
 func (q *passageQuery) langTerms(w []byte) []int {
+	// Most words: two ASCII letters no question term starts with (a stem starts as its word does), too short
+	// to be a compound.
+	if !q.mayStartTerm(w) && (!q.lang.Compounds() || len(w) < textnorm.MinCompound) {
+		if q.lang.IsStopword(string(w)) {
+			return nil
+		}
+		return oneOther
+	}
 	if bits, ok := q.langWords[string(w)]; ok {
 		return bits
 	}
-	// Most words: an ASCII letter no question term starts with (a stem starts as its word does), and no compound
-	// that may hold one.
-	if c := w[0]; c < utf8.RuneSelf && !q.first[c] && !(q.lang.Compounds() && q.mayHoldTerm(string(w))) {
+	if !q.mayStartTerm(w) && !q.mayHoldTerm(string(w)) {
 		bits := oneOther
 		if q.lang.IsStopword(string(w)) {
 			bits = nil
