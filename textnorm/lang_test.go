@@ -164,7 +164,7 @@ func TestDetectPassage(t *testing.T) {
 		"Le fichier de configuration se trouve dans le répertoire et il est lu au démarrage par le démon.": "fr",
 		"Die Datei liegt in dem Verzeichnis und wird beim Start von dem Dienst gelesen, wenn er läuft.":    "de",
 		"The file is in the directory and it is read by the daemon when it starts, as the others are.":     "en",
-		"設定ファイルは /etc にあります。": "ja",
+		"設定ファイルは /etc にあります。":                                                                              "ja",
 		// No stopwords to count: the detector's trigrams decide.
 		"Paketverwaltung Systemverwaltung Netzwerkkonfiguration Datensicherung Tastaturbelegung": "de",
 	} {
