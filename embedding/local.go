@@ -18,7 +18,8 @@ import (
 // contributes two kinds of features: its Porter stem, and the character n-grams (MinGram to MaxGram bytes) of the
 // word wrapped in boundary markers ("<units>"). Features are hashed with 64-bit FNV-1a (fixed, so vectors are
 // identical across processes and machines) into Dimension signed buckets, weighted by sublinear term frequency
-// (1 + ln tf) and by an IDF learned from a corpus (FitLocal), and the vector is L2-normalised.
+// (1 + ln tf) and by an IDF learned from a corpus (FitLocal), and the vector is L2-normalised. On a site in
+// other languages than English (LocalConfig.Languages) each text is read in its own language instead.
 //
 // What it captures: shared words and their inflections (stemming), and shared spellings, so misspellings
 // ("bioengneering"), abbreviations that are prefixes ("div" for "division", "undergrad") and compound forms still
@@ -51,8 +52,8 @@ type LocalConfig struct {
 	// features. Default 1<<18.
 	IDFBuckets int
 	// Languages are a site's languages (primary subtags, its main language first) when any is not English: each
-	// text is then read in the language textnorm.Detect tells among them, its main language when the text does not
-	// tell (a short question, as retrieval analyses it), with that language's stopwords, its words whole (see
+	// text is then read in the language it tells among them (see textLanguage), its main language when it does
+	// not tell (a short question, as retrieval analyses it), with that language's stopwords, its words whole (see
 	// features) and its Chinese, Japanese and Korean runs as character bigrams. Default nil, as for a site whose
 	// pages are all English: every text is read as English (Porter stems, English stopwords), and the vectors
 	// are those of embedders built before languages were told apart.
