@@ -179,6 +179,8 @@ func putDoc(cleaner *clean.Cleaner, p PutPage, logger *slog.Logger) (*doc, error
 			return nil, fmt.Errorf("put page %s: %w", p.URL, err)
 		}
 		d.title, d.markdown, d.rawHash, d.faq = c.Title, c.Markdown, sha([]byte(p.HTML)), entries
+		d.lang, d.declared = pageLanguage(c, p.URL, "")
+		d.alternates = c.Alternates
 		d.links = crawl.Links([]byte(p.HTML), p.URL)
 		d.discovered = d.links
 	default:
@@ -293,8 +295,11 @@ func docsOf(ix *index.Index, edits *Edits) []*doc {
 	docs := make([]*doc, len(ix.Pages))
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
+		// A page keeps the language and versions the previous ingest settled for it, as re-ingesting keeps
+		// those of an unchanged page.
 		d := &doc{url: p.URL, title: p.Title, markdown: p.Markdown, hash: p.Hash, rawHash: p.RawHash, etag: p.ETag,
-			lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, faq: p.FAQ}
+			lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, faq: p.FAQ,
+			lang: p.Lang, declared: true, alternates: versionAlternates(ix, p)}
 		d.links = make([]string, 0, len(p.Links))
 		for _, l := range p.Links {
 			d.links = append(d.links, ix.Pages[l].URL)
