@@ -80,7 +80,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if !r.cfg.NoWordNet {
 		db = wordnet.Load()
 	}
-	q := newPassageQuery(res.Query, r.lex.passageForms(db))
+	q := r.passageQuery(res.Lang, res.Query, db)
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
@@ -229,7 +229,20 @@ func (q *passageQuery) matches(text string) (uint64, [][2]int) {
 			end++
 		}
 		hit := false
-		q.buf = textnorm.AppendWords(q.buf, text[start:end], func(w []byte) bool {
+		token := text[start:end]
+		if q.lang != nil {
+			token = q.lang.Normalize(token)
+		}
+		q.buf = textnorm.AppendWords(q.buf, token, func(w []byte) bool {
+			if q.lang != nil { // every term of the word: a CJK run holds many
+				for _, i := range q.langTerms(w) {
+					if i >= 0 {
+						m |= 1 << i
+						hit = true
+					}
+				}
+				return true
+			}
 			if i := q.term(w); i >= 0 {
 				m |= 1 << i
 				hit = true

@@ -105,7 +105,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 	if !r.cfg.NoWordNet {
 		db = wordnet.Load()
 	}
-	q := r.passageQuery(queries[0], db)
+	q := r.passageQuery(r.qlang, queries[0], db)
 	q.acrossSections = r.cfg.NoSectionPassages
 	if r.cfg.NoQuantities {
 		q.quantity = 0
@@ -188,11 +188,11 @@ type passageQuery struct {
 	shortTerm [256]bool
 }
 
-// passageQuery is the passage query of question in the question's language (r.qlang): an English question's
-// counts the site's spellings of its words and their related forms (forms from the lexicon and WordNet, both
-// English); another language's counts its own stems and CJK bigrams.
-func (r *Retriever) passageQuery(question string, db *wordnet.DB) *passageQuery {
-	if l := textnorm.LanguageOf(r.qlang); l != nil {
+// passageQuery is the passage query of question in its language lang: an English question's counts the site's
+// spellings of its words and their related forms (forms from the lexicon and WordNet, both English); another
+// language's counts its own stems and CJK bigrams.
+func (r *Retriever) passageQuery(lang, question string, db *wordnet.DB) *passageQuery {
+	if l := textnorm.LanguageOf(lang); l != nil {
 		return newLangPassageQuery(question, l, r.chunkBM25.Has)
 	}
 	return newPassageQuery(question, r.lex.passageForms(db))
@@ -379,6 +379,18 @@ const (
 // term returns the bit of word w's term (the quantity's for a quantity that is not a question term), otherWord
 // or stopword.
 func (q *passageQuery) term(w []byte) int {
+	if q.lang != nil { // the first of the word's question terms
+		bits := q.langTerms(w)
+		if len(bits) == 0 {
+			return stopword
+		}
+		for _, i := range bits {
+			if i >= 0 {
+				return i
+			}
+		}
+		return otherWord
+	}
 	if !q.first[w[0]] { // most words: no term starts with their letter
 		if q.quantity != 0 && isQuantity(w) {
 			return q.n

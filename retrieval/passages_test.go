@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -273,6 +274,11 @@ func TestLangPassageCoverage(t *testing.T) {
 		if _, got := q.coverage(c.text); got != c.want {
 			t.Errorf("%s: coverage %.3f, want %.3f (terms %v)", c.name, got, c.want, q.terms)
 		}
+	}
+	// Offline answers weigh a unit by the question terms it holds: a Japanese run holds several.
+	q := newLangPassageQuery("設定ファイルを変更する", ja, known)
+	if m, ranges := q.matches("設定ファイルは ここ です"); bits.OnesCount64(m) != 5 || len(ranges) != 1 {
+		t.Errorf("Japanese unit: %d terms in %d ranges, want 5 in 1", bits.OnesCount64(m), len(ranges))
 	}
 	// Read as English, as before questions had languages, the German forms do not meet.
 	if _, got := newPassageQuery("Wie formatiere ich Absätze?", nil).coverage("Einen Absatz formatieren Sie im Menü."); got == 1 {
