@@ -3,6 +3,7 @@ package embedding
 import (
 	"context"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ func TestLocalCorpusRetrieval(t *testing.T) {
 		l := FitLocal(texts, cfg)
 		hit8, mrr := pageRanking(t, l, chunks, pages, qs)
 		t.Logf("%s over %d chunks, %d questions: page Hit@8 %.3f, MRR %.3f", l.Name(), len(chunks), len(qs), hit8, mrr)
-		if cfg == (LocalConfig{}) && hit8 < 0.6 {
+		if reflect.DeepEqual(cfg, LocalConfig{}) && hit8 < 0.6 {
 			t.Errorf("default local embedder: page Hit@8 %.3f, want >= 0.6", hit8)
 		}
 	}

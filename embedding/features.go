@@ -49,20 +49,27 @@ func newWorkerState(l *Local, fit bool, words int) *workerState {
 	return &workerState{l: l, fit: fit, vec: !fit, ids: make(map[uint64]uint32, words)}
 }
 
-// countWords counts the non-stopword words of text into counts/touched.
-func (st *workerState) countWords(text string) {
+// countWords counts the non-stopword words of text, read in lang (nil: English), into counts/touched.
+func (st *workerState) countWords(text string, lang *textnorm.Language) {
+	// A word's features depend on its language, so each language's words have cache keys of their own; English
+	// keeps the plain hash of the word.
+	seed := uint64(fnvOffset)
+	if lang != nil {
+		text = lang.Normalize(text)
+		seed = hashString(hashByte(seed, 0), lang.Tag())
+	}
 	st.word = textnorm.AppendWords(st.word, text, func(w []byte) bool {
-		h := uint64(fnvOffset)
+		h := seed
 		for _, c := range w {
 			h = (h ^ uint64(c)) * fnvPrime
 		}
 		id, ok := st.ids[h]
 		if !ok {
-			if textnorm.IsStopword(string(w)) {
+			if lang == nil && textnorm.IsStopword(string(w)) || lang != nil && lang.IsStopword(string(w)) {
 				st.ids[h] = stopID
 				return true
 			}
-			id = st.add(h, string(w))
+			id = st.add(h, string(w), lang)
 		}
 		if id == stopID {
 			return true
@@ -83,8 +90,8 @@ func (st *workerState) resetCounts() {
 }
 
 // embed writes text's vector into v (zeroed, Dimension long).
-func (st *workerState) embed(text string, v []float32) {
-	st.countWords(text)
+func (st *workerState) embed(text string, lang *textnorm.Language, v []float32) {
+	st.countWords(text, lang)
 	for _, id := range st.touched {
 		tf := float32(1 + math.Log(float64(st.counts[id])))
 		e := st.entries[id]
@@ -96,8 +103,8 @@ func (st *workerState) embed(text string, v []float32) {
 	normalize(v)
 }
 
-// add computes and caches the features of word w and returns its id.
-func (st *workerState) add(h uint64, w string) uint32 {
+// add computes and caches the features of word w, read in lang (nil: English), and returns its id.
+func (st *workerState) add(h uint64, w string, lang *textnorm.Language) uint32 {
 	// Bound the cache so a pathological batch (random strings) cannot grow it without limit.
 	// FitEmbed (fit and vec) keeps ids of earlier texts, so its cache is never reset.
 	if len(st.entries) >= 1<<20 && len(st.touched) == 0 && !(st.fit && st.vec) {
@@ -114,7 +121,7 @@ func (st *workerState) add(h uint64, w string) uint32 {
 	if st.fit {
 		off = len(st.fitFeats)
 	}
-	st.features(w)
+	st.features(w, lang)
 	if st.fit {
 		n = len(st.fitFeats) - off
 	} else {
@@ -125,11 +132,25 @@ func (st *workerState) add(h uint64, w string) uint32 {
 }
 
 // features appends the features of word w: its stem with weight 1 and, unless it is a number, its boundary-marked
-// character n-grams sharing cfg.GramWeight of L2 mass.
-func (st *workerState) features(w string) {
+// character n-grams sharing cfg.GramWeight of L2 mass. In a language other than English (lang) the word itself,
+// case folded, stands for the stem: BM25 already brings a word's inflections together with the language's
+// Snowball stemmer, the n-grams bring them near here, and on the Debian Reference's German and French questions
+// the embedder found more with words kept whole (see the README's section on languages). A word holding Chinese,
+// Japanese or Korean runs has one term of weight 1 for each of their character bigrams
+// (textnorm.Language.WordTerms) in place of a stem and n-grams: its bytes cut three to five at a time are single
+// characters and fragments of them, which every page of the language shares.
+func (st *workerState) features(w string, lang *textnorm.Language) {
 	cfg := st.l.cfg
-	stem := textnorm.Stem(w)
-	st.emit(hashString(hashByte(fnvOffset, kindStem), stem), 1)
+	if lang == nil {
+		st.emit(hashString(hashByte(fnvOffset, kindStem), textnorm.Stem(w)), 1)
+	} else {
+		lang.WordTerms(w, textnorm.Options{KeepStopwords: true, NoStem: true}, func(term string) {
+			st.emit(hashString(hashByte(fnvOffset, kindStem), term), 1)
+		})
+		if textnorm.ScriptLanguage(w) != "" {
+			return
+		}
+	}
 	if textnorm.IsNumeric(w) {
 		return
 	}

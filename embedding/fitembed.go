@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ragproxy/ragproxy/firsterr"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // FitEmbed is FitLocal(texts, cfg) followed by Embed(ctx, texts), bit for bit, at a fraction of the cost. Each
@@ -49,7 +50,7 @@ func FitEmbedFunc(ctx context.Context, n int, text func(i int) (string, error), 
 func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), cfg LocalConfig, put func(i int, v []float32) error) (*Local, error) {
 	l := &Local{cfg: cfg.withDefaults()}
 	c := l.cfg
-	groups, firstOf, err := groupTexts(n, text)
+	groups, firstOf, err := groupTexts(n, text, l.textLanguage)
 	if err != nil {
 		return nil, fmt.Errorf("embed: local fit: %w", err)
 	}
@@ -88,7 +89,7 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 		grp := &groups[g]
 		if grp.restOf >= 0 {
 			_, rest := splitFirst(read(grp.restOf))
-			st.countWords(rest)
+			st.countWords(rest, grp.lang)
 		}
 		j.body = j.body[:0]
 		for _, id := range st.touched {
@@ -97,7 +98,7 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 		st.resetCounts()
 		for _, t := range grp.texts {
 			first, _ := splitFirst(read(t.pos))
-			st.countWords(first)
+			st.countWords(first, grp.lang)
 			for _, b := range j.body {
 				if st.counts[b.id] == 0 {
 					st.touched = append(st.touched, b.id)
@@ -185,10 +186,11 @@ func FitEmbedInto(ctx context.Context, n int, text func(i int) (string, error), 
 	return l, nil
 }
 
-// textGroup is the distinct texts that share everything after their first line.
+// textGroup is the distinct texts that share everything after their first line, and their language.
 type textGroup struct {
 	restOf int // the position of a text whose rest (from the first line break on) the group shares; -1 for none
 	texts  []groupText
+	lang   *textnorm.Language
 }
 
 // groupText is a distinct text of a group.
@@ -214,15 +216,19 @@ func newTextKeyer() func(s string) textKey {
 	return func(s string) textKey { return textKey{maphash.String(s0, s), maphash.String(s1, s)} }
 }
 
-// groupTexts groups the distinct texts by what follows their first line, in order of first appearance, and
-// returns for every position the position of its text's first copy. One-line texts are groups of their own, and a
-// group holds at most maxGroup texts, so that the work still spreads over the cores. It reads each text once and
-// keeps keys of them, not the texts.
-func groupTexts(n int, text func(i int) (string, error)) (groups []textGroup, firstOf []int, err error) {
+// groupTexts groups the distinct texts by their language (lang) and what follows their first line, in order of
+// first appearance, and returns for every position the position of its text's first copy. One-line texts are
+// groups of their own, and a group holds at most maxGroup texts, so that the work still spreads over the cores.
+// It reads each text once and keeps keys of them, not the texts.
+func groupTexts(n int, text func(i int) (string, error), lang func(text string) *textnorm.Language) (groups []textGroup, firstOf []int, err error) {
 	type where struct{ group, text int }
+	type restKey struct {
+		rest textKey
+		lang *textnorm.Language
+	}
 	key := newTextKeyer()
 	byText := make(map[[2]textKey]where, n) // first line and rest -> where the text is
-	byRest := make(map[textKey]int, n)      // rest -> the group that takes its next text
+	byRest := make(map[restKey]int, n)      // language and rest -> the group that takes its next text
 	firstOf = make([]int, n)
 	for i := range n {
 		t, err := text(i)
@@ -237,15 +243,16 @@ func groupTexts(n int, text func(i int) (string, error)) (groups []textGroup, fi
 			firstOf[i] = gt.pos
 			continue
 		}
-		g, ok := byRest[rk]
+		tl := lang(t)
+		g, ok := byRest[restKey{rk, tl}]
 		if !ok || rest == "" || len(groups[g].texts) >= maxGroup {
 			g = len(groups)
 			restOf := i
 			if rest == "" {
 				restOf = -1
 			}
-			groups = append(groups, textGroup{restOf: restOf})
-			byRest[rk] = g
+			groups = append(groups, textGroup{restOf: restOf, lang: tl})
+			byRest[restKey{rk, tl}] = g
 		}
 		byText[[2]textKey{fk, rk}] = where{g, len(groups[g].texts)}
 		groups[g].texts = append(groups[g].texts, groupText{pos: i, copies: 1})

@@ -5,15 +5,21 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // Local is a lexical-semantic hashing embedder. Each word of a text (textnorm.Words, stopwords dropped)
 // contributes two kinds of features: its Porter stem, and the character n-grams (MinGram to MaxGram bytes) of the
 // word wrapped in boundary markers ("<units>"). Features are hashed with 64-bit FNV-1a (fixed, so vectors are
 // identical across processes and machines) into Dimension signed buckets, weighted by sublinear term frequency
-// (1 + ln tf) and by an IDF learned from a corpus (FitLocal), and the vector is L2-normalised.
+// (1 + ln tf) and by an IDF learned from a corpus (FitLocal), and the vector is L2-normalised. On a site in
+// other languages than English (LocalConfig.Languages) each text is read in its own language instead.
 //
 // What it captures: shared words and their inflections (stemming), and shared spellings, so misspellings
 // ("bioengneering"), abbreviations that are prefixes ("div" for "division", "undergrad") and compound forms still
@@ -45,6 +51,13 @@ type LocalConfig struct {
 	// IDFBuckets is the number of hashed buckets the IDF table has; larger means fewer collisions between
 	// features. Default 1<<18.
 	IDFBuckets int
+	// Languages are a site's languages (primary subtags, its main language first) when any is not English: each
+	// text is then read in the language it tells among them (see textLanguage), its main language when it does
+	// not tell (a short question, as retrieval analyses it), with that language's stopwords, its words whole (see
+	// features) and its Chinese, Japanese and Korean runs as character bigrams. Default nil, as for a site whose
+	// pages are all English: every text is read as English (Porter stems, English stopwords), and the vectors
+	// are those of embedders built before languages were told apart.
+	Languages []string
 }
 
 func (c LocalConfig) withDefaults() LocalConfig {
@@ -66,7 +79,26 @@ func (c LocalConfig) withDefaults() LocalConfig {
 	if c.Hashes <= 0 {
 		c.Hashes = 2
 	}
+	c.Languages = siteLanguages(c.Languages)
 	return c
+}
+
+// siteLanguages is langs as primary subtags, without repeats or empty tags, or nil when every one is English.
+func siteLanguages(langs []string) []string {
+	var out []string
+	english := true
+	for _, l := range langs {
+		b := textnorm.Base(l)
+		if b == "" || slices.Contains(out, b) {
+			continue
+		}
+		out = append(out, b)
+		english = english && b == "en"
+	}
+	if english {
+		return nil
+	}
+	return out
 }
 
 // NewLocal returns an unfitted Local embedder: every feature has IDF 1. Prefer FitLocal.
@@ -96,7 +128,7 @@ func FitLocal(texts []string, cfg LocalConfig) *Local {
 	}
 	_ = eachText(context.Background(), len(texts), workers, func(w, i int) {
 		st, df, last := ws[w].st, ws[w].df, ws[w].last
-		st.countWords(texts[i])
+		st.countWords(texts[i], l.textLanguage(texts[i]))
 		for _, id := range st.touched {
 			e := st.entries[id]
 			for _, f := range st.fitFeats[e.off : e.off+e.n] {
@@ -161,8 +193,45 @@ func (l *Local) Dimension() int { return l.cfg.Dimension }
 // Name identifies the model and the settings that change its vectors.
 func (l *Local) Name() string {
 	c := l.cfg
-	return fmt.Sprintf("local-hash-v1-d%d-g%d%d-w%g-h%d-b%d", c.Dimension, c.MinGram, c.MaxGram, c.GramWeight, c.Hashes, c.IDFBuckets)
+	name := fmt.Sprintf("local-hash-v1-d%d-g%d%d-w%g-h%d-b%d", c.Dimension, c.MinGram, c.MaxGram, c.GramWeight, c.Hashes, c.IDFBuckets)
+	if len(c.Languages) > 0 {
+		name += "-l" + strings.Join(c.Languages, ".")
+	}
+	return name
 }
+
+// textLanguage is the analysis text is read with: nil (English) without Languages, else that of the language its
+// first textSample bytes tell among them, or of the main language. A text as short as a question is told by
+// textnorm.Detect, as retrieval tells a question's language; a longer one by its stopwords
+// (textnorm.DetectPassage), which costs ingest a hundredth of what the detector's trigrams do.
+func (l *Local) textLanguage(text string) *textnorm.Language {
+	langs := l.cfg.Languages
+	if len(langs) == 0 {
+		return nil
+	}
+	detect := textnorm.Detect
+	if len(text) > questionBytes {
+		detect = textnorm.DetectPassage
+	}
+	if len(text) > textSample {
+		cut := textSample
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	if lang, ok := detect(text, langs); ok {
+		return textnorm.LanguageOf(lang)
+	}
+	return textnorm.LanguageOf(langs[0])
+}
+
+// textSample bounds the part of a text whose words tell its language: a chunk's first paragraph tells it as
+// surely as the whole. A text of questionBytes or fewer is read as a question.
+const (
+	textSample    = 1024
+	questionBytes = 200
+)
 
 // Config returns the configuration with defaults applied.
 func (l *Local) Config() LocalConfig { return l.cfg }
@@ -185,7 +254,7 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	for w := range sts {
 		sts[w] = newWorkerState(l, false, hint)
 	}
-	if err := eachText(ctx, len(texts), len(sts), func(w, i int) { sts[w].embed(texts[i], out[i]) }); err != nil {
+	if err := eachText(ctx, len(texts), len(sts), func(w, i int) { sts[w].embed(texts[i], l.textLanguage(texts[i]), out[i]) }); err != nil {
 		return nil, fmt.Errorf("embed: local: %w", err)
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package embedding
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 var fitTexts = []string{
@@ -165,7 +167,8 @@ func TestLocalIDF(t *testing.T) {
 }
 
 func TestLocalMarshalRoundTrip(t *testing.T) {
-	for _, l := range []*Local{FitLocal(fitTexts, LocalConfig{Dimension: 128, MinGram: 2, MaxGram: 4}), NewLocal(LocalConfig{})} {
+	for _, l := range []*Local{FitLocal(fitTexts, LocalConfig{Dimension: 128, MinGram: 2, MaxGram: 4}), NewLocal(LocalConfig{}),
+		FitLocal(multilingualTexts, LocalConfig{Languages: []string{"fr-FR", "en", "ja"}}), NewLocal(LocalConfig{Languages: []string{"de"}})} {
 		data, err := l.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
@@ -177,7 +180,7 @@ func TestLocalMarshalRoundTrip(t *testing.T) {
 		if got.Name() != l.Name() {
 			t.Errorf("Name() = %q after round trip, want %q", got.Name(), l.Name())
 		}
-		if diff := cmp.Diff(embedOne(t, l, fitTexts...), embedOne(t, &got, fitTexts...)); diff != "" {
+		if diff := cmp.Diff(embedOne(t, l, append(fitTexts, multilingualTexts...)...), embedOne(t, &got, append(fitTexts, multilingualTexts...)...)); diff != "" {
 			t.Errorf("vectors differ after round trip (-before +after):\n%s", diff)
 		}
 	}
@@ -242,7 +245,11 @@ func TestFitEmbedEqualsFitThenEmbed(t *testing.T) {
 		many = append(many, fmt.Sprintf("Page %d > Courses", i%(2*maxGroup))+"\n"+fitTexts[i%2]+"\n"+background[i%3])
 	}
 	many = append(many, "", "the of", many[3], "", many[3], many[len(many)-1])
-	groups, firstOf, err := groupTexts(len(many), func(i int) (string, error) { return many[i], nil })
+	// Texts in other languages, some sharing a rest with a text in another language.
+	for i, rest := range multilingualTexts {
+		many = append(many, fmt.Sprintf("Seite %d", i)+"\n"+rest, "Page > Cours\n"+rest, "Page > Cours\n"+fitTexts[0])
+	}
+	groups, firstOf, err := groupTexts(len(many), func(i int) (string, error) { return many[i], nil }, func(string) *textnorm.Language { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +265,8 @@ func TestFitEmbedEqualsFitThenEmbed(t *testing.T) {
 	if shared < 2 || copied < 4 || firstOf[len(firstOf)-1] == len(firstOf)-1 {
 		t.Fatalf("%d groups share a rest and %d texts are copies: the test needs both", shared, copied)
 	}
-	for _, cfg := range []LocalConfig{{}, {Dimension: 100, Hashes: 3, MinGram: 2, MaxGram: 4}} {
+	for _, cfg := range []LocalConfig{{}, {Dimension: 100, Hashes: 3, MinGram: 2, MaxGram: 4},
+		{Languages: []string{"de", "en", "fr", "ja"}}} {
 		l, got, err := FitEmbed(context.Background(), many, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -338,5 +346,54 @@ func TestFitEmbedIntoPuts(t *testing.T) {
 		LocalConfig{}, func(i int, v []float32) error { return full })
 	if !errors.Is(err, full) {
 		t.Errorf("put error: %v, want it returned", err)
+	}
+}
+
+// multilingualTexts are a site's texts in French, German and Japanese.
+var multilingualTexts = []string{
+	"Le fichier de configuration du serveur se trouve dans le répertoire /etc.",
+	"Les utilisateurs peuvent modifier leur mot de passe avec la commande passwd.",
+	"Die Konfigurationsdatei des Servers liegt im Verzeichnis /etc.",
+	"Benutzer ändern ihr Passwort mit dem Befehl passwd.",
+	"サーバーの設定ファイルは /etc ディレクトリーにあります。",
+	"ユーザーは passwd コマンドでパスワードを変更します。",
+	"フォントの一覧は fc-list コマンドで表示します。",
+}
+
+func TestLocalLanguages(t *testing.T) {
+	english := append(append([]string{}, fitTexts...), background...)
+	// A site in English reads as it always has: the same name, state and vectors with or without its language.
+	plain := FitLocal(english, LocalConfig{})
+	for _, langs := range [][]string{{"en"}, {"en-US", "EN"}, {""}} {
+		l := FitLocal(english, LocalConfig{Languages: langs})
+		if l.Name() != plain.Name() {
+			t.Errorf("Languages %q: Name %q, want %q", langs, l.Name(), plain.Name())
+		}
+		a, _ := plain.MarshalBinary()
+		b, _ := l.MarshalBinary()
+		if !bytes.Equal(a, b) {
+			t.Errorf("Languages %q: the state differs from an English embedder's", langs)
+		}
+		if diff := cmp.Diff(embedOne(t, plain, english...), embedOne(t, l, english...)); diff != "" {
+			t.Errorf("Languages %q: vectors differ (-none +en):\n%s", langs, diff)
+		}
+	}
+	site := append(append([]string{}, multilingualTexts...), english...)
+	l := FitLocal(site, LocalConfig{Languages: []string{"fr", "de", "en", "ja"}})
+	if l.Name() == FitLocal(site, LocalConfig{}).Name() {
+		t.Errorf("Name %q does not tell the languages", l.Name())
+	}
+	cos := func(a, b string) float64 {
+		v := embedOne(t, l, a, b)
+		return dot(v[0], v[1])
+	}
+	// French stopwords count for nothing in a French text.
+	if c := cos("le fichier de configuration du serveur", "fichier configuration serveur"); c < 0.999 {
+		t.Errorf("French stopwords still count: cosine %.3f", c)
+	}
+	// A Japanese question meets the Japanese text that writes its words, by their character bigrams.
+	q := "フォントを一覧表示するには？"
+	if near, far := cos(q, multilingualTexts[6]), cos(q, multilingualTexts[5]); near <= far || near < 0.2 {
+		t.Errorf("Japanese question: cosine %.3f with the text on fonts, %.3f with another", near, far)
 	}
 }

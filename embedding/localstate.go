@@ -5,12 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // localMagic starts a serialised Local; the byte after it is the format version.
 const localMagic = "RPLE"
 
-const localVersion = 1
+// localVersion is the format of an English embedder's state; localLanguagesVersion that of one with Languages,
+// which follow the IDF flag as a byte count and the tags joined by commas.
+const (
+	localVersion          = 1
+	localLanguagesVersion = 2
+)
 
 // ErrBadState is returned by UnmarshalBinary for data that is not a serialised Local.
 var ErrBadState = errors.New("not a local embedder state")
@@ -20,16 +26,31 @@ func (l *Local) MarshalBinary() ([]byte, error) {
 	c := l.cfg
 	b := make([]byte, 0, 5+4*6+8+1+4*len(l.idf))
 	b = append(b, localMagic...)
-	b = append(b, localVersion)
+	if len(c.Languages) > 0 {
+		b = append(b, localLanguagesVersion)
+	} else {
+		b = append(b, localVersion)
+	}
 	for _, v := range []int{c.Dimension, c.MinGram, c.MaxGram, c.Hashes, c.IDFBuckets} {
 		b = binary.LittleEndian.AppendUint32(b, uint32(v))
 	}
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.GramWeight))
 	b = binary.LittleEndian.AppendUint64(b, l.docs)
-	if l.idf == nil {
-		return append(b, 0), nil
+	hasIDF := byte(0)
+	if l.idf != nil {
+		hasIDF = 1
 	}
-	b = append(b, 1)
+	b = append(b, hasIDF)
+	if len(c.Languages) > 0 {
+		tags := strings.Join(c.Languages, ",")
+		if len(tags) > 255 {
+			return nil, fmt.Errorf("embed: marshal local: %d languages", len(c.Languages))
+		}
+		b = append(append(b, byte(len(tags))), tags...)
+	}
+	if l.idf == nil {
+		return b, nil
+	}
 	for _, x := range l.idf {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
@@ -42,8 +63,9 @@ func (l *Local) UnmarshalBinary(data []byte) error {
 	if len(data) < header || string(data[:len(localMagic)]) != localMagic {
 		return fmt.Errorf("embed: unmarshal local: %w", ErrBadState)
 	}
-	if v := data[len(localMagic)]; v != localVersion {
-		return fmt.Errorf("embed: unmarshal local: version %d: %w", v, ErrBadState)
+	version := data[len(localMagic)]
+	if version != localVersion && version != localLanguagesVersion {
+		return fmt.Errorf("embed: unmarshal local: version %d: %w", version, ErrBadState)
 	}
 	p := data[len(localMagic)+1:]
 	u32 := func() int {
@@ -57,6 +79,16 @@ func (l *Local) UnmarshalBinary(data []byte) error {
 	docs := binary.LittleEndian.Uint64(p)
 	hasIDF := p[8]
 	p = p[9:]
+	if version == localLanguagesVersion {
+		if len(p) == 0 || len(p) < 1+int(p[0]) {
+			return fmt.Errorf("embed: unmarshal local: languages cut short: %w", ErrBadState)
+		}
+		c.Languages = siteLanguages(strings.Split(string(p[1:1+int(p[0])]), ","))
+		p = p[1+int(p[0]):]
+		if len(c.Languages) == 0 {
+			return fmt.Errorf("embed: unmarshal local: no languages: %w", ErrBadState)
+		}
+	}
 	if c.Dimension <= 0 || c.Dimension > 1<<16 || c.MinGram <= 0 || c.MaxGram < c.MinGram || c.MaxGram > 64 ||
 		c.IDFBuckets <= 0 || c.IDFBuckets > 1<<26 || c.Hashes <= 0 || c.Hashes > 16 || !(c.GramWeight > 0) || math.IsInf(float64(c.GramWeight), 0) {
 		return fmt.Errorf("embed: unmarshal local: invalid configuration: %w", ErrBadState)

@@ -179,6 +179,8 @@ func putDoc(cleaner *clean.Cleaner, p PutPage, logger *slog.Logger) (*doc, error
 			return nil, fmt.Errorf("put page %s: %w", p.URL, err)
 		}
 		d.title, d.markdown, d.rawHash, d.faq = c.Title, c.Markdown, sha([]byte(p.HTML)), entries
+		d.lang, d.declared = pageLanguage(c, p.URL, "")
+		d.alternates = c.Alternates
 		d.links = crawl.Links([]byte(p.HTML), p.URL)
 		d.discovered = d.links
 	default:
@@ -251,7 +253,7 @@ func Apply(ctx context.Context, cfg Config, edits *Edits) (*Report, error) {
 		return nil, fmt.Errorf("ingest: apply edits: %w", err)
 	}
 	cfg.Source, cfg.Edits = m.Source, edits
-	if err := matchModels(&m, &cfg); err != nil {
+	if err := matchModels(&m, &cfg, localLanguages(prev)); err != nil {
 		return nil, fmt.Errorf("ingest: apply edits: %w", err)
 	}
 	r := &Report{}
@@ -293,8 +295,11 @@ func docsOf(ix *index.Index, edits *Edits) []*doc {
 	docs := make([]*doc, len(ix.Pages))
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
+		// A page keeps the language and versions the previous ingest settled for it, as re-ingesting keeps
+		// those of an unchanged page.
 		d := &doc{url: p.URL, title: p.Title, markdown: p.Markdown, hash: p.Hash, rawHash: p.RawHash, etag: p.ETag,
-			lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, faq: p.FAQ}
+			lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, faq: p.FAQ,
+			lang: p.Lang, declared: true, alternates: versionAlternates(ix, p)}
 		d.links = make([]string, 0, len(p.Links))
 		for _, l := range p.Links {
 			d.links = append(d.links, ix.Pages[l].URL)
@@ -340,8 +345,9 @@ func settingsOf(m *index.Manifest, cfg *Config) error {
 }
 
 // matchModels makes cfg summarise as m's version did and checks that cfg embeds as it did, so that unchanged
-// pages keep their summaries and vectors and the new ones are searched alike.
-func matchModels(m *index.Manifest, cfg *Config) error {
+// pages keep their summaries and vectors and the new ones are searched alike; langs are the version's languages,
+// which the local embedder reads its texts in.
+func matchModels(m *index.Manifest, cfg *Config, langs []string) error {
 	switch {
 	case m.Summarizer == "extractive":
 		cfg.Summarizer = nil
@@ -356,7 +362,9 @@ func matchModels(m *index.Manifest, cfg *Config) error {
 	if cfg.Embedder != nil {
 		name = cfg.Embedder.Name()
 	} else {
-		name = embedding.NewLocal(cfg.Local).Name()
+		local := cfg.Local
+		local.Languages = langs
+		name = embedding.NewLocal(local).Name()
 	}
 	if name != m.Embedder {
 		return fmt.Errorf("%w: it is embedded by %s, not %s", ErrModels, m.Embedder, name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
 )
 
@@ -230,5 +231,47 @@ func TestApplyKeepsFAQ(t *testing.T) {
 	put, _ := ix.PageByURL(siteBase + "housing/")
 	if len(put.FAQ) != 1 || put.FAQ[0].Answer != "Only with a permit." {
 		t.Errorf("the put page's FAQ: %+v", put.FAQ)
+	}
+}
+
+// TestMultilingualSiteEmbedder ingests a site with pages in German beside English ones: the local embedder reads
+// the site's languages and says so in its name, an English site's embedder keeps the name it always had, and
+// edits keep the pages' languages (applying none leaves the version as it was).
+func TestMultilingualSiteEmbedder(t *testing.T) {
+	site := smallSite()
+	for _, p := range []string{"physik", "chemie", "biologie"} {
+		site[p+"/index.html"] = strings.Replace(page(p, p, "/"), "<html>", `<html lang="de">`, 1)
+	}
+	dir := filepath.Join(t.TempDir(), "ix")
+	first := ingestSite(t, writeSite(t, t.TempDir(), site), dir, nil)
+	ix := load(t, dir)
+	if want := embedding.NewLocal(embedding.LocalConfig{Languages: []string{"en", "de"}}).Name(); ix.Manifest.Embedder != want {
+		t.Errorf("embedder %q, want %q", ix.Manifest.Embedder, want)
+	}
+	if rep := apply(t, dir, &Edits{}); rep.Changed || rep.Version != first.Version {
+		t.Errorf("applying no edits changed the multilingual version: %+v (first %s)", rep, first.Version)
+	}
+	// A put page has its own language, and the others keep theirs.
+	edits := &Edits{}
+	edits.PutPage(PutPage{URL: siteBase + "sternwarte/", Edit: Edit{At: time.Now().UTC()},
+		HTML: strings.Replace(page("Sternwarte", "astronomie", "/"), "<html>", `<html lang="de">`, 1)})
+	rep := apply(t, dir, edits)
+	after := load(t, dir)
+	if p, ok := after.PageByURL(siteBase + "sternwarte/"); !ok || p.Lang != "de" {
+		t.Errorf("the put page's language: %+v", p)
+	}
+	if p, ok := after.PageByURL(siteBase + "physik/"); !ok || p.Lang != "de" {
+		t.Errorf("a kept page's language: %+v", p)
+	}
+	// Four pages in each language now: the main language, first in the embedder's name, is the first in
+	// alphabetical order.
+	if want := embedding.NewLocal(embedding.LocalConfig{Languages: []string{"de", "en"}}).Name(); !rep.Changed || after.Manifest.Embedder != want {
+		t.Errorf("a put page on the multilingual index: embedder %q, want %q (%+v)", after.Manifest.Embedder, want, rep)
+	}
+
+	english := filepath.Join(t.TempDir(), "ix")
+	ingestSite(t, writeSite(t, t.TempDir(), smallSite()), english, nil)
+	if got, want := load(t, english).Manifest.Embedder, embedding.NewLocal(embedding.LocalConfig{}).Name(); got != want {
+		t.Errorf("an English site's embedder is %q, want %q", got, want)
 	}
 }

@@ -211,11 +211,14 @@ const minDetectedPages = 3
 
 // alternates are the versions the previous index joined to p, as hreflang links, so that a page reused
 // without cleaning keeps its versions.
-func (r *reuse) alternates(p *index.Page) []clean.Alternate {
+func (r *reuse) alternates(p *index.Page) []clean.Alternate { return versionAlternates(r.ix, p) }
+
+// versionAlternates are the versions ix joined to its page p, as hreflang links.
+func versionAlternates(ix *index.Index, p *index.Page) []clean.Alternate {
 	var out []clean.Alternate
 	for _, id := range p.Versions {
-		if id >= 0 && id < len(r.ix.Pages) {
-			v := r.ix.Pages[id]
+		if id >= 0 && id < len(ix.Pages) {
+			v := ix.Pages[id]
 			out = append(out, clean.Alternate{Lang: v.Lang, URL: v.URL})
 		}
 	}

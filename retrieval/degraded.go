@@ -82,7 +82,7 @@ func (r *Retriever) lexicalConfidence(question string, res *Result) float64 {
 	if !r.cfg.NoWordNet {
 		db = wordnet.Load()
 	}
-	q := newPassageQuery(question, r.lex.passageForms(db))
+	q := r.passageQuery(r.qlang, question, db)
 	if q.n == 0 {
 		return 0
 	}

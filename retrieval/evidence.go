@@ -91,7 +91,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if off.Kinds {
 		kind, cues = kindNone, nil
 	}
-	q := &evidenceQuery{newPassageQuery(withoutWords(res.Query, cues), r.lex.passageForms(db)), kind, off}
+	q := &evidenceQuery{r.passageQuery(res.Lang, withoutWords(res.Query, cues), db), kind, off}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
@@ -266,7 +266,20 @@ func (q *passageQuery) matches(text string) (uint64, [][2]int) {
 			end++
 		}
 		hit := false
-		q.buf = textnorm.AppendWords(q.buf, text[start:end], func(w []byte) bool {
+		token := text[start:end]
+		if q.lang != nil {
+			token = q.lang.Normalize(token)
+		}
+		q.buf = textnorm.AppendWords(q.buf, token, func(w []byte) bool {
+			if q.lang != nil { // every term of the word: a CJK run holds many
+				for _, i := range q.langTerms(w) {
+					if i >= 0 {
+						m |= 1 << i
+						hit = true
+					}
+				}
+				return true
+			}
 			if i := q.term(w); i >= 0 {
 				m |= 1 << i
 				hit = true

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/markdown"
@@ -104,7 +105,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 	if !r.cfg.NoWordNet {
 		db = wordnet.Load()
 	}
-	q := newPassageQuery(queries[0], r.lex.passageForms(db))
+	q := r.passageQuery(r.qlang, queries[0], db)
 	q.acrossSections = r.cfg.NoSectionPassages
 	if r.cfg.NoQuantities {
 		q.quantity = 0
@@ -174,6 +175,156 @@ type passageQuery struct {
 
 	// acrossSections lets windows run across markdown headings, into the next section (Config.NoSectionPassages).
 	acrossSections bool
+
+	// lang, for a question in a language other than English, is its analysis (newLangPassageQuery); langWords
+	// caches each word's terms in it.
+	lang      *textnorm.Language
+	langWords map[string][]int
+	known     func(term string) bool // the site's vocabulary, for compound parts
+	scratch   []int
+	// prefixes are the first two bytes of the terms; shortTerm the first byte of the terms of one byte, or of
+	// one ASCII byte and more.
+	prefixes  map[[2]byte]bool
+	shortTerm [256]bool
+}
+
+// passageQuery is the passage query of question in its language lang: an English question's counts the site's
+// spellings of its words and their related forms (forms from the lexicon and WordNet, both English); another
+// language's counts its own stems and CJK bigrams.
+func (r *Retriever) passageQuery(lang, question string, db *wordnet.DB) *passageQuery {
+	if l := textnorm.LanguageOf(lang); l != nil {
+		return newLangPassageQuery(question, l, r.chunkBM25.Has)
+	}
+	return newPassageQuery(question, r.lex.passageForms(db))
+}
+
+// newLangPassageQuery numbers the distinct terms of question in language l: its words' terms but its
+// stopwords' (Snowball stems; a CJK run's character bigrams, each a term of its own). The parts of a compound
+// (l.Decompound against known, the site's vocabulary) count as the compound's term, in the question and in the
+// texts: a passage writing "Zeilen nummerieren" holds the question's "Zeilennummerierung", and one writing the
+// compound holds the question's "Zeilen" and "nummerieren". Its coverage reads texts in l as well, each bigram
+// of a run a position.
+func newLangPassageQuery(question string, l *textnorm.Language, known func(term string) bool) *passageQuery {
+	q := &passageQuery{terms: map[string]int{}, lang: l, langWords: map[string][]int{}, known: known}
+	var alias [][2]string // a compound's part, the compound's term
+	textnorm.Words(l.Normalize(question), func(w string) bool {
+		var last string
+		l.WordTerms(w, textnorm.Options{}, func(t string) {
+			last = t
+			if _, ok := q.terms[t]; !ok && q.n < maxPassageTerms {
+				q.terms[t] = q.n
+				q.first[t[0]] = true
+				q.n++
+			}
+		})
+		for _, part := range l.Decompound(w, textnorm.Options{}, known) {
+			alias = append(alias, [2]string{part, last})
+		}
+		return true
+	})
+	for _, a := range alias {
+		if _, own := q.terms[a[0]]; !own {
+			if bit, ok := q.terms[a[1]]; ok {
+				q.terms[a[0]] = bit
+				q.first[a[0][0]] = true
+			}
+		}
+	}
+	q.prefixes = make(map[[2]byte]bool, len(q.terms))
+	for t := range q.terms {
+		if len(t) < 2 || t[1] >= utf8.RuneSelf {
+			q.shortTerm[t[0]] = true
+			continue
+		}
+		q.prefixes[[2]byte{t[0], t[1]}] = true
+	}
+	return q
+}
+
+// oneOther is the bits of a word whose one term is not the question's.
+var oneOther = []int{otherWord}
+
+// mayStartTerm reports whether word w may have one of the question's terms as its term: unless it starts with
+// two ASCII bytes that no question term starts with (or one, for a word or term of one byte).
+func (q *passageQuery) mayStartTerm(w []byte) bool {
+	if w[0] >= utf8.RuneSelf {
+		return true
+	}
+	if len(w) < 2 || w[1] >= utf8.RuneSelf {
+		return q.first[w[0]]
+	}
+	return q.first[w[0]] && (q.shortTerm[w[0]] || q.prefixes[[2]byte{w[0], w[1]}])
+}
+
+// mayHoldTerm reports whether word holds one of the question's terms of more than MinCompoundPart bytes as it is
+// written, the test a compound that has one as a part nearly always passes (a stem is the start of its word), and
+// one that spares splitting every other long word of the texts (a term of three letters, "and" of "ändern", is in
+// a great many).
+func (q *passageQuery) mayHoldTerm(word string) bool {
+	if utf8.RuneCountInString(word) < textnorm.MinCompound {
+		return false
+	}
+	for t := range q.terms {
+		if len(t) > textnorm.MinCompoundPart && strings.Contains(word, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// langTerms are the bits of word w's terms in q's language, otherWord for a term that is not the question's;
+// none for a stopword. A compound that is not a question term counts as the question terms its parts are.
+func (q *passageQuery) langTerms(w []byte) []int {
+	// Most words: two ASCII letters no question term starts with (a stem starts as its word does), too short
+	// to be a compound.
+	if !q.mayStartTerm(w) && (!q.lang.Compounds() || len(w) < textnorm.MinCompound) {
+		if q.lang.IsStopword(string(w)) {
+			return nil
+		}
+		return oneOther
+	}
+	if bits, ok := q.langWords[string(w)]; ok {
+		return bits
+	}
+	if !q.mayStartTerm(w) && !q.mayHoldTerm(string(w)) {
+		bits := oneOther
+		if q.lang.IsStopword(string(w)) {
+			bits = nil
+		}
+		q.langWords[string(w)] = bits
+		return bits
+	}
+	word := string(w)
+	// A CJK run is mostly a sentence of its own, seen once: its bits go to a scratch slice, not the cache.
+	cjk := w[0] >= 0xE2 && textnorm.ScriptLanguage(word) != ""
+	bits := []int{}
+	if cjk {
+		bits = q.scratch[:0]
+	}
+	q.lang.WordTerms(word, textnorm.Options{}, func(t string) {
+		if i, ok := q.terms[t]; ok {
+			bits = append(bits, i)
+		} else {
+			bits = append(bits, otherWord)
+		}
+	})
+	if cjk {
+		q.scratch = bits
+		return bits
+	}
+	if len(bits) == 1 && bits[0] == otherWord && q.lang.Compounds() && q.mayHoldTerm(word) {
+		var parts []int
+		for _, part := range q.lang.Decompound(word, textnorm.Options{}, q.known) {
+			if i, ok := q.terms[part]; ok {
+				parts = append(parts, i)
+			}
+		}
+		if len(parts) > 0 {
+			bits = parts
+		}
+	}
+	q.langWords[word] = bits
+	return bits
 }
 
 // termHit is a question term found at a position of a text.
@@ -228,6 +379,18 @@ const (
 // term returns the bit of word w's term (the quantity's for a quantity that is not a question term), otherWord
 // or stopword.
 func (q *passageQuery) term(w []byte) int {
+	if q.lang != nil { // the first of the word's question terms
+		bits := q.langTerms(w)
+		if len(bits) == 0 {
+			return stopword
+		}
+		for _, i := range bits {
+			if i >= 0 {
+				return i
+			}
+		}
+		return otherWord
+	}
 	if !q.first[w[0]] { // most words: no term starts with their letter
 		if q.quantity != 0 && isQuantity(w) {
 			return q.n
@@ -285,7 +448,20 @@ func (q *passageQuery) coverage(text string) (passage, question float64) {
 			open = append(open, section{level, len(hits)})
 		}
 		var m uint64
+		if q.lang != nil {
+			t = q.lang.Normalize(t)
+		}
 		q.buf = textnorm.AppendWords(q.buf, t, func(w []byte) bool {
+			if q.lang != nil {
+				for _, i := range q.langTerms(w) {
+					if i >= 0 {
+						hits = append(hits, termHit{pos, i})
+						m |= 1 << i
+					}
+					pos++
+				}
+				return true
+			}
 			switch i := q.term(w); i {
 			case stopword:
 			case otherWord:

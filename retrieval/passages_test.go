@@ -3,11 +3,13 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/textnorm"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
@@ -245,5 +247,41 @@ func TestContextCompactLinks(t *testing.T) {
 	exact := site.tok.Count(res.Context)
 	if d := res.ContextTokens - exact; d < -8 || d > 8 || exact > budget {
 		t.Errorf("context_tokens %d, counted whole %d (budget %d)", res.ContextTokens, exact, budget)
+	}
+}
+
+// A question in another language counts its own terms in passages: the language's stems and stopwords, the parts
+// of its compounds, and a Japanese run's bigrams.
+func TestLangPassageCoverage(t *testing.T) {
+	vocabulary := map[string]bool{"zeil": true, "nummeri": true, "absatz": true}
+	known := func(term string) bool { return vocabulary[term] }
+	de, ja := textnorm.LanguageOf("de"), textnorm.LanguageOf("ja")
+	for _, c := range []struct {
+		name     string
+		lang     *textnorm.Language
+		question string
+		text     string
+		want     float64
+	}{
+		{"inflections meet", de, "Wie formatiere ich Absätze?", "Einen Absatz formatieren Sie im Menü.", 1},
+		{"stopwords are not terms", de, "Wie formatiere ich Absätze?", "Wie und ich, aber nicht hier.", 0},
+		{"compound question, words passage", de, "Wo schalte ich die Zeilennummerierung ein?",
+			"Die Zeilen nummerieren Sie unter Extras.", 0.5}, // schalt, zeilennummerier (ein is a stopword)
+		{"words question, compound passage", de, "Wie kann ich Zeilen nummerieren?", "Die Zeilennummerierung steht unter Extras.", 1},
+		{"Japanese bigrams", ja, "設定ファイルを変更する", "設定ファイルはここにあります。", 5.0 / 9}, // 設定 定フ ファ ァイ イル of nine,
+	} {
+		q := newLangPassageQuery(c.question, c.lang, known)
+		if _, got := q.coverage(c.text); got != c.want {
+			t.Errorf("%s: coverage %.3f, want %.3f (terms %v)", c.name, got, c.want, q.terms)
+		}
+	}
+	// Offline answers weigh a unit by the question terms it holds: a Japanese run holds several.
+	q := newLangPassageQuery("設定ファイルを変更する", ja, known)
+	if m, ranges := q.matches("設定ファイルは ここ です"); bits.OnesCount64(m) != 5 || len(ranges) != 1 {
+		t.Errorf("Japanese unit: %d terms in %d ranges, want 5 in 1", bits.OnesCount64(m), len(ranges))
+	}
+	// Read as English, as before questions had languages, the German forms do not meet.
+	if _, got := newPassageQuery("Wie formatiere ich Absätze?", nil).coverage("Einen Absatz formatieren Sie im Menü."); got == 1 {
+		t.Errorf("the English analysis brought Absätze and Absatz together")
 	}
 }

@@ -280,7 +280,7 @@ func newRetriever(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokeni
 		}
 	}
 	r := &Retriever{ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(), summaries: summaries, chunks: chunkVecs,
-		inLinks: make([]int, len(ix.Pages)), named: newTitleIndex(ix.Pages), chunkBM25: parts.chunkBM25,
+		inLinks: make([]int, len(ix.Pages)), named: newTitleIndex(ix.Pages, ix.PageLang), chunkBM25: parts.chunkBM25,
 		pageBM25: parts.pageBM25, titles: parts.titles, lex: parts.lex, textKeys: parts.textKeys}
 	if ann != nil && ann.Lists() > 0 {
 		r.chunkANN = ann

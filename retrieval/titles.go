@@ -7,11 +7,14 @@ import (
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // titleIndex finds pages whose whole title a query names: "tell me about the cognitive science major" names the
 // page titled "Cognitive Science", "who teaches econ 133" names "Economics (ECON)" by its code. Questions about
-// a program, office or subject name it far more reliably than they share words with its text.
+// a program, office or subject name it far more reliably than they share words with its text. A title is
+// analysed in its page's language and a query, for each title, in the same one: a German question names
+// "Absätze formatieren" when it asks "wie formatiere ich Absätze", which only German stems bring together.
 type titleIndex struct {
 	an       lexical.Analyzer
 	variants []titleVariant
@@ -19,14 +22,20 @@ type titleIndex struct {
 
 type titleVariant struct {
 	page  int
+	lang  string   // the page's language; "" for English
 	terms []string // distinct analysed terms
 }
 
 var parenRE = regexp.MustCompile(`\(([^)]*)\)`)
 
-func newTitleIndex(pages []index.Page) *titleIndex {
+// newTitleIndex indexes the titles of pages, each in the language lang gives for it.
+func newTitleIndex(pages []index.Page, lang func(page int) string) *titleIndex {
 	t := &titleIndex{}
 	for _, p := range pages {
+		pl := lang(p.ID)
+		if textnorm.IsEnglish(pl) {
+			pl = ""
+		}
 		main := strings.TrimSpace(parenRE.ReplaceAllString(p.Title, " "))
 		forms := []string{main}
 		for _, m := range parenRE.FindAllStringSubmatch(p.Title, -1) {
@@ -35,9 +44,9 @@ func newTitleIndex(pages []index.Page) *titleIndex {
 			}
 		}
 		for _, f := range forms {
-			terms := distinct(t.an.Terms(f))
+			terms := distinct(t.an.TermsIn(pl, f))
 			if len(terms) > 0 {
-				t.variants = append(t.variants, titleVariant{page: p.ID, terms: terms})
+				t.variants = append(t.variants, titleVariant{page: p.ID, lang: pl, terms: terms})
 			}
 		}
 	}
@@ -76,13 +85,32 @@ func distinct(ts []string) []string {
 // search returns the pages with a title form whose every term occurs in query, longest titles first; with a
 // filter, only pages it accepts.
 func (t *titleIndex) search(query string, k int, filter func(page int) bool) []int {
-	q := map[string]bool{}
-	for _, term := range t.an.Terms(query) {
-		q[term] = true
+	// The query's terms in each language a title is written in, as the titles come.
+	byLang := map[string]map[string]bool{}
+	terms := func(lang string) map[string]bool {
+		q, ok := byLang[lang]
+		if !ok {
+			q = map[string]bool{}
+			for _, term := range t.an.TermsIn(lang, query) {
+				q[term] = true
+			}
+			byLang[lang] = q
+		}
+		return q
 	}
 	type hit struct{ page, n int }
 	best := map[int]int{}
+	var english map[string]bool
 	for _, v := range t.variants {
+		var q map[string]bool
+		if v.lang == "" { // nearly every title of most sites: no lookup by language
+			if english == nil {
+				english = terms("")
+			}
+			q = english
+		} else {
+			q = terms(v.lang)
+		}
 		all := true
 		for _, term := range v.terms {
 			if !q[term] {

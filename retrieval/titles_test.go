@@ -18,7 +18,7 @@ func TestTitleIndexNames(t *testing.T) {
 		{ID: 5, Title: "Letters and Science (L & S)"},
 		{ID: 6, Title: "Visual Studies (VIS STD)"},
 	}
-	ix := newTitleIndex(pages)
+	ix := newTitleIndex(pages, func(int) string { return "en" })
 	for _, c := range []struct {
 		query string
 		want  []int
@@ -33,6 +33,32 @@ func TestTitleIndexNames(t *testing.T) {
 		{"biology majors", []int{1}}, // the title outside the parentheses still names it
 		{"the joy of feedback", []int{3}},
 	} {
+		if got := ix.search(c.query, 10, nil); !cmp.Equal(got, c.want, cmpopts.EquateEmpty()) {
+			t.Errorf("search(%q) = %v, want %v", c.query, got, c.want)
+		}
+	}
+}
+
+// A title is analysed in its page's language, and so is the query for it: German stems bring a question's
+// inflected words to the title's, which the English analysis leaves apart.
+func TestTitleIndexLanguages(t *testing.T) {
+	pages := []index.Page{
+		{ID: 0, Title: "Absätze formatieren"},
+		{ID: 1, Title: "Paragraph formatting"},
+		{ID: 2, Title: "設定ファイル"},
+	}
+	langs := []string{"de", "en", "ja"}
+	for _, c := range []struct {
+		lang  func(int) string
+		query string
+		want  []int
+	}{
+		{func(p int) string { return langs[p] }, "Wie formatiere ich einen Absatz?", []int{0}},
+		{func(p int) string { return langs[p] }, "how do I change paragraph formatting", []int{1}},
+		{func(p int) string { return langs[p] }, "設定ファイルはどこですか", []int{2}},
+		{func(int) string { return "" }, "Wie formatiere ich einen Absatz?", nil}, // every title read as English
+	} {
+		ix := newTitleIndex(pages, c.lang)
 		if got := ix.search(c.query, 10, nil); !cmp.Equal(got, c.want, cmpopts.EquateEmpty()) {
 			t.Errorf("search(%q) = %v, want %v", c.query, got, c.want)
 		}

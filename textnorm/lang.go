@@ -34,6 +34,9 @@ type Language struct {
 	// languages), which Decompound splits; link are the joining sounds it puts between their parts.
 	compounds bool
 	link      []string
+	// elision are the words the language shortens to a letter or two and an apostrophe before a vowel, joined to
+	// the next word (French "l'utilisateur", "d'attente", Italian "dell'archivio"), which Normalize separates.
+	elision map[string]bool
 }
 
 // Base is the primary language subtag of a BCP 47 tag, lowercase ("de-CH" and "DE_de" are "de"); "" for an
@@ -77,6 +80,9 @@ func LanguageOf(tag string) *Language {
 // Tag is the language's primary subtag ("de").
 func (l *Language) Tag() string { return l.tag }
 
+// Compounds reports whether the language writes compound nouns as one word, which Decompound splits.
+func (l *Language) Compounds() bool { return l.compounds }
+
 // Stemmed reports whether the language has a Snowball stemmer here.
 func (l *Language) Stemmed() bool { return l.stem != nil }
 
@@ -98,11 +104,58 @@ func (l *Language) Stem(w string) string {
 }
 
 // Normalize returns s in Unicode NFKC, the form that the language's words are cut from: full-width Latin
-// letters and digits become ASCII, half-width katakana full-width, ligatures their letters.
-func (l *Language) Normalize(s string) string { return norm.NFKC.String(s) }
+// letters and digits become ASCII, half-width katakana full-width, ligatures their letters. In French and
+// Italian an elided word and its apostrophe are set apart from the word they lean on ("l'utilisateur" is
+// "l utilisateur"): Words keeps a word whole across an apostrophe ("don't" is "dont"), which made French
+// "d'attente" the word "dattente", a term that no question's "attente" met.
+func (l *Language) Normalize(s string) string {
+	s = norm.NFKC.String(s)
+	if l.elision == nil || !strings.ContainsAny(s, "'’") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i, r := range s {
+		if r != '\'' && r != '’' {
+			continue
+		}
+		start := i
+		for start > 0 {
+			p, size := utf8.DecodeLastRuneInString(s[:start])
+			if !unicode.IsLetter(p) {
+				break
+			}
+			start -= size
+		}
+		// An elided word starts a word: the "n" of "rock'n'roll" does not.
+		if p, _ := utf8.DecodeLastRuneInString(s[:start]); start > 0 && (p == '\'' || p == '\u2019') {
+			continue
+		}
+		if start < i && l.elision[fold(s[start:i])] {
+			b.WriteString(s[last:i])
+			b.WriteByte(' ')
+			last = i + utf8.RuneLen(r)
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// elided makes the set of a language's elided words.
+func elided(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
 
 // WordTerms calls yield with the terms of one word from Words: nothing for a stopword; its CJK runs as
-// overlapping character bigrams (a run of one character is a term of one), with any other letters of the word
+// overlapping character bigrams but those of two hiragana (a run of one character is a term of one), with any
+// other letters of the word
 // stemmed as one word; else its stem. Options may turn the stemmer and the bigrams off, for ablations.
 func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 	if !hasCJK(w) {
@@ -128,7 +181,7 @@ func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 		}
 		part := w[start:end]
 		if cjk {
-			bigrams(part, yield)
+			bigrams(katakanaStem(part), yield)
 		} else if opt.KeepStopwords || !l.IsStopword(part) {
 			if opt.NoStem {
 				yield(fold(part))
@@ -164,22 +217,61 @@ type Options struct {
 	NoCompounds bool
 }
 
-// bigrams yields the overlapping character bigrams of run, a string of CJK characters; a single character is
-// its own term.
+// bigrams yields the overlapping character bigrams of run, a string of CJK characters, but for those of two
+// hiragana; a single character is its own term, unless it is hiragana. Japanese writes its content words in kanji
+// and katakana and its particles, verb endings and auxiliaries in hiragana ("を", "には", "しますか"): a bigram
+// of two hiragana is grammar that every page holds, which in a short question outweighs the one or two bigrams
+// of the thing asked about (BM25's IDF leaves it a small weight, but one per occurrence, and a question has many).
+// A bigram that joins a hiragana to a kanji or katakana stays: it is how a verb's stem meets its ending.
 func bigrams(run string, yield func(term string)) {
 	prev := -1
 	n := 0
-	for i := range run {
-		if prev >= 0 {
+	var prevRune rune
+	for i, r := range run {
+		if prev >= 0 && !(isHiragana(prevRune) && isHiragana(r)) {
 			_, size := utf8.DecodeRuneInString(run[i:])
 			yield(run[prev : i+size])
 		}
-		prev = i
+		prev, prevRune = i, r
 		n++
 	}
-	if n == 1 {
+	if n == 1 && !isHiragana(prevRune) {
 		yield(run)
 	}
+}
+
+func isHiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
+
+// katakanaStem drops the prolonged sound mark "ー" that ends a katakana word of four characters or more, which
+// Japanese writes or leaves out for the same word ("サーバー" and "サーバ", "ユーザー" and "ユーザ" are both on
+// one page of the Debian Reference): the normalisation of JIS Z 8301's rule for technical terms, as Japanese
+// search engines apply it. run is a CJK run; its katakana words are its runs of katakana.
+func katakanaStem(run string) string {
+	if !strings.Contains(run, "ー") {
+		return run
+	}
+	var b strings.Builder
+	n, last := 0, 0 // the katakana word's length so far, and what of run is written
+	for i, r := range run {
+		if unicode.Is(unicode.Katakana, r) || r == 'ー' {
+			n++
+			continue
+		}
+		if n >= 4 && strings.HasSuffix(run[:i], "ー") {
+			b.WriteString(run[last : i-len("ー")])
+			last = i
+		}
+		n = 0
+	}
+	if n >= 4 && strings.HasSuffix(run, "ー") {
+		b.WriteString(run[last : len(run)-len("ー")])
+		last = len(run)
+	}
+	if last == 0 {
+		return run
+	}
+	b.WriteString(run[last:])
+	return b.String()
 }
 
 // MinCompound is the shortest word, in letters, that Decompound tries to split; each part has at least
@@ -348,9 +440,11 @@ var languages = func() map[string]*Language {
 		"sv": {stem: swedish.Stem, stop: stopList(stopSV), compounds: true, link: []string{"s", "a", "o", "u", "e"}},
 		"da": {stem: danish.Stem, stop: stopList(stopDA), compounds: true, link: []string{"s", "e"}},
 		"no": {stem: norwegian.Stem, stop: stopList(stopNO), compounds: true, link: []string{"s", "e"}},
-		"fr": {stem: french.Stem, stop: stopList(stopFR)},
+		"fr": {stem: french.Stem, stop: stopList(stopFR),
+			elision: elided("c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu")},
 		"es": {stem: spanish.Stem, stop: stopList(stopES)},
-		"it": {stem: italian.Stem, stop: stopList(stopIT)},
+		"it": {stem: italian.Stem, stop: stopList(stopIT),
+			elision: elided("c", "d", "l", "m", "s", "t", "v", "un", "all", "dall", "dell", "nell", "sull", "coll", "quest", "quell")},
 		"pt": {stem: portuguese.Stem, stop: stopList(stopPT)},
 		"fi": {stem: finnish.Stem, stop: stopList(stopFI)},
 		"ja": {}, "zh": {}, "ko": {},

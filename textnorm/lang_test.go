@@ -61,6 +61,18 @@ func TestCJKBigrams(t *testing.T) {
 	if !slices.Equal(got, []string{"東"}) {
 		t.Errorf("one character: %q", got)
 	}
+	// Two hiragana side by side are grammar, not a term; a hiragana beside a kanji or katakana stays in its bigram.
+	for text, want := range map[string][]string{
+		"設定を変更しますか": {"設定", "定を", "を変", "変更", "更し"},
+		"を":         nil,
+		"ファイルには":    {"ファ", "ァイ", "イル", "ルに"},
+	} {
+		got = got[:0]
+		ja.WordTerms(text, Options{}, func(term string) { got = append(got, term) })
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: bigrams %q, want %q", text, got, want)
+		}
+	}
 	for s, want := range map[string]string{"設定ファイル": "ja", "设置邮件服务器": "zh", "단락의 줄": "ko", "Zeile": ""} {
 		if got := ScriptLanguage(s); got != want {
 			t.Errorf("ScriptLanguage(%q) = %q, want %q", s, got, want)
@@ -103,5 +115,64 @@ func TestName(t *testing.T) {
 		if got := Name(tag); got != want {
 			t.Errorf("Name(%q) = %q, want %q", tag, got, want)
 		}
+	}
+}
+
+// An elided article or pronoun is a word of its own: "d'attente" is "attente" after the stopword "d".
+func TestElision(t *testing.T) {
+	for _, c := range []struct{ lang, in, want string }{
+		{"fr", "la file d'attente de l’utilisateur", "la file d attente de l utilisateur"},
+		{"fr", "Qu'APT télécharge aujourd'hui", "Qu APT télécharge aujourd'hui"}, // "aujourd" is not elided
+		{"fr", "rock'n'roll", "rock'n'roll"},
+		{"it", "dell'archivio e l'utente", "dell archivio e l utente"},
+		{"de", "geht's", "geht's"},
+		{"en", "", ""},
+	} {
+		l := LanguageOf(c.lang)
+		if l == nil {
+			continue
+		}
+		if got := l.Normalize(c.in); got != c.want {
+			t.Errorf("%s Normalize(%q) = %q, want %q", c.lang, c.in, got, c.want)
+		}
+	}
+	fr := LanguageOf("fr")
+	var got []string
+	Words(fr.Normalize("la file d'attente"), func(w string) bool {
+		fr.WordTerms(w, Options{}, func(term string) { got = append(got, term) })
+		return true
+	})
+	if want := []string{"fil", "attent"}; !slices.Equal(got, want) {
+		t.Errorf("terms %q, want %q", got, want)
+	}
+}
+
+func TestKatakanaStem(t *testing.T) {
+	for in, want := range map[string]string{
+		"サーバー": "サーバ", "サーバーの設定": "サーバの設定", "ユーザーとサーバー": "ユーザとサーバ",
+		"キー": "キー", "データ": "データ", "設定": "設定", "メモリー管理": "メモリ管理",
+	} {
+		if got := katakanaStem(in); got != want {
+			t.Errorf("katakanaStem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDetectPassage(t *testing.T) {
+	among := []string{"de", "en", "fr", "ja"}
+	for text, want := range map[string]string{
+		"Le fichier de configuration se trouve dans le répertoire et il est lu au démarrage par le démon.": "fr",
+		"Die Datei liegt in dem Verzeichnis und wird beim Start von dem Dienst gelesen, wenn er läuft.":    "de",
+		"The file is in the directory and it is read by the daemon when it starts, as the others are.":     "en",
+		"設定ファイルは /etc にあります。":                                                                              "ja",
+		// No stopwords to count: the detector's trigrams decide.
+		"Paketverwaltung Systemverwaltung Netzwerkkonfiguration Datensicherung Tastaturbelegung": "de",
+	} {
+		if got, ok := DetectPassage(text, among); !ok || got != want {
+			t.Errorf("DetectPassage(%q) = %q, %v; want %q", text, got, ok, want)
+		}
+	}
+	if got, ok := DetectPassage("whatever", []string{"fr"}); !ok || got != "fr" {
+		t.Errorf("one language: %q, %v", got, ok)
 	}
 }

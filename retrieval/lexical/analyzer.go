@@ -62,6 +62,19 @@ func (a Analyzer) Terms(text string) []string {
 	return out
 }
 
+// TermsIn is Terms with text analysed in the language lang (a BCP 47 tag; "" and English tags take Terms):
+// its words' terms in order (that language's stopwords dropped, its Snowball stems, CJK bigrams), then its code
+// names. Compounds stay whole: without an index there is no vocabulary to split them against.
+func (a Analyzer) TermsIn(lang, text string) []string {
+	l := textnorm.LanguageOf(lang)
+	if l == nil {
+		return a.Terms(text)
+	}
+	var out []string
+	a.eachLang(l, text, func(string) bool { return false }, func(term string, _ bool) { out = append(out, term) })
+	return out
+}
+
 // Length is the length of text as BM25 normalises it: its words' terms. A code name adds a term for words that
 // are already counted, not more text.
 func (a Analyzer) Length(text string) int {

@@ -102,6 +102,12 @@ func (b *BM25) termIndex(term string) (int32, bool) {
 	return 0, false
 }
 
+// Has reports whether term is one of the index's terms: the vocabulary that compound splitting looks parts up in.
+func (b *BM25) Has(term string) bool {
+	_, ok := b.termIndex(term)
+	return ok
+}
+
 // Len returns the number of documents.
 func (b *BM25) Len() int { return b.n }
 
