@@ -215,7 +215,10 @@ func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(pos []i
 		}
 		send = append(send, input{pos: i, text: t, tokens: n})
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	// A failed request stops the batches not yet sent and the waits of those in flight (stop), but not the
+	// requests in flight themselves (ctx): the upstream bills a request it has begun to answer, and its vectors
+	// are put, so that a rerun does not pay for them again.
+	stop, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var mu sync.Mutex // serialises put
 	var wg sync.WaitGroup
@@ -224,9 +227,9 @@ func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(pos []i
 		// A slot is taken before the batch is cut, so that the cut uses the limits the answers so far stated.
 		select {
 		case slots <- struct{}{}:
-		case <-ctx.Done():
+		case <-stop.Done():
 		}
-		if ctx.Err() != nil {
+		if stop.Err() != nil {
 			break
 		}
 		hi, sum := lo, 0
@@ -241,7 +244,7 @@ func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(pos []i
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			err := e.sendBatch(ctx, batch, func(pos []int, vecs [][]float32) error {
+			err := e.sendBatch(stop, ctx, batch, func(pos []int, vecs [][]float32) error {
 				// Vectors that arrive after another request failed are still put: they were paid for.
 				mu.Lock()
 				defer mu.Unlock()
@@ -253,8 +256,8 @@ func (e *OpenAI) EmbedEach(ctx context.Context, texts []string, put func(pos []i
 		}()
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
+	if stop.Err() != nil {
+		return context.Cause(stop)
 	}
 	if len(blank) > 0 {
 		dim := e.Dimension()
@@ -282,18 +285,19 @@ func (e *OpenAI) batchTokens() int {
 }
 
 // sendBatch sends one request, waiting for the pacer and retrying as configured, and puts its rows. A batch
-// the upstream finds too large for the key's per-minute limit or its per-request cap is split in two.
-func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []int, vecs [][]float32) error) error {
+// the upstream finds too large for the key's per-minute limit or its per-request cap is split in two. The waits
+// and retries end with stop; a request sent ends only with ctx (see EmbedEach).
+func (e *OpenAI) sendBatch(stop, ctx context.Context, batch []input, put func(pos []int, vecs [][]float32) error) error {
 	tokens := 0
 	for _, in := range batch {
 		tokens += in.tokens
 	}
 	split := func() error {
 		half := len(batch) / 2
-		if err := e.sendBatch(ctx, batch[:half], put); err != nil {
+		if err := e.sendBatch(stop, ctx, batch[:half], put); err != nil {
 			return err
 		}
-		return e.sendBatch(ctx, batch[half:], put)
+		return e.sendBatch(stop, ctx, batch[half:], put)
 	}
 	retries, rateWaits := 0, 0
 	for {
@@ -301,7 +305,7 @@ func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []in
 			// Cut before the limit was known, or the limit fell: no wait would let it through.
 			return split()
 		}
-		ticket, err := e.cfg.Pacer.Wait(ctx, tokens)
+		ticket, err := e.cfg.Pacer.Wait(stop, tokens)
 		if err != nil {
 			return err
 		}
@@ -313,8 +317,8 @@ func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []in
 			}
 			return put(pos, rows)
 		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
+		if stop.Err() != nil {
+			return context.Cause(stop)
 		}
 		if len(batch) > 1 && tooLarge(err, tokens, e.cfg.Pacer.TokenLimit()) {
 			return split()
@@ -326,7 +330,7 @@ func (e *OpenAI) sendBatch(ctx context.Context, batch []input, put func(pos []in
 		if upstream.Fatal(err) || !retryable(err) || retries >= e.cfg.MaxRetries {
 			return err
 		}
-		if err := pause(ctx, backoff(err, retries)); err != nil {
+		if err := pause(stop, backoff(err, retries)); err != nil {
 			return err
 		}
 		retries++

@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -276,5 +278,45 @@ func TestOpenAIUnitRows(t *testing.T) {
 		if n := dot(r, r); math.Abs(n-1) > 1e-6 {
 			t.Errorf("row %d squared norm %v", i, n)
 		}
+	}
+}
+
+// A request that fails for good (a spent quota) stops the requests not yet sent, not one in flight: the upstream
+// bills a request it has begun to answer, so its vectors are put (an ingest keeps them in its ledger) rather
+// than paid for again by the next run.
+func TestOpenAIKeepsRequestsInFlightWhenAnotherFails(t *testing.T) {
+	f, _ := newFake(t, 4, nil)
+	failed := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		if strings.Contains(string(body), "fail") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`)
+			close(failed)
+			return
+		}
+		<-failed
+		// A client that gives up on the requests in flight once one failed closes this one now.
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(300 * time.Millisecond):
+		}
+		f.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e := NewOpenAI(OpenAIConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", BatchSize: 1, Concurrency: 2, MaxRetries: -1})
+	var put []int
+	err := e.EmbedEach(context.Background(), []string{"slow text", "fail text"}, func(pos []int, vecs [][]float32) error {
+		put = append(put, pos...)
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "insufficient_quota") {
+		t.Fatalf("EmbedEach = %v, want the spent quota", err)
+	}
+	if !slices.Equal(put, []int{0}) {
+		t.Errorf("vectors put for texts %v, want the one whose request was in flight (0)", put)
 	}
 }
