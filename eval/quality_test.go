@@ -27,7 +27,7 @@ var (
 	// blog posts and newsletters that repeat the policy pages' facts. One question ("how long is the link good
 	// for", answered by a "reset key" sentence) reached its page only through the "Permanent link" anchors of
 	// the page's headings; the cleaner removes them, so Hit@8 and fact-in-context are 29 of 30.
-	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.85, answer: 0.62, lead: 0.45}
+	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.85, answer: 0.65, lead: 0.48}
 
 	// Held-out questions (testdata/heldout, 30 per site, see its README): written after the settings were
 	// chosen, to check that a change helps questions it was not made for. Check them; never tune to them.
