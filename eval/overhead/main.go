@@ -63,8 +63,13 @@ func main() {
 
 func run(clientList string, block time.Duration, rounds, words int) error {
 	answer := strings.TrimSpace(strings.Repeat("word ", words))
-	fake := openaitest.NewServer(openaitest.Config{NoRecordBodies: true,
-		Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }})
+	// Each part runs under a profiler label of its own (role=upstream, proxy, client), which the goroutines it
+	// starts inherit, so that a CPU profile tells what each costs: go tool pprof -tags, or -tagfocus=role=proxy.
+	var fake *openaitest.Server
+	pprof.Do(context.Background(), pprof.Labels("role", "upstream"), func(context.Context) {
+		fake = openaitest.NewServer(openaitest.Config{NoRecordBodies: true,
+			Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }})
+	})
 	defer fake.Close()
 
 	client, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{BaseURL: fake.URL(), Model: "gpt-4o-mini"}})
@@ -79,7 +84,9 @@ func run(clientList string, block time.Duration, rounds, words int) error {
 	ln := &countingListener{Listener: tcp}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	pprof.Do(ctx, pprof.Labels("role", "proxy"), func(ctx context.Context) {
+		go func() { done <- srv.Serve(ctx, ln) }()
+	})
 	defer func() { cancel(); <-done }()
 	proxyURL := "http://" + ln.Addr().String() + "/v1"
 
@@ -204,9 +211,11 @@ func load(hc *http.Client, url, body string, read func(io.Reader, []byte) error,
 	deadline := time.Now().Add(d)
 	start := time.Now()
 	var wg sync.WaitGroup
+	labels := pprof.WithLabels(context.Background(), pprof.Labels("role", "client"))
 	for w := 0; w < n; w++ {
 		wg.Add(1)
 		go func() {
+			pprof.SetGoroutineLabels(labels)
 			defer wg.Done()
 			lat := make([]time.Duration, 0, 1024)
 			buf := make([]byte, 32<<10)
