@@ -170,6 +170,10 @@ type Server struct {
 	limits                    ratelimit.Store
 	// large admits one large request body at a time to decoding.
 	large chan struct{}
+	// sseWriters are the event streams' write buffers, used again from one stream to the next.
+	sseWriters sync.Pool
+	// listener is the listener Serve accepts on, once it runs.
+	listener atomic.Pointer[cappedListener]
 
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc
@@ -261,9 +265,11 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// A refused body may still be on its way when the connection closes: read and drop up to twice the body
 	// limit of it (at least 16 MiB).
-	ln = newCappedListener(ln, s.cfg.MaxConns, max(2*int64(s.cfg.MaxBodyBytes), 16<<20), func(err error) {
+	capped := newCappedListener(ln, s.cfg.MaxConns, max(2*int64(s.cfg.MaxBodyBytes), 16<<20), func(err error) {
 		s.acceptErrors.note(s.log, "accepting connections failed; retrying", err)
 	})
+	s.listener.Store(capped)
+	ln = capped
 	errc := make(chan error, 1)
 	go func() { errc <- s.app.Listener(ln) }()
 	select {

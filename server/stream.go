@@ -76,8 +76,15 @@ func (s *Server) stream(ctx context.Context, st *chatState) (outcome, streamBody
 // server_error frame, and the request ends.
 func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, body streamBody) {
 	setSSEHeaders(c)
-	c.Context().Response.SetBodyStream(&sseBody{write: func(w *bufio.Writer) {
+	var conn writeHolder // found here: c is the handler's, released once it returns
+	if ln := s.listener.Load(); ln != nil {
+		if sc := ln.conn(c.Context().RemoteAddr()); sc != nil {
+			conn = sc
+		}
+	}
+	c.Context().Response.SetBodyStream(&sseBody{writers: &s.sseWriters, write: func(w *bufio.Writer) {
 		sw := newSSEWriter(w, st.cancel)
+		sw.conn = conn
 		var out outcome
 		ctx, span := s.cfg.Tracing.Start(ctx, "stream")
 		defer func() {
@@ -145,7 +152,7 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 		}
 	}
 	if err == nil {
-		err = sw.raw(frameDone)
+		err = sw.end(frameDone)
 	}
 	out.usage, out.estimate = r.usage, r.contentBytes
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -94,6 +95,8 @@ func (c Config) Redacted() Config {
 type Client struct {
 	cfg     Config
 	targets []target
+	// readers are the streams' read buffers, used again from one stream to the next.
+	readers sync.Pool
 }
 
 // target is one configured Endpoint with its SDK client.
@@ -231,7 +234,7 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 			return err
 		}
 		u.Pacer.Observe(res.Header)
-		s := newStream(res, release, u.Name, c.cfg.MaxEventBytes)
+		s := newStream(res, release, u.Name, c.cfg.MaxEventBytes, &c.readers)
 		if !s.peek() {
 			err := s.Err()
 			s.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,7 +29,7 @@ type Stream struct {
 	err      error
 }
 
-func newStream(res *http.Response, release func(), upstream string, maxLine int) *Stream {
+func newStream(res *http.Response, release func(), upstream string, maxLine int, readers *sync.Pool) *Stream {
 	s := &Stream{release: release, upstream: upstream}
 	if res != nil && res.Body != nil {
 		s.guard = &guardedBody{r: res.Body, maxLine: maxLine, cancel: release}
@@ -36,7 +37,7 @@ func newStream(res *http.Response, release func(), upstream string, maxLine int)
 		s.body = res.Body
 	}
 	if s.body != nil {
-		s.events = newEventReader(s.body)
+		s.events = newPooledEventReader(s.body, readers)
 	}
 	return s
 }
@@ -210,6 +211,9 @@ func (s *Stream) Close() error {
 	}
 	if s.body != nil {
 		err = s.body.Close()
+	}
+	if s.events != nil {
+		s.events.close()
 	}
 	if s.release != nil {
 		s.release()
