@@ -84,6 +84,8 @@ type ChunkChoice struct {
 	HasContent bool
 	// FinishReason is "" while null.
 	FinishReason string
+	// Special reports a delta with more than text: tool calls (or a finish for them) or a refusal.
+	Special bool
 }
 
 // ParseChunk reads the relay's view of a raw chunk in one pass over its
@@ -135,12 +137,17 @@ func readChoice(choice gjson.Result) ChunkChoice {
 					if v.Type == gjson.String {
 						c.Content, c.HasContent = v.String(), true
 					}
+				case "tool_calls":
+					c.Special = true
+				case "refusal":
+					c.Special = c.Special || v.Type == gjson.String
 				}
 				return true
 			})
 		case "finish_reason":
 			if value.Type == gjson.String {
 				c.FinishReason = value.String()
+				c.Special = c.Special || c.FinishReason == "tool_calls"
 			}
 		}
 		return true

@@ -144,7 +144,8 @@ func (s *Stream) advance() bool {
 			s.done = true
 			return false
 		}
-		if e := gjson.GetBytes(data, "error"); e.Exists() {
+		// A chunk without the bytes "error" has no such key, and most chunks are not read for it.
+		if e := errorField(data); e.Exists() {
 			// An error event inside a 200 stream (vLLM, Ollama, OpenAI's
 			// server_error mid-stream).
 			s.err = &compat.APIError{Status: http.StatusBadGateway, Type: compat.TypeServer, Upstream: s.upstream,
@@ -171,6 +172,16 @@ func (s *Stream) advance() bool {
 	// EOF without [DONE]: treat as a dropped connection.
 	s.err = compat.UpstreamUnreachable(s.upstream, errNoDone)
 	return false
+}
+
+var errorKey = []byte(`"error"`)
+
+// errorField returns the event's top-level "error" field; it parses the event only when the bytes "error" are in it.
+func errorField(data []byte) gjson.Result {
+	if !bytes.Contains(data, errorKey) {
+		return gjson.Result{}
+	}
+	return gjson.GetBytes(data, "error")
 }
 
 // Next advances to the next chunk; it returns false at [DONE] or on error.
