@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -352,11 +353,73 @@ func (r *ChatRequest) UpstreamBody(model string, messages json.RawMessage) ([]by
 		}
 		out["stream_options"] = b
 	}
-	b, err := json.Marshal(out)
+	b, err := marshalFields(out)
 	if err != nil {
 		return nil, fmt.Errorf("upstream body: %w", err)
 	}
 	return b, nil
+}
+
+// marshalFields encodes an object of raw values exactly as json.Marshal encodes the map (keys sorted, each value
+// compacted, with "<", ">", "&", U+2028 and U+2029 in strings escaped), without its reflection: the upstream
+// body is encoded on every request.
+func marshalFields(fields map[string]json.RawMessage) ([]byte, error) {
+	keys := make([]string, 0, len(fields))
+	size := 2
+	for k, v := range fields {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if plainKey(k) {
+			buf.WriteByte('"')
+			buf.WriteString(k)
+			buf.WriteByte('"')
+		} else {
+			q, err := json.Marshal(k)
+			if err != nil {
+				return nil, err
+			}
+			buf.Write(q)
+		}
+		buf.WriteByte(':')
+		v := fields[k]
+		if v == nil {
+			buf.WriteString("null")
+			continue
+		}
+		if !bytes.ContainsAny(v, "<>&\u2028\u2029") {
+			if err := json.Compact(&buf, v); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, v); err != nil {
+			return nil, err
+		}
+		json.HTMLEscape(&buf, compact.Bytes())
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// plainKey reports whether k is written as it is between quotes: ASCII letters, digits, "_", "-" and ".".
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // MessagesJSON encodes messages as the "messages" array, each message's Raw

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -139,6 +140,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	for _, tt := range decodeTests {
 		f.Add([]byte(tt.body))
 	}
+	f.Add([]byte("{ \"z\" : [ 1 , {\"a\" : \"<b>&amp;\u2028\"} ] ,\n\"messages\":[{\"role\":\"user\",\"content\":\"a < b & c\"}],\"k\\u00e9y\":true, \"x y\":null,\"<k>\":1}"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := DecodeChatRequest(body)
 		if err != nil {
@@ -163,6 +165,12 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		up, err := req.UpstreamBody("m", nil)
 		if err != nil {
 			t.Fatalf("upstream body: %v", err)
+		}
+		// The upstream body's encoding is json.Marshal's, byte for byte.
+		got, err := marshalFields(req.Fields)
+		want, werr := json.Marshal(req.Fields)
+		if err != nil || werr != nil || !bytes.Equal(got, want) {
+			t.Fatalf("marshalFields = %s, %v; json.Marshal = %s, %v", got, err, want, werr)
 		}
 		if _, err := DecodeChatRequest(up); err != nil {
 			t.Fatalf("upstream body does not decode: %v\n%s", err, up)
