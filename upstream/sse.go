@@ -125,7 +125,13 @@ func (e *eventReader) ready() bool {
 	buf, _ := e.br.Peek(e.br.Buffered())
 	for len(buf) > 0 {
 		end := bytes.Index(buf, blankLF)
-		if crlf := bytes.Index(buf, blankCRLF); crlf >= 0 && (end < 0 || crlf < end) {
+		// A CRLF blank line that ends the event first lies before the LF one: only that much is searched, not
+		// the whole buffer for each event.
+		limit := len(buf)
+		if end >= 0 {
+			limit = end + len(blankLF) // a "\n\r\n" starting before end ends by then
+		}
+		if crlf := bytes.Index(buf[:limit], blankCRLF); crlf >= 0 {
 			end = crlf
 		}
 		if end < 0 {
