@@ -118,39 +118,28 @@ func (s *sseWriter) failed() error {
 }
 
 // heartbeat sends ": ping" whenever a whole interval passed without a
-// frame, until stop is called; stop waits for the goroutine to exit.
+// frame, until stop is called; once stop returns, no ping is written. A timer
+// runs each ping, so a stream that ends within the interval (most do) costs
+// no goroutine.
 func (s *sseWriter) heartbeat(interval time.Duration) (stop func()) {
-	t := time.NewTicker(interval)
-	stopPings := s.pingOn(t.C)
-	return func() {
-		stopPings()
-		t.Stop()
-	}
-}
-
-// pingOn sends ": ping" on each tick unless a frame went out since the
-// previous one. A ping itself does not count as a frame, so a silent stream
-// is pinged on every tick, not every other one.
-func (s *sseWriter) pingOn(ticks <-chan time.Time) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ticks:
-			}
-			if s.ping() != nil {
-				return
-			}
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	mu.Lock() // t is set before the first tick can use it
+	defer mu.Unlock()
+	t = time.AfterFunc(interval, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || s.ping() != nil {
+			return
 		}
-	}()
+		t.Reset(interval)
+	})
 	return func() {
-		close(done)
-		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
 	}
 }
 
