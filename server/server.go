@@ -174,6 +174,8 @@ type Server struct {
 	sseWriters sync.Pool
 	// listener is the listener Serve accepts on, once it runs.
 	listener atomic.Pointer[cappedListener]
+	// callers run the upstream calls of streams (see stream).
+	callers *workers
 
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc
@@ -213,7 +215,7 @@ func New(cfg Config, up Upstream) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, up: up, obs: cfg.Observer, log: cfg.Logger,
+	s := &Server{cfg: cfg, up: up, callers: newWorkers(workerIdle), obs: cfg.Observer, log: cfg.Logger,
 		aliases: map[string]ModelAlias{}, inflight: map[uint64]context.CancelFunc{}}
 	if s.obs == nil {
 		s.obs = nopObserver{}

@@ -35,13 +35,14 @@ func (s *Server) stream(ctx context.Context, st *chatState) (outcome, streamBody
 		}
 	}
 
-	// Buffered, so the goroutine ends once the call returns (it ends with ctx) even when nobody receives.
+	// Buffered, so the call's goroutine is free once the call returns (it ends with ctx) even when nobody
+	// receives.
 	ch := make(chan opened, 1)
 	st.prepared = time.Since(st.start)
-	go func() {
+	s.callers.run(func() {
 		stream, served, err := s.up.Stream(ctx, &st.call)
 		ch <- opened{stream, served, err}
-	}()
+	})
 	timer := time.NewTimer(s.cfg.Heartbeat)
 	defer timer.Stop()
 	select {
