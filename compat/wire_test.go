@@ -49,6 +49,19 @@ func TestParseChunk(t *testing.T) {
 	if _, err := ParseChunk([]byte(`{"id":`)); err == nil {
 		t.Error("invalid JSON accepted")
 	}
+	// A Chunk keeps nothing of raw's memory: the stream reuses it for the next event.
+	raw := []byte(`{"id":"c1","model":"m","choices":[{"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)
+	got, err := ParseChunk(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range raw {
+		raw[i] = 'x'
+	}
+	want := Chunk{ID: "c1", Model: "m", Choices: []ChunkChoice{{Role: "assistant", Content: "hi", HasContent: true, FinishReason: "stop"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after raw changed (-want +got):\n%s", diff)
+	}
 }
 
 func TestParseCompletion(t *testing.T) {
