@@ -137,6 +137,9 @@ type slotConn struct {
 	held    []byte
 }
 
+// maxKeptHeld is the largest buffer of held writes a connection keeps for the next time.
+const maxKeptHeld = 4 << 10
+
 // writeHolder is a connection that can keep writes back and send them with the next one.
 type writeHolder interface {
 	// holdWrites(true) keeps back what is written from then on; after holdWrites(false) it goes out in one
@@ -167,6 +170,9 @@ func (c *slotConn) Write(p []byte) (int, error) {
 	c.held = append(c.held, p...)
 	n, err := c.Conn.Write(c.held)
 	c.held = c.held[:0]
+	if cap(c.held) > maxKeptHeld {
+		c.held = nil // an idle connection keeps no large buffer
+	}
 	if n -= held; n < 0 {
 		n = 0
 	}
