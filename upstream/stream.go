@@ -212,14 +212,28 @@ func (s *Stream) Err() error { return s.err }
 // Upstream names the upstream serving the stream.
 func (s *Stream) Upstream() string { return s.upstream }
 
-// Close releases the upstream connection and cancels its request.
+// Close releases the upstream connection and cancels its request. After [DONE], the rest of the body (the end
+// of its chunked encoding) is read first, so that the connection goes back to the pool instead of being closed;
+// that happens on a goroutine of its own, since those bytes may still be on their way and the caller (the proxy,
+// whose client is waiting for the end of its own response) has no reason to wait for them.
 func (s *Stream) Close() error {
-	var err error
 	if s.done && s.body != nil {
-		// Read the rest (the chunked terminator) so the connection goes back
-		// to the pool instead of being closed.
-		_, _ = io.Copy(io.Discard, io.LimitReader(s.body, 64<<10))
+		body, events, release := s.body, s.events, s.release
+		s.body, s.events, s.release = nil, nil, nil
+		go func() {
+			// Bounded: by the limit, by the stream's idle timeout, and by the end of the upstream's response.
+			_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+			_ = body.Close()
+			if events != nil {
+				events.close()
+			}
+			if release != nil {
+				release()
+			}
+		}()
+		return nil
 	}
+	var err error
 	if s.body != nil {
 		err = s.body.Close()
 	}
