@@ -18,10 +18,12 @@ import (
 // chunk's raw JSON, never decoding it into typed structs. It is not safe for
 // concurrent use.
 type Stream struct {
-	events   *eventReader
-	guard    *guardedBody
-	body     io.ReadCloser
-	release  func()
+	events  *eventReader
+	guard   *guardedBody
+	body    io.ReadCloser
+	release func()
+	// detach makes the request's context stop following the caller's (nil: no such context); see Close.
+	detach   func() bool
 	upstream string
 	cur      []byte
 	peeked   bool
@@ -214,24 +216,31 @@ func (s *Stream) Upstream() string { return s.upstream }
 
 // Close releases the upstream connection and cancels its request. After [DONE], the rest of the body (the end
 // of its chunked encoding) is read first, so that the connection goes back to the pool instead of being closed;
-// that happens on a goroutine of its own, since those bytes may still be on their way and the caller (the proxy,
-// whose client is waiting for the end of its own response) has no reason to wait for them.
+// that happens on a goroutine of its own, its request detached from the caller's context, since those bytes may
+// still be on their way and the caller (the proxy, whose client is waiting for the end of its own response) has
+// no reason to wait for them.
 func (s *Stream) Close() error {
 	if s.done && s.body != nil {
-		body, events, release := s.body, s.events, s.release
-		s.body, s.events, s.release = nil, nil, nil
-		go func() {
-			// Bounded: by the limit, by the stream's idle timeout, and by the end of the upstream's response.
-			_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
-			_ = body.Close()
-			if events != nil {
-				events.close()
-			}
-			if release != nil {
-				release()
-			}
-		}()
-		return nil
+		// Detached first: the caller's request may end (and cancel its context) before the rest has been read.
+		if s.detach != nil && s.detach() {
+			body, events, release := s.body, s.events, s.release
+			s.body, s.events, s.release = nil, nil, nil
+			go func() {
+				// Bounded: by the limit, by the stream's idle timeout, and by the end of the upstream's response.
+				_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+				_ = body.Close()
+				if events != nil {
+					events.close()
+				}
+				if release != nil {
+					release()
+				}
+			}()
+			return nil
+		}
+		if s.detach == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(s.body, 64<<10))
+		}
 	}
 	var err error
 	if s.body != nil {
