@@ -35,6 +35,8 @@ type cappedListener struct {
 	closeOnce       sync.Once
 	// linger is how much a closing connection may still read and discard (see slotConn.Close).
 	linger int64
+	// held are the buffers of the connections' held writes (see slotConn.holdWrites).
+	held sync.Pool
 	// open maps the client address (netip.AddrPort) of each open TCP connection to it, so that a handler can
 	// reach its connection under the wrappers the HTTP server puts around it (see conn).
 	open sync.Map
@@ -72,7 +74,7 @@ func (l *cappedListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err == nil {
-			sc := &slotConn{Conn: c, linger: l.linger}
+			sc := &slotConn{Conn: c, linger: l.linger, bufs: &l.held}
 			ta, registered := c.RemoteAddr().(*net.TCPAddr)
 			if registered {
 				l.open.Store(ta.AddrPort(), sc)
@@ -131,14 +133,15 @@ type slotConn struct {
 	release func()
 	linger  int64
 
-	// wmu guards holding and held (see holdWrites).
+	// wmu guards holding and held (see holdWrites); held's buffer comes from bufs, nil when there are none.
 	wmu     sync.Mutex
 	holding bool
-	held    []byte
+	held    *[]byte
+	bufs    *sync.Pool
 }
 
-// maxKeptHeld is the largest buffer of held writes a connection keeps for the next time.
-const maxKeptHeld = 4 << 10
+// maxPooledHeld is the largest buffer of held writes that goes back to the pool.
+const maxPooledHeld = 64 << 10
 
 // writeHolder is a connection that can keep writes back and send them with the next one.
 type writeHolder interface {
@@ -160,19 +163,16 @@ func (c *slotConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.holding {
-		c.held = append(c.held, p...)
+		c.keep(p)
 		return len(p), nil
 	}
-	if len(c.held) == 0 {
+	if c.held == nil {
 		return c.Conn.Write(p)
 	}
-	held := len(c.held)
-	c.held = append(c.held, p...)
-	n, err := c.Conn.Write(c.held)
-	c.held = c.held[:0]
-	if cap(c.held) > maxKeptHeld {
-		c.held = nil // an idle connection keeps no large buffer
-	}
+	held := len(*c.held)
+	c.keep(p)
+	n, err := c.Conn.Write(*c.held)
+	c.dropHeld()
 	if n -= held; n < 0 {
 		n = 0
 	}
@@ -182,14 +182,36 @@ func (c *slotConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// keep appends p to what is held, in a buffer from the pool (a connection holds one only while it holds writes).
+func (c *slotConn) keep(p []byte) {
+	if c.held == nil {
+		if c.bufs != nil {
+			c.held, _ = c.bufs.Get().(*[]byte)
+		}
+		if c.held == nil {
+			c.held = new([]byte)
+		}
+	}
+	*c.held = append(*c.held, p...)
+}
+
+// dropHeld gives the buffer of held writes back.
+func (c *slotConn) dropHeld() {
+	if c.bufs != nil && cap(*c.held) <= maxPooledHeld {
+		*c.held = (*c.held)[:0]
+		c.bufs.Put(c.held)
+	}
+	c.held = nil
+}
+
 // flushHeld sends what was held back, if anything.
 func (c *slotConn) flushHeld() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.holding = false
-	if len(c.held) > 0 {
-		_, _ = c.Conn.Write(c.held)
-		c.held = nil
+	if c.held != nil {
+		_, _ = c.Conn.Write(*c.held)
+		c.dropHeld()
 	}
 }
 
