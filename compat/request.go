@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -123,8 +125,8 @@ func checkKeys(body []byte) error {
 // problem is an *APIError with status 400 and, where it applies, param naming
 // the offending field the way OpenAI does ("messages[2].role").
 func DecodeChatRequest(body []byte) (*ChatRequest, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	fields, err := decodeFields(body)
+	if err != nil || fields == nil {
 		if err == nil {
 			err = fmt.Errorf("decode chat request: body is null")
 		}
@@ -135,12 +137,12 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 	}
 	req := &ChatRequest{Fields: fields}
 	if raw, ok := fields["model"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &req.Model); err != nil {
+		if err := decodeString(raw, &req.Model); err != nil {
 			return nil, InvalidRequest("model", "invalid_type", "Invalid type for 'model': expected a string.")
 		}
 	}
 	if raw, ok := fields["stream"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &req.Stream); err != nil {
+		if err := decodeBool(raw, &req.Stream); err != nil {
 			return nil, InvalidRequest("stream", "invalid_type", "Invalid type for 'stream': expected a boolean.")
 		}
 	}
@@ -178,6 +180,64 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 	}
 	req.Messages = msgs
 	return req, nil
+}
+
+// decodeFields is json.Unmarshal of body into a map of raw values, nil for null. An object whose keys need no
+// unescaping, the usual body, is read in one pass without encoding/json's reflection; anything else, errors
+// included, goes to json.Unmarshal, so the result and the error are json.Unmarshal's either way (the decoder's
+// fuzz test compares them).
+func decodeFields(body []byte) (map[string]json.RawMessage, error) {
+	if fields, ok := plainFields(body); ok {
+		return fields, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, err
+	}
+	return fields, nil
+}
+
+// plainFields reads a valid JSON object whose keys are valid UTF-8 without escapes; ok is false for anything else.
+func plainFields(body []byte) (fields map[string]json.RawMessage, ok bool) {
+	if !gjson.ValidBytes(body) {
+		return nil, false
+	}
+	obj := gjson.ParseBytes(body)
+	if !obj.IsObject() {
+		return nil, false
+	}
+	fields, ok = map[string]json.RawMessage{}, true
+	obj.ForEach(func(key, value gjson.Result) bool {
+		if len(key.Raw) != len(key.Str)+2 || strings.IndexByte(key.Raw, '\\') >= 0 || !utf8.ValidString(key.Str) {
+			ok = false
+			return false
+		}
+		fields[key.Str] = json.RawMessage(value.Raw)
+		return true
+	})
+	return fields, ok
+}
+
+// decodeString is json.Unmarshal of a raw value into a string, without reflection for a string with no escapes.
+func decodeString(raw json.RawMessage, s *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		*s = string(raw[1 : n-1])
+		return nil
+	}
+	return json.Unmarshal(raw, s)
+}
+
+// decodeBool is json.Unmarshal of a raw value into a bool, without reflection for true and false.
+func decodeBool(raw json.RawMessage, b *bool) error {
+	switch string(raw) {
+	case "true":
+		*b = true
+		return nil
+	case "false":
+		*b = false
+		return nil
+	}
+	return json.Unmarshal(raw, b)
 }
 
 // maxN is OpenAI's limit on "n".
@@ -352,11 +412,73 @@ func (r *ChatRequest) UpstreamBody(model string, messages json.RawMessage) ([]by
 		}
 		out["stream_options"] = b
 	}
-	b, err := json.Marshal(out)
+	b, err := marshalFields(out)
 	if err != nil {
 		return nil, fmt.Errorf("upstream body: %w", err)
 	}
 	return b, nil
+}
+
+// marshalFields encodes an object of raw values exactly as json.Marshal encodes the map (keys sorted, each value
+// compacted, with "<", ">", "&", U+2028 and U+2029 in strings escaped), without its reflection: the upstream
+// body is encoded on every request.
+func marshalFields(fields map[string]json.RawMessage) ([]byte, error) {
+	keys := make([]string, 0, len(fields))
+	size := 2
+	for k, v := range fields {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if plainKey(k) {
+			buf.WriteByte('"')
+			buf.WriteString(k)
+			buf.WriteByte('"')
+		} else {
+			q, err := json.Marshal(k)
+			if err != nil {
+				return nil, err
+			}
+			buf.Write(q)
+		}
+		buf.WriteByte(':')
+		v := fields[k]
+		if v == nil {
+			buf.WriteString("null")
+			continue
+		}
+		if !bytes.ContainsAny(v, "<>&\u2028\u2029") {
+			if err := json.Compact(&buf, v); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, v); err != nil {
+			return nil, err
+		}
+		json.HTMLEscape(&buf, compact.Bytes())
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// plainKey reports whether k is written as it is between quotes: ASCII letters, digits, "_", "-" and ".".
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // MessagesJSON encodes messages as the "messages" array, each message's Raw

@@ -1,8 +1,10 @@
 package compat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -139,7 +141,31 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	for _, tt := range decodeTests {
 		f.Add([]byte(tt.body))
 	}
+	f.Add([]byte(`{"model":"gpt-\u00e9","stream":false,"m\u006fdel":"x","messages":[{"role":"user","content":"q"}]}`))
+	f.Add([]byte(`{"model":"caf\xc3","stream":"true","messages":[{"role":"user","content":"q"}],"n":null}`))
+	f.Add([]byte(`[{"model":"m"}]`))
+	f.Add([]byte(`null`))
+	f.Add([]byte("{ \"z\" : [ 1 , {\"a\" : \"<b>&amp;\u2028\"} ] ,\n\"messages\":[{\"role\":\"user\",\"content\":\"a < b & c\"}],\"k\\u00e9y\":true, \"x y\":null,\"<k>\":1}"))
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// The body's fields, and the values the decoder reads without reflection, are json.Unmarshal's.
+		var wantFields map[string]json.RawMessage
+		werr := json.Unmarshal(body, &wantFields)
+		gotFields, gerr := decodeFields(body)
+		if (gerr != nil) != (werr != nil) || gerr != nil && gerr.Error() != werr.Error() || !reflect.DeepEqual(gotFields, wantFields) {
+			t.Fatalf("decodeFields = %q, %v; json.Unmarshal = %q, %v", gotFields, gerr, wantFields, werr)
+		}
+		for _, raw := range wantFields {
+			var ws, gs string
+			werr, gerr := json.Unmarshal(raw, &ws), decodeString(raw, &gs)
+			if (gerr != nil) != (werr != nil) || gs != ws {
+				t.Fatalf("decodeString(%s) = %q, %v; json.Unmarshal = %q, %v", raw, gs, gerr, ws, werr)
+			}
+			var wb, gb bool
+			werr, gerr = json.Unmarshal(raw, &wb), decodeBool(raw, &gb)
+			if (gerr != nil) != (werr != nil) || gb != wb {
+				t.Fatalf("decodeBool(%s) = %v, %v; json.Unmarshal = %v, %v", raw, gb, gerr, wb, werr)
+			}
+		}
 		req, err := DecodeChatRequest(body)
 		if err != nil {
 			var ae *APIError
@@ -163,6 +189,12 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		up, err := req.UpstreamBody("m", nil)
 		if err != nil {
 			t.Fatalf("upstream body: %v", err)
+		}
+		// The upstream body's encoding is json.Marshal's, byte for byte.
+		got, err := marshalFields(req.Fields)
+		want, werr := json.Marshal(req.Fields)
+		if err != nil || werr != nil || !bytes.Equal(got, want) {
+			t.Fatalf("marshalFields = %s, %v; json.Marshal = %s, %v", got, err, want, werr)
 		}
 		if _, err := DecodeChatRequest(up); err != nil {
 			t.Fatalf("upstream body does not decode: %v\n%s", err, up)

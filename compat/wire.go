@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -84,6 +85,8 @@ type ChunkChoice struct {
 	HasContent bool
 	// FinishReason is "" while null.
 	FinishReason string
+	// Special reports a delta with more than text: tool calls (or a finish for them) or a refusal.
+	Special bool
 }
 
 // ParseChunk reads the relay's view of a raw chunk in one pass over its
@@ -93,12 +96,13 @@ func ParseChunk(raw []byte) (Chunk, error) {
 		return Chunk{}, fmt.Errorf("parse chunk: invalid JSON")
 	}
 	var c Chunk
-	gjson.ParseBytes(raw).ForEach(func(key, value gjson.Result) bool {
+	// Parsed in place: what the Chunk keeps of raw is copied (str), so nothing in it refers to raw's memory.
+	gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw))).ForEach(func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "id":
-			c.ID = value.String()
+			c.ID = str(value)
 		case "model":
-			c.Model = value.String()
+			c.Model = str(value)
 		case "created":
 			c.Created = value.Int()
 		case "choices":
@@ -130,23 +134,31 @@ func readChoice(choice gjson.Result) ChunkChoice {
 			value.ForEach(func(k, v gjson.Result) bool {
 				switch k.Str {
 				case "role":
-					c.Role = v.String()
+					c.Role = str(v)
 				case "content":
 					if v.Type == gjson.String {
-						c.Content, c.HasContent = v.String(), true
+						c.Content, c.HasContent = str(v), true
 					}
+				case "tool_calls":
+					c.Special = true
+				case "refusal":
+					c.Special = c.Special || v.Type == gjson.String
 				}
 				return true
 			})
 		case "finish_reason":
 			if value.Type == gjson.String {
-				c.FinishReason = value.String()
+				c.FinishReason = str(value)
+				c.Special = c.Special || c.FinishReason == "tool_calls"
 			}
 		}
 		return true
 	})
 	return c
 }
+
+// str is r's string value, copied: r may come from a parse in place of bytes that change later.
+func str(r gjson.Result) string { return strings.Clone(r.String()) }
 
 // SetChunkID returns raw with its "id" set to id.
 func SetChunkID(raw []byte, id string) ([]byte, error) { return sjson.SetBytes(raw, "id", id) }

@@ -17,7 +17,13 @@ func TestParseChunk(t *testing.T) {
 		{name: "content", raw: `{"id":"c1","choices":[{"delta":{"content":"hi"}}]}`,
 			want: Chunk{ID: "c1", Choices: []ChunkChoice{{Content: "hi", HasContent: true}}}},
 		{name: "null content", raw: `{"id":"c1","choices":[{"delta":{"content":null,"tool_calls":[]}}]}`,
-			want: Chunk{ID: "c1", Choices: []ChunkChoice{{}}}},
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{Special: true}}}},
+		{name: "refusal", raw: `{"id":"c1","choices":[{"delta":{"refusal":"no"}}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{Special: true}}}},
+		{name: "null refusal", raw: `{"id":"c1","choices":[{"delta":{"content":"a","refusal":null}}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{Content: "a", HasContent: true}}}},
+		{name: "finish for tool calls", raw: `{"id":"c1","choices":[{"delta":{},"finish_reason":"tool_calls"}]}`,
+			want: Chunk{ID: "c1", Choices: []ChunkChoice{{FinishReason: "tool_calls", Special: true}}}},
 		{name: "finish", raw: `{"id":"c1","choices":[{"delta":{},"finish_reason":"stop"}]}`,
 			want: Chunk{ID: "c1", Choices: []ChunkChoice{{FinishReason: "stop"}}}},
 		{name: "second of n answers", raw: `{"id":"c1","choices":[{"index":1,"delta":{"content":"b"},"finish_reason":null}]}`,
@@ -42,6 +48,19 @@ func TestParseChunk(t *testing.T) {
 	}
 	if _, err := ParseChunk([]byte(`{"id":`)); err == nil {
 		t.Error("invalid JSON accepted")
+	}
+	// A Chunk keeps nothing of raw's memory: the stream reuses it for the next event.
+	raw := []byte(`{"id":"c1","model":"m","choices":[{"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)
+	got, err := ParseChunk(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range raw {
+		raw[i] = 'x'
+	}
+	want := Chunk{ID: "c1", Model: "m", Choices: []ChunkChoice{{Role: "assistant", Content: "hi", HasContent: true, FinishReason: "stop"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after raw changed (-want +got):\n%s", diff)
 	}
 }
 

@@ -35,6 +35,22 @@ type cappedListener struct {
 	closeOnce       sync.Once
 	// linger is how much a closing connection may still read and discard (see slotConn.Close).
 	linger int64
+	// held are the buffers of the connections' held writes (see slotConn.holdWrites).
+	held sync.Pool
+	// open maps the client address (netip.AddrPort) of each open TCP connection to it, so that a handler can
+	// reach its connection under the wrappers the HTTP server puts around it (see conn).
+	open sync.Map
+}
+
+// conn returns the open connection whose client address is remote, nil when there is none.
+func (l *cappedListener) conn(remote net.Addr) *slotConn {
+	ta, ok := remote.(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	c, _ := l.open.Load(ta.AddrPort())
+	sc, _ := c.(*slotConn)
+	return sc
 }
 
 func newCappedListener(ln net.Listener, maxConns int, linger int64, onError func(error)) *cappedListener {
@@ -58,7 +74,18 @@ func (l *cappedListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err == nil {
-			return &slotConn{Conn: c, linger: l.linger, release: func() { <-l.slots }}, nil
+			sc := &slotConn{Conn: c, linger: l.linger, bufs: &l.held}
+			ta, registered := c.RemoteAddr().(*net.TCPAddr)
+			if registered {
+				l.open.Store(ta.AddrPort(), sc)
+			}
+			sc.release = func() {
+				if registered {
+					l.open.CompareAndDelete(ta.AddrPort(), sc)
+				}
+				<-l.slots
+			}
+			return sc, nil
 		}
 		if !transientAcceptError(err) {
 			<-l.slots
@@ -105,9 +132,91 @@ type slotConn struct {
 	once    sync.Once
 	release func()
 	linger  int64
+
+	// wmu guards holding and held (see holdWrites); held's buffer comes from bufs, nil when there are none.
+	wmu     sync.Mutex
+	holding bool
+	held    *[]byte
+	bufs    *sync.Pool
+}
+
+// maxPooledHeld is the largest buffer of held writes that goes back to the pool.
+const maxPooledHeld = 64 << 10
+
+// writeHolder is a connection that can keep writes back and send them with the next one.
+type writeHolder interface {
+	// holdWrites(true) keeps back what is written from then on; after holdWrites(false) it goes out in one
+	// write with whatever is written next, or when the connection closes.
+	holdWrites(on bool)
+}
+
+var _ writeHolder = (*slotConn)(nil)
+
+func (c *slotConn) holdWrites(on bool) {
+	c.wmu.Lock()
+	c.holding = on
+	c.wmu.Unlock()
+}
+
+// Write writes p, after what was held back; while holding, it only keeps p.
+func (c *slotConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.holding {
+		c.keep(p)
+		return len(p), nil
+	}
+	if c.held == nil {
+		return c.Conn.Write(p)
+	}
+	held := len(*c.held)
+	c.keep(p)
+	n, err := c.Conn.Write(*c.held)
+	c.dropHeld()
+	if n -= held; n < 0 {
+		n = 0
+	}
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return n, err
+}
+
+// keep appends p to what is held, in a buffer from the pool (a connection holds one only while it holds writes).
+func (c *slotConn) keep(p []byte) {
+	if c.held == nil {
+		if c.bufs != nil {
+			c.held, _ = c.bufs.Get().(*[]byte)
+		}
+		if c.held == nil {
+			c.held = new([]byte)
+		}
+	}
+	*c.held = append(*c.held, p...)
+}
+
+// dropHeld gives the buffer of held writes back.
+func (c *slotConn) dropHeld() {
+	if c.bufs != nil && cap(*c.held) <= maxPooledHeld {
+		*c.held = (*c.held)[:0]
+		c.bufs.Put(c.held)
+	}
+	c.held = nil
+}
+
+// flushHeld sends what was held back, if anything.
+func (c *slotConn) flushHeld() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.holding = false
+	if c.held != nil {
+		_, _ = c.Conn.Write(*c.held)
+		c.dropHeld()
+	}
 }
 
 func (c *slotConn) Close() error {
+	c.flushHeld()
 	c.once.Do(func() {
 		tc, ok := c.Conn.(*net.TCPConn)
 		if !ok || c.linger <= 0 || tc.CloseWrite() != nil {

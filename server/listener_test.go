@@ -97,3 +97,44 @@ func TestConnectionCaps(t *testing.T) {
 	default:
 	}
 }
+
+// recordingConn records each write that reaches it.
+type recordingConn struct {
+	net.Conn
+	writes []string
+	closed bool
+}
+
+func (c *recordingConn) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, string(p))
+	return len(p), nil
+}
+
+func (c *recordingConn) Close() error { c.closed = true; return nil }
+
+// TestSlotConnHoldsWrites checks that what is written while the connection holds writes goes out with the next
+// write, in order and in one call, or when the connection closes.
+func TestSlotConnHoldsWrites(t *testing.T) {
+	rec := &recordingConn{}
+	c := &slotConn{Conn: rec, release: func() {}}
+	c.Write([]byte("a"))
+	c.holdWrites(true)
+	c.Write([]byte("b"))
+	c.Write([]byte("c"))
+	c.holdWrites(false)
+	if len(rec.writes) != 1 {
+		t.Fatalf("writes while holding reached the connection: %q", rec.writes)
+	}
+	if n, err := c.Write([]byte("d")); n != 1 || err != nil {
+		t.Errorf("Write after held ones = %d, %v; want 1, nil", n, err)
+	}
+	c.Write([]byte("e"))
+	c.holdWrites(true)
+	c.Write([]byte("f"))
+	c.holdWrites(false)
+	c.Close()
+	want := []string{"a", "bcd", "e", "f"}
+	if strings.Join(rec.writes, "|") != strings.Join(want, "|") || !rec.closed {
+		t.Errorf("writes = %q (closed %v), want %q and closed", rec.writes, rec.closed, want)
+	}
+}

@@ -49,8 +49,9 @@ type relay struct {
 	builder    compat.ChunkBuilder
 	choices    map[int]*choiceRelay
 	firstToken bool
-	// finished reports that every answer seen has finished.
-	finished bool
+	// finished reports that every answer seen has finished; unfinished counts those that have not.
+	finished   bool
+	unfinished int
 	// finishReason is the upstream's finish_reason for the first answer;
 	// special reports a delta with more than text (tool calls, a refusal),
 	// which an answer kept as text cannot reproduce.
@@ -82,6 +83,7 @@ func (r *relay) choice(i int) *choiceRelay {
 	cr, ok := r.choices[i]
 	if !ok {
 		cr = &choiceRelay{}
+		r.unfinished++
 		if r.newFilter != nil {
 			cr.filter = r.newFilter()
 		}
@@ -133,13 +135,11 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 		}
 		return emit(raw)
 	}
-	if bytes.Contains(raw, toolCallsKey) || bytes.Contains(raw, refusalKey) {
-		r.special = true
-	}
 	// An answer's finish goes out as the filtered rest and trailer, in a delta of their own that carries the
 	// answer's annotations, then the finish chunk.
 	var trailers [][]byte
 	for pos, ch := range c.Choices {
+		r.special = r.special || ch.Special
 		cr := r.choice(ch.Index)
 		if !cr.sawRole {
 			cr.sawRole = true
@@ -186,7 +186,10 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 			}
 		}
 		r.keep(ch.Index, text)
-		cr.finished = true
+		if !cr.finished {
+			cr.finished = true
+			r.unfinished--
+		}
 		if ch.Index == 0 {
 			r.finishReason = ch.FinishReason
 		}
@@ -196,10 +199,7 @@ func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
 			return err
 		}
 	}
-	r.finished = true
-	for _, cr := range r.choices {
-		r.finished = r.finished && cr.finished
-	}
+	r.finished = r.unfinished == 0
 	return emit(raw)
 }
 
@@ -218,9 +218,7 @@ func appendEvents(dst, add []json.RawMessage) []json.RawMessage {
 }
 
 var (
-	nullUsage    = []byte(`,"usage":null`)
-	toolCallsKey = []byte(`"tool_calls"`)
-	refusalKey   = []byte(`"refusal":"`)
+	nullUsage = []byte(`,"usage":null`)
 )
 
 // stripNullUsage removes the "usage":null OpenAI adds to every chunk once

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptrace"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -164,5 +165,41 @@ func TestVendorFieldsForwarded(t *testing.T) {
 	}
 	if a := got.Header.Get("Authorization"); a != "Bearer sk-upstream" {
 		t.Errorf("upstream Authorization = %q, want the upstream key", a)
+	}
+}
+
+// TestSDKStreamsKeepTheConnection checks that streams read with the openai-go SDK, which stops at data: [DONE]
+// and closes the body there, leave the connection to the next request: Go's HTTP client keeps it only when the
+// chunked body's end came with [DONE], so the proxy sends both in one write.
+func TestSDKStreamsKeepTheConnection(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	client := sdkClient(h, "")
+	params := openai.ChatCompletionNewParams{Model: "ragproxy", Messages: []openai.ChatCompletionMessageParamUnion{
+		openai.UserMessage("keep the line")}}
+	const streams = 30
+	reused := 0
+	for i := range streams {
+		ctx := httptrace.WithClientTrace(waitCtx(t), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+			if info.Reused {
+				reused++
+			}
+		}})
+		stream := client.Chat.Completions.NewStreaming(ctx, params)
+		var content string
+		for stream.Next() {
+			if ch := stream.Current().Choices; len(ch) > 0 {
+				content += ch[0].Delta.Content
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+		stream.Close()
+		if content != "You said: keep the line" {
+			t.Fatalf("stream %d: content = %q", i, content)
+		}
+	}
+	if reused != streams-1 {
+		t.Errorf("%d of %d streams after the first reused the connection, want all", reused, streams-1)
 	}
 }

@@ -170,6 +170,12 @@ type Server struct {
 	limits                    ratelimit.Store
 	// large admits one large request body at a time to decoding.
 	large chan struct{}
+	// sseWriters are the event streams' write buffers, used again from one stream to the next.
+	sseWriters sync.Pool
+	// listener is the listener Serve accepts on, once it runs.
+	listener atomic.Pointer[cappedListener]
+	// callers run the upstream calls of streams (see stream).
+	callers *workers
 
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc
@@ -209,7 +215,7 @@ func New(cfg Config, up Upstream) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, up: up, obs: cfg.Observer, log: cfg.Logger,
+	s := &Server{cfg: cfg, up: up, callers: newWorkers(workerIdle), obs: cfg.Observer, log: cfg.Logger,
 		aliases: map[string]ModelAlias{}, inflight: map[uint64]context.CancelFunc{}}
 	if s.obs == nil {
 		s.obs = nopObserver{}
@@ -261,9 +267,11 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// A refused body may still be on its way when the connection closes: read and drop up to twice the body
 	// limit of it (at least 16 MiB).
-	ln = newCappedListener(ln, s.cfg.MaxConns, max(2*int64(s.cfg.MaxBodyBytes), 16<<20), func(err error) {
+	capped := newCappedListener(ln, s.cfg.MaxConns, max(2*int64(s.cfg.MaxBodyBytes), 16<<20), func(err error) {
 		s.acceptErrors.note(s.log, "accepting connections failed; retrying", err)
 	})
+	s.listener.Store(capped)
+	ln = capped
 	errc := make(chan error, 1)
 	go func() { errc <- s.app.Listener(ln) }()
 	select {

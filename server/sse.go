@@ -23,6 +23,9 @@ type sseWriter struct {
 	err    error
 	wrote  bool
 	cancel func()
+	// conn is the client's connection when it can hold a write back (nil otherwise): the stream's last frame
+	// then goes out together with the end of the chunked body that the server writes after it (see end).
+	conn writeHolder
 }
 
 func newSSEWriter(w *bufio.Writer, cancel func()) *sseWriter {
@@ -79,14 +82,21 @@ func (s *sseWriter) flush() error {
 	return s.flushLocked()
 }
 
-// raw writes a prepared frame and flushes it.
-func (s *sseWriter) raw(frame []byte) error {
+// end writes the stream's last frame and flushes it. The connection holds that write back until the server
+// writes the end of the chunked body, so both reach the client in one segment: a client that stops reading at
+// data: [DONE] (the OpenAI SDKs do) has then also read the body's end, and Go's HTTP client, for one, keeps the
+// connection for its next request only in that case.
+func (s *sseWriter) end(frame []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
 	s.w.Write(frame)
+	if s.conn != nil {
+		s.conn.holdWrites(true)
+		defer s.conn.holdWrites(false)
+	}
 	return s.flushLocked()
 }
 
@@ -108,39 +118,28 @@ func (s *sseWriter) failed() error {
 }
 
 // heartbeat sends ": ping" whenever a whole interval passed without a
-// frame, until stop is called; stop waits for the goroutine to exit.
+// frame, until stop is called; once stop returns, no ping is written. A timer
+// runs each ping, so a stream that ends within the interval (most do) costs
+// no goroutine.
 func (s *sseWriter) heartbeat(interval time.Duration) (stop func()) {
-	t := time.NewTicker(interval)
-	stopPings := s.pingOn(t.C)
-	return func() {
-		stopPings()
-		t.Stop()
-	}
-}
-
-// pingOn sends ": ping" on each tick unless a frame went out since the
-// previous one. A ping itself does not count as a frame, so a silent stream
-// is pinged on every tick, not every other one.
-func (s *sseWriter) pingOn(ticks <-chan time.Time) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ticks:
-			}
-			if s.ping() != nil {
-				return
-			}
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	mu.Lock() // t is set before the first tick can use it
+	defer mu.Unlock()
+	t = time.AfterFunc(interval, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || s.ping() != nil {
+			return
 		}
-	}()
+		t.Reset(interval)
+	})
 	return func() {
-		close(done)
-		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
 	}
 }
 
@@ -170,6 +169,9 @@ func (s *sseWriter) ping() error {
 type sseBody struct {
 	write func(*bufio.Writer)
 	piped io.ReadCloser // set once the body is read rather than written
+	// writers holds the *bufio.Writer of sseBufferSize that WriteTo takes and gives back (the server's, shared
+	// by its streams; nil for a fresh one each time).
+	writers *sync.Pool
 }
 
 var _ fasthttp.BodyWriterTo = (*sseBody)(nil)
@@ -180,9 +182,21 @@ func (b *sseBody) SupportsBodyWriteTo() bool { return true }
 // WriteTo runs the stream's writer on w.
 func (b *sseBody) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
-	bw := bufio.NewWriterSize(cw, sseBufferSize)
-	b.write(bw)
+	var bw *bufio.Writer
+	if b.writers != nil {
+		bw, _ = b.writers.Get().(*bufio.Writer)
+	}
+	if bw == nil {
+		bw = bufio.NewWriterSize(cw, sseBufferSize)
+	} else {
+		bw.Reset(cw)
+	}
+	b.write(bw) // the stream's writers, its heartbeat's included, are done with bw when it returns
 	err := bw.Flush()
+	if b.writers != nil {
+		bw.Reset(nil)
+		b.writers.Put(bw)
+	}
 	return cw.n, err
 }
 

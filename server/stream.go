@@ -35,13 +35,14 @@ func (s *Server) stream(ctx context.Context, st *chatState) (outcome, streamBody
 		}
 	}
 
-	// Buffered, so the goroutine ends once the call returns (it ends with ctx) even when nobody receives.
+	// Buffered, so the call's goroutine is free once the call returns (it ends with ctx) even when nobody
+	// receives.
 	ch := make(chan opened, 1)
 	st.prepared = time.Since(st.start)
-	go func() {
+	s.callers.run(func() {
 		stream, served, err := s.up.Stream(ctx, &st.call)
 		ch <- opened{stream, served, err}
-	}()
+	})
 	timer := time.NewTimer(s.cfg.Heartbeat)
 	defer timer.Stop()
 	select {
@@ -76,8 +77,15 @@ func (s *Server) stream(ctx context.Context, st *chatState) (outcome, streamBody
 // server_error frame, and the request ends.
 func (s *Server) streamBody(ctx context.Context, c *fiber.Ctx, st *chatState, body streamBody) {
 	setSSEHeaders(c)
-	c.Context().Response.SetBodyStream(&sseBody{write: func(w *bufio.Writer) {
+	var conn writeHolder // found here: c is the handler's, released once it returns
+	if ln := s.listener.Load(); ln != nil {
+		if sc := ln.conn(c.Context().RemoteAddr()); sc != nil {
+			conn = sc
+		}
+	}
+	c.Context().Response.SetBodyStream(&sseBody{writers: &s.sseWriters, write: func(w *bufio.Writer) {
 		sw := newSSEWriter(w, st.cancel)
+		sw.conn = conn
 		var out outcome
 		ctx, span := s.cfg.Tracing.Start(ctx, "stream")
 		defer func() {
@@ -145,7 +153,7 @@ func (s *Server) relay(ctx context.Context, sw *sseWriter, st *chatState, src ch
 		}
 	}
 	if err == nil {
-		err = sw.raw(frameDone)
+		err = sw.end(frameDone)
 	}
 	out.usage, out.estimate = r.usage, r.contentBytes
 	if err != nil {

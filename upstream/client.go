@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -94,6 +95,8 @@ func (c Config) Redacted() Config {
 type Client struct {
 	cfg     Config
 	targets []target
+	// readers are the streams' read buffers, used again from one stream to the next.
+	readers sync.Pool
 }
 
 // target is one configured Endpoint with its SDK client.
@@ -195,7 +198,7 @@ func (u *target) model(call *Call) string {
 // Complete sends a non-stream request and returns the upstream's body.
 func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, error) {
 	var body []byte
-	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *target, payload []byte) error {
+	served, err := c.try(ctx, call, func(ctx context.Context, release func(), _ func() bool, u *target, payload []byte) error {
 		defer release()
 		var res *http.Response
 		err := u.api.Post(ctx, "chat/completions", nil, &res, option.WithRequestBody("application/json", payload))
@@ -222,7 +225,7 @@ func (c *Client) Complete(ctx context.Context, call *Call) ([]byte, Served, erro
 // 5xx) are retried and failed over. The caller must Close the stream.
 func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error) {
 	var st *Stream
-	served, err := c.try(ctx, call, func(ctx context.Context, release func(), u *target, payload []byte) error {
+	served, err := c.try(ctx, call, func(ctx context.Context, release func(), detach func() bool, u *target, payload []byte) error {
 		var res *http.Response
 		err := u.api.Post(ctx, "chat/completions", nil, &res,
 			option.WithRequestBody("application/json", payload),
@@ -231,7 +234,8 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 			return err
 		}
 		u.Pacer.Observe(res.Header)
-		s := newStream(res, release, u.Name, c.cfg.MaxEventBytes)
+		s := newStream(res, release, u.Name, c.cfg.MaxEventBytes, &c.readers)
+		s.detach = detach
 		if !s.peek() {
 			err := s.Err()
 			s.Close()
@@ -280,8 +284,11 @@ func checkCompletion(name string, body []byte) error {
 
 // attemptFunc performs one attempt against u. ctx carries the first-byte
 // deadline; release ends ctx. On success the attempt either called release
-// or handed it to what it returned (a Stream calls it on Close).
-type attemptFunc func(ctx context.Context, release func(), u *target, payload []byte) error
+// or handed it to what it returned (a Stream calls it on Close). detach makes
+// ctx stop following the caller's context (it reports false when that had
+// ended already), so that what the attempt left running can finish on its own
+// after the caller's request ended; release still ends it.
+type attemptFunc func(ctx context.Context, release func(), detach func() bool, u *target, payload []byte) error
 
 // errFirstByteTimeout cancels an attempt that got no first byte in time.
 var errFirstByteTimeout = errors.New("first byte timeout")
@@ -374,10 +381,15 @@ func (c *Client) try(ctx context.Context, call *Call, attempt attemptFunc) (Serv
 
 // once runs one attempt under the first-byte timeout and classifies its error.
 func (c *Client) once(ctx context.Context, u *target, ticket *Ticket, payload []byte, attempt attemptFunc) error {
-	actx, cancel := context.WithCancelCause(ctx)
-	release := func() { cancel(nil) }
+	// The attempt's context follows ctx (its values, and its end, cause included) until it is detached.
+	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	release := func() {
+		detach()
+		cancel(nil)
+	}
 	timer := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errFirstByteTimeout) })
-	err := attempt(actx, release, u, payload)
+	err := attempt(actx, release, detach, u, payload)
 	if err != nil {
 		// Classified once: classify reads the error response's body.
 		err = classify(u.Name, err)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // eventReader reads a text/event-stream the way the WHATWG HTML standard's "Interpreting an event stream"
@@ -18,13 +19,43 @@ type eventReader struct {
 	data []byte // the current event's data, reused from one event to the next
 	long []byte // a line longer than the buffer, gathered
 	err  error
+	pool *sync.Pool // where the buffer goes back on close; nil when it has none
 }
 
 // eventBufferSize holds several typical chunks, so the ones that arrive together are read (and relayed) together.
 const eventBufferSize = 16 << 10
 
 func newEventReader(r io.Reader) *eventReader {
-	return &eventReader{br: bufio.NewReaderSize(r, eventBufferSize)}
+	return newPooledEventReader(r, nil)
+}
+
+// newPooledEventReader is newEventReader with its buffer taken from pool (a pool of *bufio.Reader of
+// eventBufferSize; nil for none), where close gives it back: a stream's buffer is most of what relaying it
+// allocates, and a fresh one is zeroed and later collected for each stream.
+func newPooledEventReader(r io.Reader, pool *sync.Pool) *eventReader {
+	if pool == nil {
+		return &eventReader{br: bufio.NewReaderSize(r, eventBufferSize)}
+	}
+	br, _ := pool.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(r, eventBufferSize)
+	} else {
+		br.Reset(r)
+	}
+	return &eventReader{br: br, pool: pool}
+}
+
+// close gives the buffer back to its pool; the reader reads nothing after it, and what next returned is no
+// longer valid.
+func (e *eventReader) close() {
+	if e.pool != nil && e.br != nil {
+		e.br.Reset(nil)
+		e.pool.Put(e.br)
+	}
+	e.br = nil
+	if e.err == nil {
+		e.err = io.ErrClosedPipe
+	}
 }
 
 var (
@@ -94,7 +125,13 @@ func (e *eventReader) ready() bool {
 	buf, _ := e.br.Peek(e.br.Buffered())
 	for len(buf) > 0 {
 		end := bytes.Index(buf, blankLF)
-		if crlf := bytes.Index(buf, blankCRLF); crlf >= 0 && (end < 0 || crlf < end) {
+		// A CRLF blank line that ends the event first lies before the LF one: only that much is searched, not
+		// the whole buffer for each event.
+		limit := len(buf)
+		if end >= 0 {
+			limit = end + len(blankLF) // a "\n\r\n" starting before end ends by then
+		}
+		if crlf := bytes.Index(buf[:limit], blankCRLF); crlf >= 0 {
 			end = crlf
 		}
 		if end < 0 {

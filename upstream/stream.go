@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,10 +18,12 @@ import (
 // chunk's raw JSON, never decoding it into typed structs. It is not safe for
 // concurrent use.
 type Stream struct {
-	events   *eventReader
-	guard    *guardedBody
-	body     io.ReadCloser
-	release  func()
+	events  *eventReader
+	guard   *guardedBody
+	body    io.ReadCloser
+	release func()
+	// detach makes the request's context stop following the caller's (nil: no such context); see Close.
+	detach   func() bool
 	upstream string
 	cur      []byte
 	peeked   bool
@@ -28,7 +31,7 @@ type Stream struct {
 	err      error
 }
 
-func newStream(res *http.Response, release func(), upstream string, maxLine int) *Stream {
+func newStream(res *http.Response, release func(), upstream string, maxLine int, readers *sync.Pool) *Stream {
 	s := &Stream{release: release, upstream: upstream}
 	if res != nil && res.Body != nil {
 		s.guard = &guardedBody{r: res.Body, maxLine: maxLine, cancel: release}
@@ -36,7 +39,7 @@ func newStream(res *http.Response, release func(), upstream string, maxLine int)
 		s.body = res.Body
 	}
 	if s.body != nil {
-		s.events = newEventReader(s.body)
+		s.events = newPooledEventReader(s.body, readers)
 	}
 	return s
 }
@@ -143,7 +146,8 @@ func (s *Stream) advance() bool {
 			s.done = true
 			return false
 		}
-		if e := gjson.GetBytes(data, "error"); e.Exists() {
+		// A chunk without the bytes "error" has no such key, and most chunks are not read for it.
+		if e := errorField(data); e.Exists() {
 			// An error event inside a 200 stream (vLLM, Ollama, OpenAI's
 			// server_error mid-stream).
 			s.err = &compat.APIError{Status: http.StatusBadGateway, Type: compat.TypeServer, Upstream: s.upstream,
@@ -170,6 +174,16 @@ func (s *Stream) advance() bool {
 	// EOF without [DONE]: treat as a dropped connection.
 	s.err = compat.UpstreamUnreachable(s.upstream, errNoDone)
 	return false
+}
+
+var errorKey = []byte(`"error"`)
+
+// errorField returns the event's top-level "error" field; it parses the event only when the bytes "error" are in it.
+func errorField(data []byte) gjson.Result {
+	if !bytes.Contains(data, errorKey) {
+		return gjson.Result{}
+	}
+	return gjson.GetBytes(data, "error")
 }
 
 // Next advances to the next chunk; it returns false at [DONE] or on error.
@@ -200,16 +214,40 @@ func (s *Stream) Err() error { return s.err }
 // Upstream names the upstream serving the stream.
 func (s *Stream) Upstream() string { return s.upstream }
 
-// Close releases the upstream connection and cancels its request.
+// Close releases the upstream connection and cancels its request. After [DONE], the rest of the body (the end
+// of its chunked encoding) is read first, so that the connection goes back to the pool instead of being closed;
+// that happens on a goroutine of its own, its request detached from the caller's context, since those bytes may
+// still be on their way and the caller (the proxy, whose client is waiting for the end of its own response) has
+// no reason to wait for them.
 func (s *Stream) Close() error {
-	var err error
 	if s.done && s.body != nil {
-		// Read the rest (the chunked terminator) so the connection goes back
-		// to the pool instead of being closed.
-		_, _ = io.Copy(io.Discard, io.LimitReader(s.body, 64<<10))
+		// Detached first: the caller's request may end (and cancel its context) before the rest has been read.
+		if s.detach != nil && s.detach() {
+			body, events, release := s.body, s.events, s.release
+			s.body, s.events, s.release = nil, nil, nil
+			go func() {
+				// Bounded: by the limit, by the stream's idle timeout, and by the end of the upstream's response.
+				_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+				_ = body.Close()
+				if events != nil {
+					events.close()
+				}
+				if release != nil {
+					release()
+				}
+			}()
+			return nil
+		}
+		if s.detach == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(s.body, 64<<10))
+		}
 	}
+	var err error
 	if s.body != nil {
 		err = s.body.Close()
+	}
+	if s.events != nil {
+		s.events.close()
 	}
 	if s.release != nil {
 		s.release()

@@ -63,8 +63,14 @@ func main() {
 
 func run(clientList string, block time.Duration, rounds, words int) error {
 	answer := strings.TrimSpace(strings.Repeat("word ", words))
-	fake := openaitest.NewServer(openaitest.Config{NoRecordBodies: true,
-		Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }})
+	// Each part runs under a profiler label of its own (role=upstream, proxy, client), which the goroutines it
+	// starts inherit, so that a CPU profile tells what each costs: go tool pprof -tags, or -tagfocus=role=proxy
+	// (the clients' label path tells their two paths apart).
+	var fake *openaitest.Server
+	pprof.Do(context.Background(), pprof.Labels("role", "upstream"), func(context.Context) {
+		fake = openaitest.NewServer(openaitest.Config{NoRecordBodies: true,
+			Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }})
+	})
 	defer fake.Close()
 
 	client, err := upstream.New(upstream.Config{Primary: upstream.Endpoint{BaseURL: fake.URL(), Model: "gpt-4o-mini"}})
@@ -79,7 +85,9 @@ func run(clientList string, block time.Duration, rounds, words int) error {
 	ln := &countingListener{Listener: tcp}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	pprof.Do(ctx, pprof.Labels("role", "proxy"), func(ctx context.Context) {
+		go func() { done <- srv.Serve(ctx, ln) }()
+	})
 	defer func() { cancel(); <-done }()
 	proxyURL := "http://" + ln.Addr().String() + "/v1"
 
@@ -106,14 +114,14 @@ func run(clientList string, block time.Duration, rounds, words int) error {
 		results := make([]result, len(paths))
 		// Warm the connection pools.
 		for _, p := range paths {
-			if _, err := load(hc, p.url, body, p.read, n, 200*time.Millisecond); err != nil {
+			if _, err := load(hc, p.name, p.url, body, p.read, n, 200*time.Millisecond); err != nil {
 				return err
 			}
 		}
 		for r := 0; r < rounds; r++ {
 			for i, p := range paths {
 				before, conns := ln.writes.Load(), ln.conns.Load()
-				res, err := load(hc, p.url, body, p.read, n, block)
+				res, err := load(hc, p.name, p.url, body, p.read, n, block)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", p.client, p.name, err)
 				}
@@ -196,17 +204,20 @@ func (r *result) pct(p int) string { return r.pctD(p).Round(time.Microsecond).St
 func (r *result) rate() float64 { return float64(len(r.lat)) / r.elapsed.Seconds() }
 
 // load runs n clients against url for d, each sending streaming requests
-// back to back and reading every answer to the end.
-func load(hc *http.Client, url, body string, read func(io.Reader, []byte) error, n int, d time.Duration) (result, error) {
+// back to back and reading every answer to the end. The clients' profiler
+// labels name the path (direct or proxy) beside their role.
+func load(hc *http.Client, path, url, body string, read func(io.Reader, []byte) error, n int, d time.Duration) (result, error) {
 	var mu sync.Mutex
 	var res result
 	var firstErr error
 	deadline := time.Now().Add(d)
 	start := time.Now()
 	var wg sync.WaitGroup
+	labels := pprof.WithLabels(context.Background(), pprof.Labels("role", "client", "path", path))
 	for w := 0; w < n; w++ {
 		wg.Add(1)
 		go func() {
+			pprof.SetGoroutineLabels(labels)
 			defer wg.Done()
 			lat := make([]time.Duration, 0, 1024)
 			buf := make([]byte, 32<<10)
