@@ -239,6 +239,21 @@ func TestSpentQuotaStopsTheSummariesAtOnce(t *testing.T) {
 			if st.Served["embeddings"] != 0 {
 				t.Errorf("%d embeddings requests after the summaries stopped", st.Served["embeddings"])
 			}
+			if tt.key != realKey {
+				return
+			}
+			// With credit added, the next run asks only for the summaries not served: those answered while the
+			// refusal came were paid for, and kept.
+			m.srv.SetLimits("", openaitest.Limits{})
+			// A new process: the old one's pacer remembers the spent key.
+			m2 := &realMode{srv: m.srv, clock: m.clock, pacer: upstream.NewPacer(upstream.PacerConfig{Now: m.clock.Now, Sleep: m.clock.Sleep})}
+			m2.config(t, 0)(&cfg)
+			if _, err := Run(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			if again := chatRequests(m.srv) - asked; again != 24-st.Served["chat/completions"] {
+				t.Errorf("the next run asked %d summaries, want the %d not served before", again, 24-st.Served["chat/completions"])
+			}
 		})
 	}
 }

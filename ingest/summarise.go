@@ -99,14 +99,20 @@ func (r *run) summarise(ctx context.Context, ix *index.Index) error {
 				mu.Unlock()
 				return nil
 			}
-			s, use, err := r.cfg.Summarizer.Summarize(gctx, d)
+			// A stage that stopped (a spent quota, a refused key) asks no more; a request sent is seen through on
+			// the caller's context, since the upstream bills one it has begun to answer and its summary goes to
+			// the ledger, which the next run reads instead of paying again.
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
+			s, use, err := r.cfg.Summarizer.Summarize(ctx, d)
 			r.paid.addSummaryUsage(model, use.Prompt, use.Completion)
 			mu.Lock()
 			asked++
 			mu.Unlock()
 			if err != nil {
-				if gctx.Err() != nil {
-					return gctx.Err()
+				if ctx.Err() != nil {
+					return ctx.Err()
 				}
 				if upstream.Fatal(err) {
 					// No retry clears it and every other page would fail the same way: stop the stage.
