@@ -91,12 +91,16 @@ func keyTerms(q string) string {
 
 // questionWords splits q at spaces into lowercase words without their surrounding punctuation (possibly empty).
 func questionWords(q string) []string {
-	words := strings.Fields(strings.ToLower(q))
-	for i, w := range words {
-		words[i] = strings.Trim(w, `.,;:!?"'()[]{}`)
+	words := strings.Fields(q)
+	for i, f := range words {
+		words[i] = questionWord(f)
 	}
 	return words
 }
+
+// questionWord is one whitespace-separated field of a question as questionWords reads it: lower case, without
+// the punctuation around it.
+func questionWord(field string) string { return strings.Trim(strings.ToLower(field), `.,;:!?"'()[]{}`) }
 
 // DefaultAnalysisTimeout is LLMAnalyzer.Timeout's default.
 const DefaultAnalysisTimeout = 5 * time.Second

@@ -119,8 +119,7 @@ func withoutWords(question string, drop []string) string {
 	}
 	var b strings.Builder
 	for _, f := range strings.Fields(question) {
-		w := strings.ToLower(strings.Trim(f, `.,;:!?"'()[]{}`))
-		if !slices.Contains(drop, w) {
+		if !slices.Contains(drop, questionWord(f)) {
 			b.WriteString(f)
 			b.WriteByte(' ')
 		}
