@@ -91,7 +91,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if off.Kinds {
 		kind, cues = kindNone, nil
 	}
-	q := &evidenceQuery{r.passageQuery(res.Lang, withoutWords(res.Query, cues), db), kind, off}
+	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues), db), kind: kind, off: off}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
@@ -153,6 +153,25 @@ type evidenceQuery struct {
 	*passageQuery
 	kind answerKind
 	off  EvidenceSignals
+	// contexts caches the masks of the headings, topic lines and table header rows the units stand under, each
+	// read once rather than once per unit under it.
+	contexts map[string]uint64
+}
+
+// contextMask is mask(s) for a heading, topic line or header row, cached.
+func (q *evidenceQuery) contextMask(s string) uint64 {
+	if s == "" {
+		return 0
+	}
+	m, ok := q.contexts[s]
+	if !ok {
+		m = q.mask(s)
+		if q.contexts == nil {
+			q.contexts = map[string]uint64{}
+		}
+		q.contexts[s] = m
+	}
+	return m
 }
 
 // score scores unit u for q; title is the mask of the terms of the unit's page title.
@@ -171,15 +190,15 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	}
 	own, matched := q.matches(u.text)
 	if u.header != "" {
-		own |= q.mask(u.header)
+		own |= q.contextMask(u.header)
 	}
 	if u.label {
-		own |= q.mask(u.heading)
+		own |= q.contextMask(u.heading)
 	}
 	if own&q.quantity != 0 && !q.quantityNear(u.text) {
 		own &^= q.quantity // a number far from every question word is some other quantity
 	}
-	context := (q.mask(u.heading) | q.mask(u.topic) | title) &^ own &^ q.quantity
+	context := (q.contextMask(u.heading) | q.contextMask(u.topic) | title) &^ own &^ q.quantity
 	if q.off.Context {
 		context = 0
 	}
