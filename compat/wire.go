@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+	"github.com/valyala/fastjson"
 )
 
 // Usage is OpenAI's token usage object.
@@ -89,76 +89,119 @@ type ChunkChoice struct {
 	Special bool
 }
 
-// ParseChunk reads the relay's view of a raw chunk in one pass over its
-// top-level keys.
+// ParseChunk reads the relay's view of a raw chunk. What the Chunk keeps of raw is copied: nothing in it refers
+// to raw's memory.
 func ParseChunk(raw []byte) (Chunk, error) {
-	if !gjson.ValidBytes(raw) {
-		return Chunk{}, fmt.Errorf("parse chunk: invalid JSON")
-	}
 	var c Chunk
-	// Parsed in place: what the Chunk keeps of raw is copied (str), so nothing in it refers to raw's memory.
-	gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw))).ForEach(func(key, value gjson.Result) bool {
-		switch key.Str {
+	err := ReadChunk(raw, &c)
+	return c, err
+}
+
+// chunkParsers parse chunks in one pass that also validates them (gjson needs two, and walks a nested value
+// again for each level read), reusing their values from chunk to chunk.
+var chunkParsers fastjson.ParserPool
+
+// ReadChunk reads raw into c, the way a stream's chunks follow one another: c's Choices array is reused, and an
+// id or model equal to c's is kept without a copy (OpenAI repeats them on every chunk).
+func ReadChunk(raw []byte, c *Chunk) error {
+	p := chunkParsers.Get()
+	defer chunkParsers.Put(p)
+	v, err := p.ParseBytes(raw)
+	if err != nil {
+		return fmt.Errorf("parse chunk: %w", err)
+	}
+	o, err := v.Object()
+	if err != nil {
+		return fmt.Errorf("parse chunk: %w", err)
+	}
+	*c = Chunk{ID: c.ID, Model: c.Model, Choices: c.Choices[:0]}
+	var id, model bool
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		switch string(key) {
 		case "id":
-			c.ID = str(value)
+			c.ID, id = same(v, c.ID), true
 		case "model":
-			c.Model = str(value)
+			c.Model, model = same(v, c.Model), true
 		case "created":
-			c.Created = value.Int()
+			c.Created = v.GetInt64()
 		case "choices":
-			value.ForEach(func(_, choice gjson.Result) bool {
+			for _, choice := range v.GetArray() {
 				c.Choices = append(c.Choices, readChoice(choice))
-				return true
-			})
+			}
 		case "usage":
-			if value.IsObject() {
+			if v.Type() == fastjson.TypeObject {
 				c.Usage = &Usage{
-					PromptTokens:     int(value.Get("prompt_tokens").Int()),
-					CompletionTokens: int(value.Get("completion_tokens").Int()),
-					TotalTokens:      int(value.Get("total_tokens").Int()),
+					PromptTokens:     v.GetInt("prompt_tokens"),
+					CompletionTokens: v.GetInt("completion_tokens"),
+					TotalTokens:      v.GetInt("total_tokens"),
 				}
 			}
 		}
-		return true
 	})
-	return c, nil
+	if !id {
+		c.ID = ""
+	}
+	if !model {
+		c.Model = ""
+	}
+	if len(c.Choices) == 0 {
+		c.Choices = nil
+	}
+	return nil
 }
 
-func readChoice(choice gjson.Result) ChunkChoice {
+func readChoice(choice *fastjson.Value) ChunkChoice {
 	var c ChunkChoice
-	choice.ForEach(func(key, value gjson.Result) bool {
-		switch key.Str {
+	o, _ := choice.Object()
+	if o == nil {
+		return c
+	}
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		switch string(key) {
 		case "index":
-			c.Index = int(value.Int())
+			c.Index = v.GetInt()
 		case "delta":
-			value.ForEach(func(k, v gjson.Result) bool {
-				switch k.Str {
+			delta, _ := v.Object()
+			if delta == nil {
+				return
+			}
+			delta.Visit(func(k []byte, v *fastjson.Value) {
+				switch string(k) {
 				case "role":
 					c.Role = str(v)
 				case "content":
-					if v.Type == gjson.String {
+					if v.Type() == fastjson.TypeString {
 						c.Content, c.HasContent = str(v), true
 					}
 				case "tool_calls":
 					c.Special = true
 				case "refusal":
-					c.Special = c.Special || v.Type == gjson.String
+					c.Special = c.Special || v.Type() == fastjson.TypeString
 				}
-				return true
 			})
 		case "finish_reason":
-			if value.Type == gjson.String {
-				c.FinishReason = str(value)
+			if v.Type() == fastjson.TypeString {
+				c.FinishReason = str(v)
 				c.Special = c.Special || c.FinishReason == "tool_calls"
 			}
 		}
-		return true
 	})
 	return c
 }
 
-// str is r's string value, copied: r may come from a parse in place of bytes that change later.
-func str(r gjson.Result) string { return strings.Clone(r.String()) }
+// str is v's string value, copied out of the parser's memory ("" unless v is a string).
+func str(v *fastjson.Value) string {
+	b, _ := v.StringBytes()
+	return string(b)
+}
+
+// same is v's string value, or known when they are equal.
+func same(v *fastjson.Value, known string) string {
+	if b, _ := v.StringBytes(); string(b) != known {
+		return string(b)
+	}
+	return known
+}
 
 // SetChunkID returns raw with its "id" set to id.
 func SetChunkID(raw []byte, id string) ([]byte, error) { return sjson.SetBytes(raw, "id", id) }

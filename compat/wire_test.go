@@ -64,6 +64,32 @@ func TestParseChunk(t *testing.T) {
 	}
 }
 
+// A stream's chunks read into one Chunk come out as each would alone: nothing of the one before stays.
+func TestReadChunkFollowsAStream(t *testing.T) {
+	stream := []string{
+		`{"id":"c1","model":"m","created":5,"choices":[{"index":0,"delta":{"role":"assistant","content":"a"}},{"index":1,"delta":{"content":"b"}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":"c"}}],"usage":null}`,
+		`{"id":"c2","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+		`{"choices":[{"index":1,"delta":{},"finish_reason":"stop"}]}`,
+	}
+	var c Chunk
+	for i, raw := range stream {
+		want, err := ParseChunk([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ReadChunk([]byte(raw), &c); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, c); diff != "" {
+			t.Errorf("chunk %d (-alone +in the stream):\n%s", i, diff)
+		}
+	}
+	if err := ReadChunk([]byte(`[1]`), &c); err == nil {
+		t.Error("a chunk that is not an object accepted")
+	}
+}
+
 func TestParseCompletion(t *testing.T) {
 	raw := []byte(`{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"a"}},` +
 		`{"index":1,"message":{"role":"assistant","content":null,"tool_calls":[]}}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`)

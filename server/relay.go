@@ -46,7 +46,9 @@ type relay struct {
 	events []json.RawMessage
 	cited  []json.RawMessage
 
-	builder    compat.ChunkBuilder
+	builder compat.ChunkBuilder
+	// in is the chunk last read, whose memory the next one reuses.
+	in         compat.Chunk
 	choices    map[int]*choiceRelay
 	firstToken bool
 	// finished reports that every answer seen has finished; unfinished counts those that have not.
@@ -111,10 +113,11 @@ func (r *relay) sentEvents() []json.RawMessage {
 
 // chunk handles one upstream chunk, passing the frames to emit.
 func (r *relay) chunk(raw []byte, emit func([]byte) error) error {
-	c, err := compat.ParseChunk(raw)
+	err := compat.ReadChunk(raw, &r.in)
 	if err != nil {
 		return compat.UpstreamUnreachable("", fmt.Errorf("relay: %w", err))
 	}
+	c := &r.in
 	if r.builder.ID == "" {
 		r.builder = compat.ChunkBuilder{ID: c.ID, Model: c.Model, Created: c.Created}
 	} else if c.ID != r.builder.ID {

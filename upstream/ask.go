@@ -67,10 +67,10 @@ func (a Asker) stream(ctx context.Context, call *Call, onText func(string)) (llm
 		text strings.Builder
 		r    llm.Reply
 		saw  bool
+		c    compat.Chunk
 	)
 	for st.Next() {
-		c, err := compat.ParseChunk(st.Chunk())
-		if err != nil {
+		if err := compat.ReadChunk(st.Chunk(), &c); err != nil {
 			return llm.Reply{}, err
 		}
 		if u := c.Usage; u != nil {

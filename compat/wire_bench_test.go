@@ -1,0 +1,30 @@
+package compat
+
+import "testing"
+
+// chunkSample is a content chunk as OpenAI streams it.
+var chunkSample = []byte(`{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion.chunk","created":1741569952,` +
+	`"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_06737a9306",` +
+	`"choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":null}`)
+
+// BenchmarkParseChunk reads one chunk on its own.
+func BenchmarkParseChunk(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseChunk(chunkSample); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadChunk reads chunk after chunk of one stream, the relay's work for each chunk of every answer it
+// passes through.
+func BenchmarkReadChunk(b *testing.B) {
+	var c Chunk
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ReadChunk(chunkSample, &c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
