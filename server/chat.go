@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -303,9 +304,34 @@ func (s *Server) chunkBuilder(st *chatState) compat.ChunkBuilder {
 }
 
 func requestHeader(c *fiber.Ctx) http.Header {
-	h := http.Header{}
-	for k, v := range c.Request().Header.All() {
-		h.Add(string(k), string(v))
+	// The headers' text is copied once, into one string that keys and values slice, and the values' slices share
+	// one array: four allocations in all rather than three for each header.
+	rh := &c.Request().Header
+	n, size := 0, 0
+	for k, v := range rh.All() {
+		n, size = n+1, size+len(k)+len(v)
+	}
+	var text strings.Builder
+	text.Grow(size)
+	for k, v := range rh.All() {
+		text.Write(k)
+		text.Write(v)
+	}
+	all := text.String()
+	h := make(http.Header, n)
+	values := make([]string, n)
+	i, at := 0, 0
+	for k, v := range rh.All() {
+		key := http.CanonicalHeaderKey(all[at : at+len(k)]) // no copy: fasthttp has made most keys canonical
+		at += len(k)
+		values[i] = all[at : at+len(v)]
+		at += len(v)
+		if prev := h[key]; prev != nil {
+			h[key] = append(prev, values[i])
+		} else {
+			h[key] = values[i : i+1 : i+1]
+		}
+		i++
 	}
 	return h
 }
