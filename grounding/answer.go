@@ -3,6 +3,7 @@ package grounding
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -162,10 +163,7 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 		if i == 1 {
 			b.WriteString(ph.alsoSays)
 		}
-		text := clip(e, limit)
-		if e.Next != "" && !strings.HasSuffix(text, "…") {
-			text = strings.TrimSuffix(clip(retrieval.Evidence{Text: text + " " + e.Next, Matched: e.Matched}, limit), " …")
-		}
+		text := quote(e, limit)
 		if i > 0 {
 			b.WriteString("\n")
 		}
@@ -193,7 +191,7 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 // (a quote goes on into its paragraph's next sentences; see Evidence.Next).
 func shownBefore(quoted []retrieval.Evidence, text string) bool {
 	for _, q := range quoted {
-		if strings.Contains(q.Next, text) || strings.Contains(q.Text, text) {
+		if strings.Contains(q.Text, text) || slices.ContainsFunc(q.Next, func(s string) bool { return strings.Contains(s, text) }) {
 			return true
 		}
 	}
@@ -214,6 +212,23 @@ func pageTitle(res *retrieval.Result, url string) string {
 		}
 	}
 	return url
+}
+
+// quote is the text an answer quotes of unit e, about limit runes: the unit, clipped when it is longer, else
+// followed by as many of the next sentences of its paragraph as fit whole.
+func quote(e retrieval.Evidence, limit int) string {
+	text := clip(e, limit)
+	if strings.HasSuffix(text, "…") {
+		return text
+	}
+	n := utf8.RuneCountInString(text)
+	for _, s := range e.Next {
+		if n += 1 + utf8.RuneCountInString(s); n > limit {
+			break
+		}
+		text += " " + s
+	}
+	return text
 }
 
 // clip shortens a unit's text to about limit runes, never before the last word that matched the question within

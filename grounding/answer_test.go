@@ -125,7 +125,7 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	long := "Late fees apply after the deadline. " + strings.Repeat("Other words fill this sentence up. ", 20) +
 		"The fee for a late filing is $80 in all cases"
 	ev := []retrieval.Evidence{
-		{Chunk: 0, Text: "Fees are $80.", Next: "See [forms](https://site.edu/forms/).", Own: 1},
+		{Chunk: 0, Text: "Fees are $80.", Next: []string{"See [forms](https://site.edu/forms/).", strings.Repeat("A next sentence too long to quote whole. ", 12)}, Own: 1},
 		{Chunk: 0, Text: "Fees are $80.", Own: 1},                         // the same unit again is quoted once
 		{Chunk: 0, Text: "See [forms](https://site.edu/forms/).", Own: 1}, // the lead quotes it already, as its next sentence
 		{Chunk: 0, Text: long, Own: 0.5, Matched: [][2]int{{len(long) - 10, len(long) - 7}}},
@@ -140,6 +140,9 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	}
 	if !strings.HasPrefix(ans, "> Fees are $80.") {
 		t.Errorf("the best unit does not lead the answer: %q", ans)
+	}
+	if strings.Contains(ans, "A next sentence") {
+		t.Errorf("a next sentence that does not fit whole is quoted in part: %q", ans)
 	}
 	if strings.Count(ans, "Fees are $80") != 1 || strings.Count(ans, "See [forms]") != 1 {
 		t.Errorf("a unit is quoted twice: %q", ans)

@@ -114,3 +114,29 @@ func TestEvidenceUnitsTopic(t *testing.T) {
 		}
 	}
 }
+
+// A unit's next sentences start at the one that states the kind of answer asked for, when neither the unit nor
+// the sentence right after it does; otherwise they are the paragraph's next sentences in order.
+func TestEvidenceNextReachesTheKindAsked(t *testing.T) {
+	text := "Sets the base maximum amount of memory to be used by a sort before writing to temporary files. " +
+		"If this value is specified without units, it is taken as kilobytes. The default value is four megabytes (`4MB`). " +
+		"Several sessions may sort at once."
+	units := evidenceUnits(text)
+	q := &evidenceQuery{passageQuery: newPassageQuery("how much memory can a sort use before writing temp files?", nil)}
+	q.kind, _ = questionKind("how much memory can a sort use before writing temp files?")
+	if q.kind != kindSize {
+		t.Fatalf("kind %d, want a size", q.kind)
+	}
+	got := q.next(units, 0, units[0].text)
+	want := []string{"… The default value is four megabytes (`4MB`).", "Several sessions may sort at once."}
+	if !slices.Equal(got, want) {
+		t.Errorf("next = %q, want %q", got, want)
+	}
+	q.kind = kindNone
+	if got := q.next(units, 0, units[0].text); len(got) != 3 || got[0] != "If this value is specified without units, it is taken as kilobytes." {
+		t.Errorf("next without an answer kind = %q, want the three next sentences in order", got)
+	}
+	if got := q.next(units, len(units)-1, units[len(units)-1].text); got != nil {
+		t.Errorf("next of a paragraph's last sentence = %q", got)
+	}
+}

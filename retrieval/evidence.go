@@ -41,9 +41,11 @@ type Evidence struct {
 	Score float64
 	// Matched are the byte ranges of Text holding the question's terms, in order.
 	Matched [][2]int
-	// Next is the text of the sentences that follow the unit in its paragraph, which often finish what it
-	// starts ("The requirement was instituted in 1991" after what the requirement is); "" for other units.
-	Next string
+	// Next are the sentences that follow the unit in its paragraph, which often finish what it starts ("The
+	// requirement was instituted in 1991" after what the requirement is); none for other units. When the question
+	// asks for a kind of answer (a duration, a size, ...) that the unit and the sentence after it do not state and
+	// a later sentence does, they start at that one, marked "… " ("… The default value is four megabytes").
+	Next []string
 }
 
 // Bounds of evidence units.
@@ -116,12 +118,10 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 			if e.Score > 0 && defines && q.subjectDefined(u.text) {
 				e.Score *= evidenceAnswerType
 			}
-			for n := k + 1; n < len(units) && units[n].para == u.para && u.para > 0; n++ {
-				e.Next = strings.TrimSpace(e.Next + " " + units[n].text)
-			}
 			if e.Score == 0 {
 				continue
 			}
+			e.Next = q.next(units, k, e.Text)
 			e.Chunk = i
 			if top := res.Chunks[0].Score; top > 0 && !off.Rank {
 				e.Score *= c.Score / top
@@ -131,6 +131,40 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
 	return out[:min(max, len(out))]
+}
+
+// next is the sentences after units[k] in its paragraph (Evidence.Next). When the question asks for a kind of
+// answer that neither the unit nor the sentence after it states and a later sentence of the paragraph does, they
+// start at that sentence, marked "… ".
+func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string {
+	u := units[k]
+	if u.para == 0 {
+		return nil
+	}
+	end := k + 1
+	for end < len(units) && units[end].para == u.para {
+		end++
+	}
+	from := k + 1
+	if q.kind != kindNone && end > k+2 && !q.holdsKind(text) && !q.holdsKind(units[k+1].text) {
+		for n := k + 2; n < end; n++ {
+			if q.holdsKind(units[n].text) {
+				from = n
+				break
+			}
+		}
+	}
+	if from == end {
+		return nil
+	}
+	out := make([]string, 0, end-from)
+	for n := from; n < end; n++ {
+		out = append(out, strings.TrimSpace(units[n].text))
+	}
+	if from > k+1 {
+		out[0] = "… " + out[0]
+	}
+	return out
 }
 
 // evidenceUnit is a unit of a passage before scoring: its text, the heading it stands under, and for a table row
