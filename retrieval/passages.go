@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/index"
@@ -57,15 +58,17 @@ type chunkTexts struct {
 	read map[int]string
 	// context holds the texts as the context writes them, with compact links (see compact).
 	context map[int]string
+	// tokens are the retriever's sizes of those texts (Retriever.contextTokens).
+	tokens []atomic.Int32
 }
 
 func (r *Retriever) newChunkTexts() *chunkTexts {
-	return &chunkTexts{ix: r.ix, read: map[int]string{}, context: map[int]string{}}
+	return &chunkTexts{ix: r.ix, read: map[int]string{}, context: map[int]string{}, tokens: r.contextTokens}
 }
 
 // compact makes chunk id's context text, its text with compact links (markdown.CompactLinks; page is its page's
-// URL), and returns its size in o200k tokens: the chunk's own count when no link changed, counted again
-// otherwise.
+// URL), and returns its size in o200k tokens: the chunk's own count when no link changed, else counted again, once
+// for the retriever.
 func (t *chunkTexts) compact(id int, page string, tok *tokenizer.Tokenizer) (int, error) {
 	s, err := t.get(id)
 	if err != nil {
@@ -76,7 +79,15 @@ func (t *chunkTexts) compact(id int, page string, tok *tokenizer.Tokenizer) (int
 	if c == s {
 		return t.ix.Chunks[id].Tokens, nil
 	}
-	return tok.Count(c), nil
+	if id >= len(t.tokens) {
+		return tok.Count(c), nil
+	}
+	if n := t.tokens[id].Load(); n > 0 {
+		return int(n - 1), nil
+	}
+	n := tok.Count(c)
+	t.tokens[id].Store(int32(n + 1))
+	return n, nil
 }
 
 func (t *chunkTexts) get(id int) (string, error) {

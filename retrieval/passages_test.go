@@ -9,6 +9,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/embedding"
 	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/textnorm"
 	"github.com/ragproxy/ragproxy/tokenizer"
 )
@@ -247,6 +248,24 @@ func TestContextCompactLinks(t *testing.T) {
 	exact := site.tok.Count(res.Context)
 	if d := res.ContextTokens - exact; d < -8 || d > 8 || exact > budget {
 		t.Errorf("context_tokens %d, counted whole %d (budget %d)", res.ContextTokens, exact, budget)
+	}
+	// Each chunk is counted once for the retriever: the next question reads its count from the first.
+	for id := range 2 {
+		text, err := ix.ChunkText(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := site.tok.Count(markdown.CompactLinks(text, ix.Pages[ix.Chunks[id].PageID].URL))
+		if got := r.contextTokens[id].Load() - 1; int(got) != want {
+			t.Errorf("chunk %d: kept count %d, want %d", id, got, want)
+		}
+	}
+	again, err := r.Retrieve(context.Background(), question, a.Rewrites)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Context != res.Context || again.ContextTokens != res.ContextTokens {
+		t.Errorf("asked again: %d tokens, first %d; same context %v", again.ContextTokens, res.ContextTokens, again.Context == res.Context)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ragproxy/ragproxy/embedding"
@@ -211,12 +212,16 @@ type Retriever struct {
 	lex       *lexicon
 	inLinks   []int    // inbound links per page
 	textKeys  []uint64 // per chunk, a hash of its trimmed text: chunks that say the same are one passage
-	backends  Backends
-	scope     *Scope
-	allowed   []bool   // per page, when scope is set
-	langs     []string // the index's languages, main first
-	versioned bool     // some page has versions in other languages
-	qlang     string   // the question's language when it is not English (inLanguage)
+	// contextTokens holds per chunk its size in tokens as the context writes it (chunkTexts.compact), plus one;
+	// 0 until a retrieval first counts it. The size depends on the chunk alone, and counting it again for every
+	// question was a quarter of a retrieval's time on a site whose passages link a lot.
+	contextTokens []atomic.Int32
+	backends      Backends
+	scope         *Scope
+	allowed       []bool   // per page, when scope is set
+	langs         []string // the index's languages, main first
+	versioned     bool     // some page has versions in other languages
+	qlang         string   // the question's language when it is not English (inLanguage)
 }
 
 // ErrEmbedderMismatch is returned by New when the embedder is not the one the index was built with.
@@ -281,7 +286,8 @@ func newRetriever(ix *index.Index, emb embedding.Embedder, tok *tokenizer.Tokeni
 	}
 	r := &Retriever{ix: ix, emb: emb, tok: tok, cfg: cfg.withDefaults(), summaries: summaries, chunks: chunkVecs,
 		inLinks: make([]int, len(ix.Pages)), named: newTitleIndex(ix.Pages, ix.PageLang), chunkBM25: parts.chunkBM25,
-		pageBM25: parts.pageBM25, titles: parts.titles, lex: parts.lex, textKeys: parts.textKeys}
+		pageBM25: parts.pageBM25, titles: parts.titles, lex: parts.lex, textKeys: parts.textKeys,
+		contextTokens: make([]atomic.Int32, len(ix.Chunks))}
 	if ann != nil && ann.Lists() > 0 {
 		r.chunkANN = ann
 	}
