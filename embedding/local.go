@@ -202,14 +202,14 @@ func (l *Local) Name() string {
 
 // textLanguage is the analysis text is read with: nil (English) without Languages, else that of the language its
 // first textSample bytes tell among them, or of the main language. A text as short as a question is told by
-// textnorm.Detect, as retrieval tells a question's language; a longer one by its stopwords
+// textnorm.DetectQuestion, as retrieval tells a question's language; a longer one by its stopwords
 // (textnorm.DetectPassage), which costs ingest a hundredth of what the detector's trigrams do.
 func (l *Local) textLanguage(text string) *textnorm.Language {
 	langs := l.cfg.Languages
 	if len(langs) == 0 {
 		return nil
 	}
-	detect := textnorm.Detect
+	detect := textnorm.DetectQuestion
 	if len(text) > questionBytes {
 		detect = textnorm.DetectPassage
 	}

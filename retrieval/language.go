@@ -25,11 +25,11 @@ func siteLanguages(ix *index.Index) []string {
 }
 
 // QuestionLanguage is the language a question is analysed in: the site's own language when the site has one;
-// else the language among the site's that the question's script or words tell (textnorm.Detect), and the
-// site's main language when they do not tell it surely (a short question).
+// else the language among the site's that the question's script or words tell (textnorm.DetectQuestion), and
+// the site's main language when they do not tell it surely (a short question, or one of commands and names).
 func (r *Retriever) QuestionLanguage(question string) string {
 	langs := r.Languages()
-	if l, ok := textnorm.Detect(question, langs); ok {
+	if l, ok := textnorm.DetectQuestion(question, langs); ok {
 		return l
 	}
 	return langs[0]

@@ -23,7 +23,11 @@ const (
 // licence). Among any language, a text of fewer than MinDetectLetters letters, or whose best language is not
 // clearly ahead, gives ok false; among a few, the best of them is the answer for a text of MinChoiceLetters
 // letters or more. With a single language in among, that language is the answer.
-func Detect(text string, among []string) (lang string, ok bool) {
+func Detect(text string, among []string) (lang string, ok bool) { return detect(text, among, false) }
+
+// detect is Detect; reliable asks, also among a few languages, for MinDetectLetters letters and an answer the
+// detector calls reliable.
+func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 	if len(among) == 1 {
 		return among[0], true
 	}
@@ -42,7 +46,7 @@ func Detect(text string, among []string) (lang string, ok bool) {
 			letters++
 		}
 	}
-	if letters < MinChoiceLetters || among == nil && letters < MinDetectLetters {
+	if letters < MinChoiceLetters || (among == nil || reliable) && letters < MinDetectLetters {
 		return "", false
 	}
 	opt := whatlanggo.Options{}
@@ -59,7 +63,7 @@ func Detect(text string, among []string) (lang string, ok bool) {
 	}
 	info := whatlanggo.DetectWithOptions(text, opt)
 	code := info.Lang.Iso6391()
-	if code == "" || among == nil && !info.IsReliable() && letters < 4*MinDetectLetters {
+	if code == "" || among == nil && !info.IsReliable() && letters < 4*MinDetectLetters || reliable && !info.IsReliable() {
 		return "", false
 	}
 	return code, true
@@ -112,6 +116,38 @@ func DetectPassage(text string, among []string) (lang string, ok bool) {
 	if s := ScriptLanguage(text); s != "" {
 		return Detect(text, among)
 	}
+	if l, ok := stopwordVote(text, among, MinPassageStopwords); ok {
+		return l, true
+	}
+	return Detect(text, among)
+}
+
+// MinQuestionStopwords is the fewest stopwords of its language that DetectQuestion needs to name a question's
+// language by them, and the lead it needs over the next language's count.
+const MinQuestionStopwords = 2
+
+// DetectQuestion is Detect for a question among a site's languages. A question is short and technical: its
+// commands and names ("approx", "pg_ctl", "max_connections") are most of its letters, and trigram statistics read
+// them as any language ("approx apt cache - what port does it listen on by default?" was German to them). So a
+// script decides first, then the question's stopwords as DetectPassage counts them (MinQuestionStopwords of one
+// language, and that many more than any other's), then trigrams only on MinDetectLetters letters or more and
+// when the detector calls its answer reliable; else ok is false and the caller's default applies (the site's main language).
+func DetectQuestion(text string, among []string) (lang string, ok bool) {
+	if len(among) == 1 {
+		return among[0], true
+	}
+	if s := ScriptLanguage(text); s != "" {
+		return Detect(text, among)
+	}
+	if l, ok := stopwordVote(text, among, MinQuestionStopwords); ok {
+		return l, true
+	}
+	return detect(text, among, true)
+}
+
+// stopwordVote counts each language's stopwords among text's words (English's and the Snowball lists of the
+// others) and names the language with the most when it has min or more and that many more than the next.
+func stopwordVote(text string, among []string, min int) (string, bool) {
 	type count struct {
 		lang string
 		l    *Language
@@ -142,8 +178,8 @@ func DetectPassage(text string, among []string) (lang string, ok bool) {
 			next = c.n
 		}
 	}
-	if best >= 0 && counts[best].n >= MinPassageStopwords && counts[best].n-next >= MinPassageStopwords {
+	if best >= 0 && counts[best].n >= min && counts[best].n-next >= min {
 		return counts[best].lang, true
 	}
-	return Detect(text, among)
+	return "", false
 }

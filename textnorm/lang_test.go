@@ -176,3 +176,31 @@ func TestDetectPassage(t *testing.T) {
 		t.Errorf("one language: %q, %v", got, ok)
 	}
 }
+
+// A question's commands and names do not make it another language: its function words decide, and a question
+// that has too few of them and too few letters for sure statistics is left to the caller's default.
+func TestDetectQuestion(t *testing.T) {
+	among := []string{"de", "en", "fr", "ja"}
+	for q, want := range map[string]string{
+		"approx apt cache - what port does it listen on by default?":                 "en", // trigrams: German
+		"nfs export: if i dont specify rw or ro in /etc/exports, can clients write?": "en", // trigrams: French
+		"how often does jira get upgraded":                                           "en", // trigrams: German
+		"Wo ändere ich die Kernel-Parameter, mit denen GRUB startet?":                "de",
+		"Où modifier les paramètres du noyau avec lesquels GRUB démarre ?":           "fr",
+		"GRUBが起動時に渡すカーネルパラメーターはどこで変更しますか？":                                           "ja",
+		// No function words, but letters enough for the statistics to be sure.
+		"Paketverwaltung Systemverwaltung Netzwerkkonfiguration Datensicherung Tastaturbelegung": "de",
+	} {
+		if got, ok := DetectQuestion(q, among); !ok || got != want {
+			t.Errorf("DetectQuestion(%q) = %q, %v; want %q", q, got, ok, want)
+		}
+	}
+	for _, q := range []string{"default max_connections value?", "checkpoint_timeout default", "linguistics dept chair?"} {
+		if got, ok := DetectQuestion(q, among); ok {
+			t.Errorf("DetectQuestion(%q) = %q, sure; want the caller's default (trigrams alone read these as French)", q, got)
+		}
+	}
+	if got, ok := DetectQuestion("whatever", []string{"fr"}); !ok || got != "fr" {
+		t.Errorf("one language: %q, %v", got, ok)
+	}
+}
