@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ragproxy/ragproxy/eval"
 	"github.com/ragproxy/ragproxy/internal/indextest"
@@ -34,26 +36,7 @@ func TestDebianReferenceMultilingualQuality(t *testing.T) {
 	if src == "" {
 		t.Skip("RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE is not set (the HTML of debian-reference-en, -de, -fr and -ja, installed at /usr/share/debian-reference)")
 	}
-	// The directory also holds each language's PDF and plain text, the whole book in one file: the site is
-	// the HTML pages (index.html only redirects to a language's index).
-	site := t.TempDir()
-	pages, err := filepath.Glob(filepath.Join(src, "*.*.html"))
-	if err != nil || len(pages) == 0 {
-		t.Fatalf("no pages in %s (%v)", src, err)
-	}
-	for _, p := range pages {
-		lang := strings.Split(filepath.Base(p), ".")[1]
-		if _, ok := multilingualFloors[lang]; !ok {
-			continue
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(site, filepath.Base(p)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	site := debianReferenceSite(t, src)
 	var sets []questionSet
 	for _, lang := range []string{"en", "de", "fr", "ja"} {
 		sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", "debian-reference-"+lang+".jsonl"),
@@ -63,6 +46,19 @@ func TestDebianReferenceMultilingualQuality(t *testing.T) {
 
 	// The ablation of the analysis: each part off in turn. Without bigrams a Japanese question is one or two
 	// whole runs that no page holds, and its BM25 lists are empty.
+	mrr := analysisAblation(t, idx, sets)
+	if mrr["no compounds"]["de"] >= mrr["full"]["de"] {
+		t.Errorf("German without compound splitting: MRR %.3f, with %.3f", mrr["no compounds"]["de"], mrr["full"]["de"])
+	}
+	if mrr["no bigrams"]["ja"] >= mrr["full"]["ja"] {
+		t.Errorf("Japanese without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["ja"], mrr["full"]["ja"])
+	}
+}
+
+// analysisAblation runs sets on the index idx with each part of the analysis off in turn, logs the figures, and
+// returns the MRR of each variant ("full", "no stemmer", "no compounds", "no bigrams") and set.
+func analysisAblation(t *testing.T, idx string, sets []questionSet) map[string]map[string]float64 {
+	t.Helper()
 	r, _ := indextest.Open(t, idx)
 	mrr := map[string]map[string]float64{}
 	for _, v := range []struct {
@@ -83,10 +79,124 @@ func TestDebianReferenceMultilingualQuality(t *testing.T) {
 			t.Logf("ablation %s, %s: fact-in-context %.3f, Hit@8 %.3f, MRR %.3f", v.name, set.name, m.FactInContext, m.Hit[8], m.MRR)
 		}
 	}
-	if mrr["no compounds"]["de"] >= mrr["full"]["de"] {
-		t.Errorf("German without compound splitting: MRR %.3f, with %.3f", mrr["no compounds"]["de"], mrr["full"]["de"])
+	return mrr
+}
+
+// The Debian Administrator's Handbook in four of the languages it is published in
+// (RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS: the html directory of Debian's debian-handbook package, one folder
+// per language): Publican (DocBook) pages, 127 per language with the same file names, no language in the markup
+// (detected from the text; the folder, "de-DE", then names the versions of one page). Served as the book's site
+// serves them, https://debian-handbook.info/browse/<language>/stable/, and asked the same questions in each
+// language (testdata/multilingual/debian-handbook-*.jsonl, 24 questions whose passage all four languages
+// translate), each question's expected page the one in its own language. The floors sit just under what
+// retrieval reaches.
+var handbookLanguages = map[string]string{"en": "en-US", "de": "de-DE", "fr": "fr-FR", "ja": "ja-JP"}
+
+var handbookMultilingualFloors = map[string]floor{
+	"en": {fact: 0.95, hit8: 0.95, mrr: 0.79},
+	"de": {fact: 0.91, hit8: 0.91, mrr: 0.69},
+	"fr": {fact: 0.95, hit8: 0.95, mrr: 0.80},
+	"ja": {fact: 0.95, hit8: 0.95, mrr: 0.75},
+}
+
+func TestDebianHandbookMultilingualQuality(t *testing.T) {
+	src := os.Getenv("RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS")
+	if src == "" {
+		t.Skip("RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS is not set (the html directory of debian-handbook, /usr/share/doc/debian-handbook/html)")
 	}
+	site := t.TempDir()
+	for _, dir := range handbookLanguages {
+		pages, err := filepath.Glob(filepath.Join(src, dir, "*.html"))
+		if err != nil || len(pages) == 0 {
+			t.Fatalf("no pages in %s (%v)", filepath.Join(src, dir), err)
+		}
+		to := filepath.Join(site, dir, "stable")
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pages {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(to, filepath.Base(p)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var sets []questionSet
+	for _, lang := range []string{"en", "de", "fr", "ja"} {
+		sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", "debian-handbook-"+lang+".jsonl"),
+			handbookMultilingualFloors[lang]})
+	}
+	idx := checkQuality(t, site, "https://debian-handbook.info/browse/", sets...)
+	mrr := analysisAblation(t, idx, sets)
 	if mrr["no bigrams"]["ja"] >= mrr["full"]["ja"] {
 		t.Errorf("Japanese without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["ja"], mrr["full"]["ja"])
+	}
+}
+
+// debianReferenceSite copies the pages of the Debian Reference's languages (multilingualFloors) from src into a
+// site directory. The package's directory also holds each language's PDF and plain text, the whole book in one
+// file: the site is the HTML pages (index.html only redirects to a language's index).
+func debianReferenceSite(tb testing.TB, src string) string {
+	tb.Helper()
+	site := tb.TempDir()
+	pages, err := filepath.Glob(filepath.Join(src, "*.*.html"))
+	if err != nil || len(pages) == 0 {
+		tb.Fatalf("no pages in %s (%v)", src, err)
+	}
+	for _, p := range pages {
+		lang := strings.Split(filepath.Base(p), ".")[1]
+		if _, ok := multilingualFloors[lang]; !ok {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(site, filepath.Base(p)), b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return site
+}
+
+// BenchmarkRetrieveMultilingual times retrieval (heuristic analysis aside) of the Debian Reference's questions
+// in each language, on the one index of its four languages: p50 and p99 per language, in ms.
+func BenchmarkRetrieveMultilingual(b *testing.B) {
+	src := os.Getenv("RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE")
+	if src == "" {
+		b.Skip("RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE is not set")
+	}
+	idx := b.TempDir()
+	indextest.Build(b, debianReferenceSite(b, src), debianReferenceBaseURL, idx)
+	r, _ := indextest.Open(b, idx)
+	for _, lang := range []string{"en", "de", "fr", "ja"} {
+		qs, err := eval.LoadQuestions(filepath.Join("testdata", "multilingual", "debian-reference-"+lang+".jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rewrites := make([][]string, len(qs))
+		for i, q := range qs {
+			a, _ := retrieval.Heuristic{}.Analyze(context.Background(), []retrieval.Message{{Role: "user", Content: q.Question}})
+			rewrites[i] = a.Rewrites
+		}
+		b.Run(lang, func(b *testing.B) {
+			var times []time.Duration
+			i := 0
+			for b.Loop() {
+				q := qs[i%len(qs)]
+				start := time.Now()
+				if _, err := r.Retrieve(context.Background(), q.Question, rewrites[i%len(qs)]); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(start))
+				i++
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
+		})
 	}
 }
