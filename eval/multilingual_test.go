@@ -37,11 +37,7 @@ func TestDebianReferenceMultilingualQuality(t *testing.T) {
 		t.Skip("RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE is not set (the HTML of debian-reference-en, -de, -fr and -ja, installed at /usr/share/debian-reference)")
 	}
 	site := debianReferenceSite(t, src)
-	var sets []questionSet
-	for _, lang := range []string{"en", "de", "fr", "ja"} {
-		sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", "debian-reference-"+lang+".jsonl"),
-			multilingualFloors[lang]})
-	}
+	sets := languageSets(t, "debian-reference", multilingualFloors)
 	idx := checkQuality(t, site, debianReferenceBaseURL, sets...)
 
 	// The ablation of the analysis: each part off in turn. Without bigrams a Japanese question is one or two
@@ -124,11 +120,7 @@ func TestDebianHandbookMultilingualQuality(t *testing.T) {
 			}
 		}
 	}
-	var sets []questionSet
-	for _, lang := range []string{"en", "de", "fr", "ja"} {
-		sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", "debian-handbook-"+lang+".jsonl"),
-			handbookMultilingualFloors[lang]})
-	}
+	sets := languageSets(t, "debian-handbook", handbookMultilingualFloors)
 	idx := checkQuality(t, site, "https://debian-handbook.info/browse/", sets...)
 	mrr := analysisAblation(t, idx, sets)
 	if mrr["no bigrams"]["ja"] >= mrr["full"]["ja"] {
@@ -199,4 +191,15 @@ func BenchmarkRetrieveMultilingual(b *testing.B) {
 			b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// languageSets are the question sets testdata/multilingual/<name>-<lang>.jsonl of English, German, French and
+// Japanese, each with its floor.
+func languageSets(t *testing.T, name string, floors map[string]floor) []questionSet {
+	t.Helper()
+	var sets []questionSet
+	for _, lang := range []string{"en", "de", "fr", "ja"} {
+		sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", name+"-"+lang+".jsonl"), floors[lang]})
+	}
+	return sets
 }

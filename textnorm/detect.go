@@ -110,16 +110,7 @@ const MinPassageStopwords = 3
 // from a few hundred letters at many times the cost (Detect is about 0.4 ms on 2 KB of text, this about a
 // hundredth of it). A passage they do not tell apart (a table of commands) goes to Detect.
 func DetectPassage(text string, among []string) (lang string, ok bool) {
-	if len(among) == 1 {
-		return among[0], true
-	}
-	if s := ScriptLanguage(text); s != "" {
-		return Detect(text, among)
-	}
-	if l, ok := stopwordVote(text, among, MinPassageStopwords); ok {
-		return l, true
-	}
-	return Detect(text, among)
+	return detectByWords(text, among, MinPassageStopwords, false)
 }
 
 // MinQuestionStopwords is the fewest stopwords of its language that DetectQuestion needs to name a question's
@@ -133,16 +124,22 @@ const MinQuestionStopwords = 2
 // language, and that many more than any other's), then trigrams only on MinDetectLetters letters or more and
 // when the detector calls its answer reliable; else ok is false and the caller's default applies (the site's main language).
 func DetectQuestion(text string, among []string) (lang string, ok bool) {
+	return detectByWords(text, among, MinQuestionStopwords, true)
+}
+
+// detectByWords tells text's language among among by its script, else by a stopword vote needing min, else by
+// trigrams (detect, reliable as asked).
+func detectByWords(text string, among []string, min int, reliable bool) (lang string, ok bool) {
 	if len(among) == 1 {
 		return among[0], true
 	}
 	if s := ScriptLanguage(text); s != "" {
 		return Detect(text, among)
 	}
-	if l, ok := stopwordVote(text, among, MinQuestionStopwords); ok {
+	if l, ok := stopwordVote(text, among, min); ok {
 		return l, true
 	}
-	return detect(text, among, true)
+	return detect(text, among, reliable)
 }
 
 // stopwordVote counts each language's stopwords among text's words (English's and the Snowball lists of the
