@@ -1,7 +1,10 @@
 package compat
 
 import (
+	"encoding/json"
+	"regexp"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -158,4 +161,74 @@ func TestChunkBuilder(t *testing.T) {
 	if diff := cmp.Diff([]string{"aaa bbb ", "ccc"}, SplitDeltas("aaa bbb ccc", 4)); diff != "" {
 		t.Errorf("SplitDeltas (-want +got):\n%s", diff)
 	}
+}
+
+// loneSurrogate matches an escaped UTF-16 surrogate, half of a pair or alone.
+var loneSurrogate = regexp.MustCompile(`\\u[dD][89a-fA-F]`)
+
+// ReadChunk reads any bytes without panicking, takes every JSON object, and reads a chunk's fields as
+// encoding/json decodes them.
+func FuzzReadChunk(f *testing.F) {
+	f.Add([]byte(`{"id":"c1","model":"m","created":5,"choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}`))
+	f.Add([]byte(`{"id":"c1","choices":[{"index":1,"delta":{"content":null,"tool_calls":[]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`))
+	f.Add([]byte(`{"id":"\u00e9\ud83d\ude00","choices":[{"delta":{"content":"a\"b\\n"}}]}`))
+	f.Add([]byte(`[1]`))
+	f.Add([]byte(`{"id":`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var c Chunk
+		err := ReadChunk(raw, &c)
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			return // no JSON object (null decodes into a nil map): ReadChunk may refuse it
+		}
+		if err != nil {
+			t.Fatalf("ReadChunk refused a JSON object: %v (%q)", err, raw)
+		}
+		if !utf8.Valid(raw) || loneSurrogate.Match(raw) {
+			// Both readers take these, differently: encoding/json writes U+FFFD for invalid UTF-8 and for an
+			// escaped half of a surrogate pair, fastjson keeps the bytes and the escape as written. Neither
+			// reaches a client (the relay passes the chunk's bytes on), and OpenAI sends neither.
+			return
+		}
+		// The reference reads keys as they are written (encoding/json's structs would also take "ChoiCes").
+		str := func(m map[string]json.RawMessage, key string) (string, bool) {
+			var v *string
+			if raw, ok := m[key]; ok && json.Unmarshal(raw, &v) != nil {
+				return "", false
+			}
+			if v == nil {
+				return "", true
+			}
+			return *v, true
+		}
+		id, ok1 := str(obj, "id")
+		model, ok2 := str(obj, "model")
+		var choices []map[string]json.RawMessage
+		if raw, ok := obj["choices"]; ok && json.Unmarshal(raw, &choices) != nil || !ok1 || !ok2 {
+			return // a field of another type: no reading to compare with
+		}
+		if c.ID != id || c.Model != model || len(c.Choices) != len(choices) {
+			t.Fatalf("read id %q model %q %d choices, encoding/json %q %q %d (%q)", c.ID, c.Model, len(c.Choices), id, model, len(choices), raw)
+		}
+		for i, ch := range choices {
+			var index int
+			var delta map[string]json.RawMessage
+			if raw, ok := ch["index"]; ok && json.Unmarshal(raw, &index) != nil {
+				return
+			}
+			if raw, ok := ch["delta"]; ok && json.Unmarshal(raw, &delta) != nil {
+				return
+			}
+			role, ok1 := str(delta, "role")
+			content, ok2 := str(delta, "content")
+			finish, ok3 := str(ch, "finish_reason")
+			if !ok1 || !ok2 || !ok3 {
+				return
+			}
+			got := c.Choices[i]
+			if got.Index != index || got.Role != role || got.Content != content || got.FinishReason != finish {
+				t.Fatalf("choice %d read %+v, encoding/json index %d role %q content %q finish %q (%q)", i, got, index, role, content, finish, raw)
+			}
+		}
+	})
 }
