@@ -75,6 +75,7 @@ func buildParts(ix *index.Index, parallel bool, an lexical.Analyzer) (*searchPar
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
+	sp.setLanguages(ix)
 	return sp, nil
 }
 
@@ -116,6 +117,14 @@ func titlePostings(ix *index.Index, an lexical.Analyzer) (*lexical.Postings, err
 	p := lexical.IndexFunc(len(ix.Pages), func(i int) string { return pageFields(ix.Pages[i], tr.page(i)) },
 		lexical.Config{Lang: pageLangs(ix), Analyzer: an})
 	return p, tr.err
+}
+
+// setLanguages tells the BM25 indexes their documents' languages (lexical.BM25.SetLanguages), which an index in
+// one language ignores.
+func (sp *searchParts) setLanguages(ix *index.Index) {
+	sp.chunkBM25.SetLanguages(chunkLangs(ix))
+	sp.pageBM25.SetLanguages(pageLangs(ix))
+	sp.titles.SetLanguages(pageLangs(ix))
 }
 
 // pageLangs gives the BM25 indexes of pages their languages; nil (every page English) for an index without
@@ -316,6 +325,7 @@ func readSearchFile(ix *index.Index) (*searchParts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", SearchFile, err)
 	}
+	sp.setLanguages(ix)
 	return sp, nil
 }
 

@@ -63,6 +63,10 @@ type BM25 struct {
 	docs     []int32   // ascending within a term's postings
 	impact   []float32 // idf(t) * saturated tf
 	pool     sync.Pool // *accumulator
+	// langs, set by SetLanguages for documents in several languages, names each language's group and holds,
+	// per term, the ratio of its idf among that language's documents to its idf among all.
+	langs  []string
+	ratios [][]float32
 }
 
 type accumulator struct {
@@ -137,6 +141,81 @@ func (b *BM25) queryTerms(lang, query string) (terms []int32, qtf []float32) {
 	return terms, qtf
 }
 
+// SetLanguages tells the index its documents' languages (lang(doc), a BCP 47 tag; English tags are one
+// language), for SearchLang and SearchInLang to weigh a query's terms by their idf among the documents in the
+// query's language rather than among all: on a site in several languages, the commands and names that every
+// translation repeats have a document frequency several times that of the words of one language, which makes
+// them weigh less than they do on the site in one language. Documents in one language (or lang nil) leave the
+// index as it is. Call it before searching, not concurrently with it.
+func (b *BM25) SetLanguages(lang func(doc int) string) {
+	b.langs, b.ratios = nil, nil
+	if lang == nil || b.n == 0 {
+		return
+	}
+	groups := map[string]int{}
+	of := make([]int32, b.n)
+	var names []string
+	for d := range b.n {
+		g := langGroup(lang(d))
+		i, ok := groups[g]
+		if !ok {
+			i = len(names)
+			groups[g] = i
+			names = append(names, g)
+		}
+		of[d] = int32(i)
+	}
+	if len(names) < 2 {
+		return
+	}
+	n := make([]int, len(names))
+	for _, g := range of {
+		n[g]++
+	}
+	df := make([]int32, len(names))
+	ratios := make([][]float32, len(names))
+	for g := range ratios {
+		ratios[g] = make([]float32, len(b.idf))
+	}
+	for t := range b.idf {
+		clear(df)
+		for _, d := range b.docs[b.offs[t]:b.offs[t+1]] {
+			df[of[d]]++
+		}
+		for g := range names {
+			ratios[g][t] = 1
+			if b.idf[t] > 0 {
+				ratios[g][t] = float32(idf(n[g], int(df[g])) / float64(b.idf[t]))
+			}
+		}
+	}
+	b.langs, b.ratios = names, ratios
+}
+
+// langGroup is the language a tag belongs to for SetLanguages: "en" for English tags and "", else its base.
+func langGroup(tag string) string {
+	if tag == "" || textnorm.IsEnglish(tag) {
+		return "en"
+	}
+	return textnorm.Base(tag)
+}
+
+// weights are the query terms' weights, their repeat counts times their ratio for the query's language (see
+// SetLanguages).
+func (b *BM25) weights(lang string, terms []int32, qtf []float32) []float32 {
+	if b.ratios == nil {
+		return qtf
+	}
+	g := slices.Index(b.langs, langGroup(lang))
+	if g < 0 {
+		return qtf
+	}
+	for i, t := range terms {
+		qtf[i] *= b.ratios[g][t]
+	}
+	return qtf
+}
+
 // Search returns the k best documents for query with a positive score, best first (ties by document order).
 // A repeated query term counts once per repeat. When filter is not nil, only documents for which it returns
 // true are considered; it is called once per matching document.
@@ -154,6 +233,7 @@ func (b *BM25) SearchLang(lang, query string, k int, filter func(doc int) bool) 
 	if len(terms) == 0 {
 		return nil
 	}
+	qtf = b.weights(lang, terms, qtf)
 	acc := b.pool.Get().(*accumulator)
 	defer b.pool.Put(acc)
 	score := acc.score
@@ -205,6 +285,7 @@ func (b *BM25) SearchInLang(lang, query string, k int, docs []int) []Hit {
 	if len(terms) == 0 {
 		return nil
 	}
+	qtf = b.weights(lang, terms, qtf)
 	score := make([]float32, len(docs))
 	for i, t := range terms {
 		w := qtf[i]

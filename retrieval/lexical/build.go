@@ -215,8 +215,11 @@ func (p *Postings) impactOf(idf float64, doc int32, tf float64) float32 {
 	return float32(idf * tf * (p.cfg.K1 + 1) / (tf + norm))
 }
 
-func (p *Postings) idfOf(df int32) float64 {
-	return math.Log(1 + (float64(p.n)-float64(df)+0.5)/(float64(df)+0.5))
+func (p *Postings) idfOf(df int32) float64 { return idf(p.n, int(df)) }
+
+// idf is BM25's idf of a term found in df of n documents.
+func idf(n, df int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
 // BM25 lays the postings out for searching. It empties p: each term's compressed postings are let go as its

@@ -1,6 +1,8 @@
 package lexical
 
 import (
+	"math"
+	"slices"
 	"testing"
 )
 
@@ -94,5 +96,56 @@ func TestEnglishDocumentsIgnoreLanguages(t *testing.T) {
 				t.Errorf("%q: untagged %v, tagged English %v", q, a, b)
 			}
 		}
+	}
+}
+
+// On an index of two languages, a query weighs its terms by their idf among the documents of its own language:
+// the English documents score as they do in an index of the English documents alone, however many German
+// documents repeat the commands and names they share.
+func TestSearchLangWeighsTermsInItsLanguage(t *testing.T) {
+	english := []string{
+		"Run apt-get update before apt-get install to refresh the package lists.",
+		"The sources.list file names the mirrors apt downloads packages from.",
+		"Use dpkg to install a package file you downloaded yourself.",
+		"Reboot the machine after a kernel upgrade.",
+	}
+	german := []string{
+		"Führen Sie apt-get update vor apt-get install aus, um die Paketlisten zu erneuern.",
+		"Die Datei sources.list nennt die Spiegel, von denen apt Pakete lädt.",
+		"Mit dpkg installieren Sie eine heruntergeladene Paketdatei.",
+		"Mit apt und dpkg verwalten Sie Pakete; apt-get ist das ältere Werkzeug.",
+	}
+	langs := func(doc int) string {
+		if doc < len(english) {
+			return "en"
+		}
+		return "de"
+	}
+	alone := NewBM25(english, Config{})
+	both := NewBM25(append(slices.Clone(english), german...), Config{Lang: langs})
+	both.SetLanguages(langs)
+	for _, q := range []string{"how do i install a package with apt-get", "where does apt find its mirrors", "dpkg install file"} {
+		want := alone.SearchLang("en", q, 10, nil)
+		got := both.SearchLang("en", q, 10, func(doc int) bool { return doc < len(english) })
+		if len(got) != len(want) {
+			t.Fatalf("%q: %v on both languages, %v on English alone", q, got, want)
+		}
+		for i := range want {
+			if got[i].Doc != want[i].Doc || math.Abs(got[i].Score-want[i].Score) > 1e-4*want[i].Score {
+				t.Errorf("%q: hit %d is %v on both languages, %v on English alone", q, i, got[i], want[i])
+			}
+		}
+		in := both.SearchInLang("en", q, 10, []int{0, 1, 2, 3})
+		for i := range in {
+			if in[i] != got[i] {
+				t.Errorf("%q: SearchInLang hit %d is %v, SearchLang's %v", q, i, in[i], got[i])
+			}
+		}
+	}
+	// Without the languages, the German documents' repeats lower the shared terms' weight.
+	plain := NewBM25(append(slices.Clone(english), german...), Config{Lang: langs})
+	q := "how do i install a package with apt-get"
+	if a, b := plain.SearchLang("en", q, 1, nil), alone.SearchLang("en", q, 1, nil); math.Abs(a[0].Score-b[0].Score) < 1e-3 {
+		t.Errorf("the shared terms weigh the same without the languages (%v and %v): the test shows nothing", a, b)
 	}
 }
