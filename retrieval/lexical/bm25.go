@@ -121,22 +121,22 @@ func (b *BM25) Terms() int { return len(b.idf) }
 // queryTerms returns the indexed terms of query, analysed as lang's text, with their repeat counts, in
 // first-occurrence order.
 func (b *BM25) queryTerms(lang, query string) (terms []int32, qtf []float32) {
-	add := func(term string, _ bool) {
+	add := func(term string, weight float32) {
 		t, ok := b.termIndex(term)
 		if !ok {
 			return
 		}
 		if i := slices.Index(terms, t); i >= 0 {
-			qtf[i]++
+			qtf[i] += weight
 			return
 		}
 		terms = append(terms, t)
-		qtf = append(qtf, 1)
+		qtf = append(qtf, weight)
 	}
 	if l := textnorm.LanguageOf(lang); l != nil {
 		b.cfg.Analyzer.eachLang(l, query, func(term string) bool { _, ok := b.termIndex(term); return ok }, add)
 	} else {
-		b.cfg.Analyzer.each(query, add)
+		b.cfg.Analyzer.each(query, func(term string, _ bool) { add(term, 1) })
 	}
 	return terms, qtf
 }

@@ -149,3 +149,20 @@ func TestSearchLangWeighsTermsInItsLanguage(t *testing.T) {
 		t.Errorf("the shared terms weigh the same without the languages (%v and %v): the test shows nothing", a, b)
 	}
 }
+
+// A question's compound weighs as one word: its parts, found in the index, share the word's weight.
+func TestCompoundPartsShareTheirWordsWeight(t *testing.T) {
+	b := NewBM25(germanDocsOtherForms, Config{Lang: allLang("de")})
+	terms, qtf := b.queryTerms("de", "Zeilennummerierung für Spalten?")
+	weights := map[string]float32{}
+	for i, term := range terms {
+		weights[b.termText[b.termOffs[term]:b.termOffs[term+1]]] = qtf[i]
+	}
+	parts := weights["zeil"] + weights["nummeri"]
+	if weights["zeil"] == 0 || weights["nummeri"] == 0 || math.Abs(float64(parts)-1) > 1e-6 {
+		t.Errorf("weights %v: the compound's parts zeil and nummeri should share one word's weight", weights)
+	}
+	if weights["spalt"] != 1 {
+		t.Errorf("weights %v: a word weighs 1", weights)
+	}
+}
