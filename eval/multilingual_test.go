@@ -89,8 +89,8 @@ func analysisAblation(t *testing.T, idx string, sets []questionSet) map[string]m
 var handbookLanguages = map[string]string{"en": "en-US", "de": "de-DE", "fr": "fr-FR", "ja": "ja-JP"}
 
 var handbookMultilingualFloors = map[string]floor{
-	"en": {fact: 0.95, hit8: 0.95, mrr: 0.82},
-	"de": {fact: 0.95, hit8: 0.95, mrr: 0.75},
+	"en": {fact: 0.95, hit8: 0.95, mrr: 0.81},
+	"de": {fact: 0.95, hit8: 0.95, mrr: 0.77},
 	"fr": {fact: 0.91, hit8: 0.91, mrr: 0.82},
 	"ja": {fact: 0.95, hit8: 0.95, mrr: 0.80},
 }

@@ -65,7 +65,7 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 		if counts[t] == 0 {
 			touched = append(touched, t)
 		}
-		counts[t]++
+		counts[t] += tfUnit
 	}
 	// Documents in languages other than English: each word's terms per language (a word may give several: CJK
 	// bigrams), and the words that may be compounds, split once the whole vocabulary is known.
@@ -184,9 +184,13 @@ func (p *Postings) each(t int32, f func(doc int32, tf float64)) {
 		tf, m := binary.Uvarint(l[k:])
 		l = l[k+m:]
 		doc += int32(gap)
-		f(doc, float64(tf))
+		f(doc, float64(tf)/tfUnit)
 	}
 }
+
+// tfUnit is what one occurrence of a term adds to its frequency in a posting list: six units, so that the two
+// or three parts of a compound can share one occurrence (see addCompoundParts).
+const tfUnit = 6
 
 // languageAverages sets docAvg when the documents are in more than one language (langs, per document).
 func (p *Postings) languageAverages(langs []*textnorm.Language) {
@@ -324,6 +328,9 @@ type compoundWord struct {
 
 // addCompoundParts posts the parts of the compounds among words, split against the terms of the whole index
 // (ids), as terms of their documents besides the compound's own: like code names, they add terms, not length.
+// The parts of one occurrence of a compound share that occurrence, as they share one word's weight in a question:
+// at a whole occurrence each, a page that writes many "…server" compounds matched "Server" as often as it wrote
+// them (German MRR on the Debian Handbook 0.757; shared: 0.778, the Debian Reference unchanged at 0.896).
 func (p *Postings) addCompoundParts(words []compoundWord, ids map[string]int32, newTerm func(string) int32) {
 	known := func(term string) bool { _, ok := ids[term]; return ok }
 	extra := map[int32]map[int32]uint64{} // term -> document -> occurrences
@@ -347,7 +354,7 @@ func (p *Postings) addCompoundParts(words []compoundWord, ids map[string]int32, 
 			if extra[t] == nil {
 				extra[t] = map[int32]uint64{}
 			}
-			extra[t][cw.doc]++
+			extra[t][cw.doc] += tfUnit / uint64(len(parts))
 		}
 	}
 	for t, docs := range extra {
