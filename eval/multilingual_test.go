@@ -121,7 +121,11 @@ func TestDebianHandbookMultilingualQuality(t *testing.T) {
 		}
 	}
 	sets := languageSets(t, "debian-handbook", handbookMultilingualFloors)
-	idx := checkQuality(t, site, "https://debian-handbook.info/browse/", sets...)
+	// The English book's own dev questions, asked of it among its translations: an English question must be read
+	// as English (letter trigrams read "approx apt cache - what port does it listen on by default?" as German, and
+	// these questions fell to MRR 0.789), and the translations must not crowd the English pages out.
+	english := questionSet{"en dev", testQuestions(t, "dev", "debian-handbook-dev.jsonl"), floor{fact: 0.93, hit8: 0.93, mrr: 0.85}}
+	idx := checkQuality(t, site, "https://debian-handbook.info/browse/", append(sets, english)...)
 	mrr := analysisAblation(t, idx, sets)
 	if mrr["no bigrams"]["ja"] >= mrr["full"]["ja"] {
 		t.Errorf("Japanese without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["ja"], mrr["full"]["ja"])
