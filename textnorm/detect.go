@@ -3,6 +3,7 @@ package textnorm
 import (
 	"slices"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/abadojack/whatlanggo"
 )
@@ -121,8 +122,10 @@ const MinQuestionStopwords = 2
 // commands and names ("approx", "pg_ctl", "max_connections") are most of its letters, and trigram statistics read
 // them as any language ("approx apt cache - what port does it listen on by default?" was German to them). So a
 // script decides first, then the question's stopwords as DetectPassage counts them (MinQuestionStopwords of one
-// language, and that many more than any other's), then trigrams only on MinDetectLetters letters or more and
-// when the detector calls its answer reliable; else ok is false and the caller's default applies (the site's main language).
+// language, and that many more than any other's), then trigrams: as Detect reads them for a question with a
+// letter English does not write ("Tastaturbelegung ändern?"), else only on MinDetectLetters letters or more and
+// when the detector calls its answer reliable. Otherwise ok is false and the caller's default applies (the site's
+// main language).
 func DetectQuestion(text string, among []string) (lang string, ok bool) {
 	return detectByWords(text, among, MinQuestionStopwords, true)
 }
@@ -139,7 +142,19 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	if l, ok := stopwordVote(text, among, min); ok {
 		return l, true
 	}
-	return detect(text, among, reliable)
+	// A letter English does not write ("ä", "é") marks a text of another language: its trigrams are read as for
+	// any text among a few languages ("Tastaturbelegung ändern?").
+	return detect(text, among, reliable && !accented(text))
+}
+
+// accented reports whether text holds a letter beyond ASCII in the Latin script.
+func accented(text string) bool {
+	for _, r := range text {
+		if r >= utf8.RuneSelf && unicode.Is(unicode.Latin, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopwordVote counts each language's stopwords among text's words (English's and the Snowball lists of the

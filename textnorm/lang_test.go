@@ -190,14 +190,17 @@ func TestDetectQuestion(t *testing.T) {
 		"GRUBが起動時に渡すカーネルパラメーターはどこで変更しますか？":                                           "ja",
 		// No function words, but letters enough for the statistics to be sure.
 		"Paketverwaltung Systemverwaltung Netzwerkkonfiguration Datensicherung Tastaturbelegung": "de",
+		// Short, but with letters English does not write.
+		"Tastaturbelegung ändern?": "de",
+		"Configurer le réseau":     "fr",
 	} {
 		if got, ok := DetectQuestion(q, among); !ok || got != want {
 			t.Errorf("DetectQuestion(%q) = %q, %v; want %q", q, got, ok, want)
 		}
 	}
-	for _, q := range []string{"default max_connections value?", "checkpoint_timeout default", "linguistics dept chair?"} {
+	for _, q := range []string{"default max_connections value?", "checkpoint_timeout default", "linguistics dept chair?", "Comment configurer GRUB ?"} {
 		if got, ok := DetectQuestion(q, among); ok {
-			t.Errorf("DetectQuestion(%q) = %q, sure; want the caller's default (trigrams alone read these as French)", q, got)
+			t.Errorf("DetectQuestion(%q) = %q, sure; want the caller's default (too short and plain for trigrams)", q, got)
 		}
 	}
 	if got, ok := DetectQuestion("whatever", []string{"fr"}); !ok || got != "fr" {
