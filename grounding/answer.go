@@ -291,7 +291,7 @@ func textFragment(unit string) string {
 	if strings.Contains(unit, "\n") || strings.HasPrefix(unit, "|") {
 		return ""
 	}
-	text := strings.NewReplacer("**", "", "*", "", "`", "").Replace(markdown.StripLinks(unit))
+	text := strings.NewReplacer("*", "", "`", "").Replace(markdown.StripLinks(unit))
 	text = strings.TrimSpace(text)
 	if i := strings.IndexByte(text, ' '); i > 0 && i <= 3 && (text[0] == '-' || text[0] == '+' || text[i-1] == '.' || text[i-1] == ')') {
 		text = strings.TrimSpace(text[i+1:]) // a list item's marker is not the page's text

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/clean"
+	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
@@ -140,7 +141,7 @@ func prose(md string, limit int) string {
 	fence := false
 	for line := range strings.Lines(md) {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		if markdown.FenceLine(t) {
 			fence = !fence
 			continue
 		}

@@ -252,7 +252,7 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	if typed {
 		e.Score *= evidenceKind
 	}
-	if (strings.HasPrefix(u.text, "```") || strings.HasPrefix(u.text, "~~~")) && !q.off.Code {
+	if markdown.FenceLine(u.text) && !q.off.Code {
 		e.Score *= evidenceCode
 	} else if n := utf8.RuneCountInString(u.text); n > evidenceLongRunes {
 		e.Score *= math.Sqrt(float64(evidenceLongRunes) / float64(n))

@@ -283,25 +283,27 @@ func (q *passageQuery) mayHoldTerm(word string) bool {
 	return false
 }
 
+// noTerm is the bits of a word w that holds none of the question's terms: none for a stopword, else oneOther.
+func (q *passageQuery) noTerm(w []byte) []int {
+	if q.lang.IsStopword(string(w)) {
+		return nil
+	}
+	return oneOther
+}
+
 // langTerms are the bits of word w's terms in q's language, otherWord for a term that is not the question's;
 // none for a stopword. A compound that is not a question term counts as the question terms its parts are.
 func (q *passageQuery) langTerms(w []byte) []int {
 	// Most words: two ASCII letters no question term starts with (a stem starts as its word does), too short
 	// to be a compound.
 	if !q.mayStartTerm(w) && (!q.lang.Compounds() || len(w) < textnorm.MinCompound) {
-		if q.lang.IsStopword(string(w)) {
-			return nil
-		}
-		return oneOther
+		return q.noTerm(w)
 	}
 	if bits, ok := q.langWords[string(w)]; ok {
 		return bits
 	}
 	if !q.mayStartTerm(w) && !q.mayHoldTerm(string(w)) {
-		bits := oneOther
-		if q.lang.IsStopword(string(w)) {
-			bits = nil
-		}
+		bits := q.noTerm(w)
 		q.langWords[string(w)] = bits
 		return bits
 	}
