@@ -39,6 +39,16 @@ func (ix *Index) Languages() []LanguageCount {
 	return out
 }
 
+// LanguageTags are the languages of the index's pages, as Languages orders them (the main one first); nil for an
+// index without pages.
+func (ix *Index) LanguageTags() []string {
+	var out []string
+	for _, l := range ix.Languages() {
+		out = append(out, l.Lang)
+	}
+	return out
+}
+
 // MainLanguage is the language of most of the index's pages ("en" for an empty index).
 func (ix *Index) MainLanguage() string {
 	if ls := ix.Languages(); len(ls) > 0 {

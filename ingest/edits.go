@@ -253,7 +253,7 @@ func Apply(ctx context.Context, cfg Config, edits *Edits) (*Report, error) {
 		return nil, fmt.Errorf("ingest: apply edits: %w", err)
 	}
 	cfg.Source, cfg.Edits = m.Source, edits
-	if err := matchModels(&m, &cfg, localLanguages(prev)); err != nil {
+	if err := matchModels(&m, &cfg, prev.LanguageTags()); err != nil {
 		return nil, fmt.Errorf("ingest: apply edits: %w", err)
 	}
 	r := &Report{}

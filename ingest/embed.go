@@ -19,7 +19,7 @@ func (r *run) embed(ctx context.Context, ix *index.Index) error {
 	}
 	bar := r.progress.stage("embedded", len(ix.Pages)+len(ix.Chunks))
 	defer bar.done()
-	r.cfg.Local.Languages = localLanguages(ix)
+	r.cfg.Local.Languages = ix.LanguageTags() // the local embedder reads each text in its language among these
 	fit, err := r.chooseEmbedder()
 	if err != nil {
 		return err
@@ -146,16 +146,6 @@ func (r *run) embedChunks(ctx context.Context, ix *index.Index, same bool, bar *
 		return fmt.Errorf("ingest: %w", err)
 	}
 	return nil
-}
-
-// localLanguages are the languages the local embedder reads ix's texts in: its pages' languages, the main one
-// first (none when every page is English, as the embedder takes them).
-func localLanguages(ix *index.Index) []string {
-	var out []string
-	for _, l := range ix.Languages() {
-		out = append(out, l.Lang)
-	}
-	return out
 }
 
 // chooseEmbedder sets r.embedder: the configured one, or the local embedder with the previous index's IDF table

@@ -14,14 +14,10 @@ func (r *Retriever) Languages() []string {
 }
 
 func siteLanguages(ix *index.Index) []string {
-	var out []string
-	for _, l := range ix.Languages() {
-		out = append(out, l.Lang)
+	if out := ix.LanguageTags(); out != nil {
+		return out
 	}
-	if out == nil {
-		out = []string{"en"}
-	}
-	return out
+	return []string{"en"}
 }
 
 // QuestionLanguage is the language a question is analysed in: the site's own language when the site has one;
