@@ -65,7 +65,7 @@ func (st *workerState) countWords(text string, lang *textnorm.Language) {
 		}
 		id, ok := st.ids[h]
 		if !ok {
-			if lang == nil && textnorm.IsStopword(string(w)) || lang != nil && lang.IsStopword(string(w)) {
+			if lang.IsStopword(string(w)) {
 				st.ids[h] = stopID
 				return true
 			}

@@ -172,7 +172,7 @@ func stopwordVote(text string, among []string, min int) (string, bool) {
 	AppendWords(nil, text, func(w []byte) bool {
 		for i := range counts {
 			c := &counts[i]
-			if c.l == nil && IsStopword(string(w)) || c.l != nil && c.l.IsStopword(string(w)) {
+			if c.l.IsStopword(string(w)) {
 				c.n++
 			}
 		}

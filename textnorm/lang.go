@@ -86,8 +86,12 @@ func (l *Language) Compounds() bool { return l.compounds }
 // Stemmed reports whether the language has a Snowball stemmer here.
 func (l *Language) Stemmed() bool { return l.stem != nil }
 
-// IsStopword reports whether w, a word as Words gives it, is one of the language's stopwords.
+// IsStopword reports whether w, a word as Words gives it, is one of the language's stopwords. A nil Language is
+// English, as LanguageOf gives it: its stopwords are IsStopword's.
 func (l *Language) IsStopword(w string) bool {
+	if l == nil {
+		return IsStopword(w)
+	}
 	_, ok := l.stop[fold(w)]
 	return ok
 }

@@ -207,3 +207,14 @@ func TestDetectQuestion(t *testing.T) {
 		t.Errorf("one language: %q, %v", got, ok)
 	}
 }
+
+// A nil Language, as LanguageOf gives English, has the English stopwords.
+func TestNilLanguageIsEnglish(t *testing.T) {
+	var en *Language
+	if LanguageOf("en") != en {
+		t.Fatal("LanguageOf(en) is not nil")
+	}
+	if !en.IsStopword("the") || en.IsStopword("kernel") || en.IsStopword("und") {
+		t.Errorf("nil Language stopwords: the %v, kernel %v, und %v", en.IsStopword("the"), en.IsStopword("kernel"), en.IsStopword("und"))
+	}
+}
