@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/ragproxy/ragproxy/embedding"
-	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 )
 
 // A question whose query embeddings fail (the upstream's quota ran out, a 5xx, a 429 whose Retry-After is minutes
@@ -78,11 +77,7 @@ func (r *Retriever) lexicalOnly() *Retriever {
 // terms that one window of a context passage holds (passageQuery.coverage), 0 to 1. Cosine similarities need the
 // query's vector; this needs only the words, and it is what passage reranking already measures.
 func (r *Retriever) lexicalConfidence(question string, res *Result) float64 {
-	var db *wordnet.DB
-	if !r.cfg.NoWordNet {
-		db = wordnet.Load()
-	}
-	q := r.passageQuery(r.qlang, question, db)
+	q := r.passageQuery(r.qlang, question)
 	if q.n == 0 {
 		return 0
 	}

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/markdown"
-	"github.com/ragproxy/ragproxy/retrieval/wordnet"
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
@@ -84,16 +83,12 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if res == nil || len(res.Chunks) == 0 || max <= 0 {
 		return nil
 	}
-	var db *wordnet.DB
-	if !r.cfg.NoWordNet {
-		db = wordnet.Load()
-	}
 	off := r.cfg.EvidenceOff
 	kind, cues := questionKind(res.Query)
 	if off.Kinds {
 		kind, cues = kindNone, nil
 	}
-	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues), db), kind: kind, off: off}
+	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues)), kind: kind, off: off}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}

@@ -112,11 +112,7 @@ func (r *Retriever) selectPassages(queries []string, cands []scored, texts *chun
 	if len(queries) == 0 || keep == 0 {
 		return cands[:keep], nil, nil
 	}
-	var db *wordnet.DB
-	if !r.cfg.NoWordNet {
-		db = wordnet.Load()
-	}
-	q := r.passageQuery(r.qlang, queries[0], db)
+	q := r.passageQuery(r.qlang, queries[0])
 	q.acrossSections = r.cfg.NoSectionPassages
 	if r.cfg.NoQuantities {
 		q.quantity = 0
@@ -202,11 +198,19 @@ type passageQuery struct {
 // passageQuery is the passage query of question in its language lang: an English question's counts the site's
 // spellings of its words and their related forms (forms from the lexicon and WordNet, both English); another
 // language's counts its own stems and CJK bigrams.
-func (r *Retriever) passageQuery(lang, question string, db *wordnet.DB) *passageQuery {
+func (r *Retriever) passageQuery(lang, question string) *passageQuery {
 	if l := textnorm.LanguageOf(lang); l != nil {
 		return newLangPassageQuery(question, l, r.chunkBM25.Has)
 	}
-	return newPassageQuery(question, r.lex.passageForms(db))
+	return newPassageQuery(question, r.lex.passageForms(r.wordNet()))
+}
+
+// wordNet is the English WordNet that rewrites and passage forms read, nil with Config.NoWordNet.
+func (r *Retriever) wordNet() *wordnet.DB {
+	if r.cfg.NoWordNet {
+		return nil
+	}
+	return wordnet.Load()
 }
 
 // newLangPassageQuery numbers the distinct terms of question in language l: its words' terms but its

@@ -406,11 +406,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, rewrites []st
 	queries := []string{question}
 	// WordNet's words are English: a question in another language takes its own rewrites only.
 	if !r.cfg.NoRewrites && r.qlang == "" {
-		var db *wordnet.DB
-		if !r.cfg.NoWordNet {
-			db = wordnet.Load()
-		}
-		if x := r.lex.expand(question, db); x != "" {
+		if x := r.lex.expand(question, r.wordNet()); x != "" {
 			rewrites = append(rewrites[:len(rewrites):len(rewrites)], x)
 			res.Rewrites = rewrites
 		}
