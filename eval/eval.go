@@ -135,7 +135,7 @@ func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer
 		}
 		answer := offlineAnswer(r, res)
 		lengths = append(lengths, utf8.RuneCountInString(answer))
-		if q.Fact == "" || ContainsFact(answer, q.Fact) {
+		if q.Fact == "" || ContainsFact(shown(answer), q.Fact) {
 			inAnswer++
 		}
 		if q.Fact == "" || ContainsFact(lead(answer), q.Fact) {
@@ -171,22 +171,26 @@ func offlineAnswer(r *retrieval.Retriever, res *retrieval.Result) string {
 	return grounding.OfflineAnswer(r, res, grounding.DefaultMaxSources)
 }
 
-// lead is the first LeadChars characters of an answer as a reader sees them: its quote markers ("> ") and link
-// targets left out (a link shows its text).
-func lead(answer string) string {
+// shown is an answer as a reader sees it: its quote markers ("> ") and link targets left out (a link shows its
+// text), so that a fact quoted across a line break (a sentence, then the command it leads into) reads whole.
+func shown(answer string) string {
 	var b strings.Builder
-	n := 0
 	for line := range strings.Lines(markdown.StripLinks(answer)) {
-		line = strings.TrimPrefix(line, "> ")
-		for _, c := range line {
-			if n == LeadChars {
-				return b.String()
-			}
-			b.WriteRune(c)
-			n++
-		}
+		b.WriteString(strings.TrimPrefix(line, "> "))
 	}
 	return b.String()
+}
+
+// lead is the first LeadChars characters of an answer as a reader sees it (see shown).
+func lead(answer string) string {
+	s, n := shown(answer), 0
+	for i := range s {
+		if n == LeadChars {
+			return s[:i]
+		}
+		n++
+	}
+	return s
 }
 
 // matches reports whether a page URL is one of the expected URLs, which may be absolute or site paths.

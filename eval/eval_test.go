@@ -3,6 +3,7 @@ package eval
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +56,22 @@ func TestLoadQuestionsRejectsBadLines(t *testing.T) {
 	qs, err := LoadQuestions(p)
 	if err != nil || len(qs) != 1 || qs[0].ExpectedURLs[0] != "/a/" {
 		t.Errorf("LoadQuestions = %+v, %v", qs, err)
+	}
+}
+
+func TestAnswerAsShown(t *testing.T) {
+	answer := "> To launch Python 3.7, try the command:\n> ```\n> py -3.7\n> ```\n\n— [Using Python on Windows](https://docs.python.org/3/using/windows.html)\n"
+	if !ContainsFact(shown(answer), "try the command: py -3.7") {
+		t.Errorf("a fact quoted across lines is not read whole in %q", shown(answer))
+	}
+	if ContainsFact(answer, "try the command: py -3.7") {
+		t.Errorf("the quote markers do not stand between the lines: the test reads nothing")
+	}
+	long := "> " + strings.Repeat("x", LeadChars) + "\n"
+	if got := lead(long); got != strings.Repeat("x", LeadChars) {
+		t.Errorf("lead reads %d characters, want %d without the quote marker", len(got), LeadChars)
+	}
+	if got := lead("> é\n"); got != "é\n" {
+		t.Errorf("lead(%q) = %q", "> é\n", got)
 	}
 }

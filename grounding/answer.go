@@ -226,6 +226,10 @@ func quote(e retrieval.Evidence, limit int) string {
 		if n += 1 + utf8.RuneCountInString(s); n > limit {
 			break
 		}
+		if markdown.FenceLine(s[:strings.IndexByte(s+"\n", '\n')]) || markdown.ListItem(s) {
+			text += "\n" + s // a code block or list item the unit leads into starts a line of its own
+			continue
+		}
 		text += " " + s
 	}
 	return text

@@ -167,6 +167,23 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	}
 }
 
+func TestQuoteLeadsIntoItsBlock(t *testing.T) {
+	// A sentence ending with a colon is quoted with the command or the items it announces, each on a line of
+	// its own, as a reader of the page sees them.
+	e := retrieval.Evidence{Text: "To launch Python 3.7, try the command:", Next: []string{"```\npy -3.7\n```"}}
+	if got, want := quote(e, 400), "To launch Python 3.7, try the command:\n```\npy -3.7\n```"; got != want {
+		t.Errorf("quote = %q, want %q", got, want)
+	}
+	e = retrieval.Evidence{Text: "The options are:", Next: []string{"- `-v` prints more", "- `-q` prints less"}}
+	if got, want := quote(e, 400), "The options are:\n- `-v` prints more\n- `-q` prints less"; got != want {
+		t.Errorf("quote = %q, want %q", got, want)
+	}
+	e = retrieval.Evidence{Text: "Fees are $80.", Next: []string{"Pay online."}}
+	if got, want := quote(e, 400), "Fees are $80. Pay online."; got != want {
+		t.Errorf("quote = %q, want %q", got, want)
+	}
+}
+
 func TestClipKeepsTheMatches(t *testing.T) {
 	text := strings.Repeat("filler words here and there ", 30) + "the answer is 42 units " + strings.Repeat("tail words ", 40)
 	i := strings.Index(text, "42")

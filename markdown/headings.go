@@ -85,3 +85,15 @@ func HeadingLevel(line string) int {
 	}
 	return n
 }
+
+// ListItem reports whether a line starts a markdown list item ("- ", "* ", "+ ", "1. ", "1) ").
+func ListItem(t string) bool {
+	if len(t) > 1 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
+		return true
+	}
+	i := 0
+	for i < len(t) && i < 4 && '0' <= t[i] && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
+}

@@ -133,12 +133,15 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 // start at that sentence, marked "… ".
 func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string {
 	u := units[k]
+	end := k + 1
+	for u.para != 0 && end < len(units) && units[end].para == u.para {
+		end++
+	}
+	if end == k+1 && strings.HasSuffix(strings.TrimSpace(u.text), ":") {
+		return leadsInto(units, k)
+	}
 	if u.para == 0 {
 		return nil
-	}
-	end := k + 1
-	for end < len(units) && units[end].para == u.para {
-		end++
 	}
 	from := k + 1
 	if q.kind != kindNone && end > k+2 && !q.holdsKind(text) && !q.holdsKind(units[k+1].text) {
@@ -158,6 +161,24 @@ func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string 
 	}
 	if from > k+1 {
 		out[0] = "… " + out[0]
+	}
+	return out
+}
+
+// leadsInto is what a unit ending its paragraph with a colon introduces ("to launch Python 3.7, try the
+// command:"): the code block, or the list items, right after it in its section.
+func leadsInto(units []evidenceUnit, k int) []string {
+	var out []string
+	for n := k + 1; n < len(units) && units[n].heading == units[k].heading && units[n].para == 0 && units[n].header == ""; n++ {
+		t := strings.TrimSpace(units[n].text)
+		code := markdown.FenceLine(t[:strings.IndexByte(t+"\n", '\n')])
+		if !code && !markdown.ListItem(t) || code && len(out) > 0 {
+			break
+		}
+		out = append(out, t)
+		if code {
+			break
+		}
 	}
 	return out
 }
@@ -454,7 +475,7 @@ func evidenceUnits(text string) []evidenceUnit {
 			}
 			return
 		}
-		if listItem(joined) {
+		if markdown.ListItem(joined) {
 			out = appendUnit(out, evidenceUnit{text: joined, heading: heading, topic: topic})
 			return
 		}
@@ -514,7 +535,7 @@ func evidenceUnits(text string) []evidenceUnit {
 			flush()
 			continue
 		}
-		if listItem(t) {
+		if markdown.ListItem(t) {
 			flush()
 		}
 		para = append(para, t)
@@ -538,18 +559,6 @@ func appendUnit(out []evidenceUnit, u evidenceUnit) []evidenceUnit {
 		return out
 	}
 	return append(out, u)
-}
-
-// listItem reports whether a line starts a markdown list item ("- ", "* ", "+ ", "1. ", "1) ").
-func listItem(t string) bool {
-	if len(t) > 1 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
-		return true
-	}
-	i := 0
-	for i < len(t) && i < 4 && '0' <= t[i] && t[i] <= '9' {
-		i++
-	}
-	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
 }
 
 // tableSeparator is a separator row for a table with header row h: one "---" cell per header cell.

@@ -76,3 +76,28 @@ func TestEvidenceScore(t *testing.T) {
 		}
 	}
 }
+
+func TestEvidenceNextLeadsIntoItsBlock(t *testing.T) {
+	units := evidenceUnits("## Launcher\n\nSeveral versions can be installed. To launch Python 3.7, try the command:\n\n" +
+		"```\npy -3.7\n```\n\nThe options are:\n\n- `-v` prints more\n- `-q` prints less\n\nMore text.\n\n" +
+		"It ends on a colon:\n\n## Next section\n\n- an item of another section\n")
+	q := &evidenceQuery{passageQuery: newPassageQuery("how do i start python 3.7", nil)}
+	find := func(text string) int {
+		i := slices.IndexFunc(units, func(u evidenceUnit) bool { return u.text == text })
+		if i < 0 {
+			t.Fatalf("no unit %q in %+v", text, units)
+		}
+		return i
+	}
+	for text, want := range map[string][]string{
+		"To launch Python 3.7, try the command:": {"```\npy -3.7\n```"},
+		"The options are:":                       {"- `-v` prints more", "- `-q` prints less"},
+		"Several versions can be installed.":     {"To launch Python 3.7, try the command:"},
+		"It ends on a colon:":                    nil, // what follows is another section's
+	} {
+		k := find(text)
+		if got := q.next(units, k, text); !slices.Equal(got, want) {
+			t.Errorf("next(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
