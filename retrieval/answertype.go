@@ -11,11 +11,12 @@ import (
 )
 
 // Answer types. A question says what kind of thing answers it: "how long" a duration, "how much does it cost" an
-// amount of money, "when" a date or a time, "who" a person, "how big" a size. The sentence that answers states one
-// ("with a retention of approximately 14 days"), often without repeating the question's words, which its heading
-// or the sentence before hold ("Blocker" then "Goal: 24 hours to respond"). Expected answer types are among the
-// oldest signals of question answering (the TREC QA track's systems classified questions by them); here a
-// question's type comes from its wh-phrase and a unit holds one when its words have that type's shape.
+// amount of money, "when" a date or a time, "who" a person, "how big" a size, and on a documentation site "how do
+// I" a command ("how do i lock a user's account" is answered by "`passwd -l user`"). The sentence that answers
+// states one ("with a retention of approximately 14 days"), often without repeating the question's words, which
+// its heading or the sentence before hold ("Blocker" then "Goal: 24 hours to respond"). Expected answer types are
+// among the oldest signals of question answering (the TREC QA track's systems classified questions by them); here
+// a question's type comes from its wh-phrase and a unit holds one when its words have that type's shape.
 
 // answerKind is the kind of answer a question asks for.
 type answerKind uint8
@@ -34,6 +35,9 @@ const (
 	kindDate
 	// kindPerson is a name, as a role label gives it ("Instructor: Zucman") or a short value under a role heading.
 	kindPerson
+	// kindCommand is a command, an option or a function to call, as documentation writes it: code ("`passwd -l
+	// user`", a code block).
+	kindCommand
 )
 
 // Words that set a question's answer kind.
@@ -49,6 +53,8 @@ var (
 	dateWords    = setOf("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "utc", "gmt", "am", "pm", "noon", "midnight")
 	whatDate     = setOf("date", "day", "time", "year", "month", "deadline")
 	definingCues = setOf("tell", "explain", "describe")
+	howTo        = setOf("do", "can", "to", "would", "should")
+	commandNouns = setOf("command", "commands", "option", "options", "flag", "flags", "function", "setting", "parameter")
 )
 
 // questionKind is the kind of answer question asks for, and the words of the question that only ask for it
@@ -97,6 +103,10 @@ func questionKind(question string) (answerKind, []string) {
 			set(kindNumber)
 		case sizeNouns[w] && i > 0 && (asked(words[:i]) || quantityWords[words[i-1]]):
 			set(kindSize)
+		case w == "how" && howTo[next]:
+			set(kindCommand)
+		case (w == "what" || w == "which") && commandNouns[next]:
+			set(kindCommand)
 		}
 	}
 	return kind, cues
@@ -145,6 +155,8 @@ func holdsKind(buf []byte, text string, k answerKind) ([]byte, bool) {
 		return buf, false
 	case kindPerson:
 		return buf, roleLabel(text)
+	case kindCommand:
+		return buf, strings.Contains(text, "`")
 	case kindMoney:
 		if strings.ContainsAny(text, "$€£¥") {
 			return buf, true

@@ -26,6 +26,9 @@ func TestQuestionKind(t *testing.T) {
 		{"tell me about the cognitive science major", kindNone, []string{"tell"}},
 		{"when I push to main, does the site rebuild?", kindNone, nil},
 		{"can i use a window function in a WHERE clause?", kindNone, nil},
+		{"how do i lock a users account temporarily w/o deleting anything", kindCommand, nil},
+		{"how can I find which package ships a program", kindCommand, nil},
+		{"which command lists the installed fonts", kindCommand, nil},
 	} {
 		kind, cues := questionKind(c.question)
 		if kind != c.kind || !slices.Equal(cues, c.cues) {
@@ -62,6 +65,9 @@ func TestHoldsKind(t *testing.T) {
 		{"**Prerequisites:** Economics 100B", kindPerson, false},
 		{"Note: please review the policy first.", kindPerson, false},
 		{"The requirement was instituted in 1991.", kindNone, false},
+		{"This is accomplished by using the command `passwd -l user` (lock).", kindCommand, true},
+		{"```\njournalctl -u ssh.service\n```", kindCommand, true},
+		{"A disabled account means the user cannot login.", kindCommand, false},
 	} {
 		if _, got := holdsKind(nil, c.text, c.kind); got != c.want {
 			t.Errorf("holdsKind(%q, %d) = %v, want %v", c.text, c.kind, got, c.want)

@@ -344,8 +344,8 @@ type ChunkHit struct {
 
 // EvidenceSignals name the signals of evidence selection (Retriever.Evidence), for switching them off.
 type EvidenceSignals struct {
-	// Kinds is the kind of answer a question asks for (a duration, a size, an amount, a date, a person; see
-	// answertype.go).
+	// Kinds is the kind of answer a question asks for (a duration, a size, an amount, a date, a person, a
+	// command; see answertype.go).
 	Kinds bool
 	// Context is the terms a unit's heading, page title and topic line hold for it.
 	Context bool
