@@ -62,7 +62,8 @@ const (
 	// questionKind): a duration for "how long", an amount for "how much does it cost".
 	evidenceKind = 2.0
 	// evidenceCode multiplies the score of a fenced code block: an example shows what a sentence near it says,
-	// and a reader takes the sentence in at a glance.
+	// and a reader takes the sentence in at a glance; unless the question asks for a command, which the block
+	// then is.
 	evidenceCode = 0.5
 	// evidenceContext is what a question term counts for when only the unit's heading, page title or topic line
 	// (see evidenceUnit.topic) holds it: the unit is about it without naming it again.
@@ -268,7 +269,7 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	if typed {
 		e.Score *= evidenceKind
 	}
-	if markdown.FenceLine(u.text) && !q.off.Code {
+	if markdown.FenceLine(u.text) && !q.off.Code && q.kind != kindCommand {
 		e.Score *= evidenceCode
 	} else if n := utf8.RuneCountInString(u.text); n > evidenceLongRunes {
 		e.Score *= math.Sqrt(float64(evidenceLongRunes) / float64(n))

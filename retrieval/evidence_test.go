@@ -101,3 +101,19 @@ func TestEvidenceNextLeadsIntoItsBlock(t *testing.T) {
 		}
 	}
 }
+
+// A code block scores half, as an example of what a sentence says, unless the question asks for a command.
+func TestEvidenceCodeAnswersACommandQuestion(t *testing.T) {
+	block := evidenceUnit{text: "```\njournalctl -u ssh.service\n```", heading: "Logs of the ssh service"}
+	question := "how do i view the logs of the ssh service"
+	kind, cues := questionKind(question)
+	if kind != kindCommand {
+		t.Fatalf("questionKind(%q) = %d, want kindCommand", question, kind)
+	}
+	asked := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil), kind: kind}
+	other := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil)}
+	a, o := asked.score(block, 0), other.score(block, 0)
+	if o.Score == 0 || a.Score < 3*o.Score { // typed (×2) and not halved: four times
+		t.Errorf("code block for a command question scores %.3f, for another question %.3f: want it not halved and typed", a.Score, o.Score)
+	}
+}
