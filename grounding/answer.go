@@ -141,33 +141,36 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 	if len(ev) == 0 || ev[0].Own < extractiveFloor && ev[0].Cover < extractiveFloor {
 		b.WriteString(ph.noPassage)
 	}
-	seen := map[string]bool{}
-	var quoted []retrieval.Evidence
+	var (
+		quoted []retrieval.Evidence
+		texts  []string // what the answer quotes of each: the unit and the next sentences that fit
+		seen   = map[string]bool{}
+	)
 	for _, e := range ev {
 		if len(quoted) > 0 && e.Score < extractiveNear*quoted[0].Score {
 			break // what scores far below the best adds length, not answers
 		}
-		if !seen[e.Text] && !shownBefore(quoted, e.Text) {
+		// A unit is quoted once, and not again when a quote shows it already as the sentence after its unit.
+		if !seen[e.Text] && !slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, e.Text) }) {
 			seen[e.Text] = true
-			quoted = append(quoted, e)
+			limit := extractiveMore
+			if len(quoted) == 0 {
+				limit = extractiveLead
+			}
+			quoted, texts = append(quoted, e), append(texts, quote(e, limit))
 		}
 		if len(quoted) == ExtractiveUnits {
 			break
 		}
 	}
 	for i, e := range quoted {
-		limit := extractiveMore
-		if i == 0 {
-			limit = extractiveLead
-		}
 		if i == 1 {
 			b.WriteString(ph.alsoSays)
 		}
-		text := quote(e, limit)
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		for _, line := range strings.Split(text, "\n") {
+		for _, line := range strings.Split(texts[i], "\n") {
 			b.WriteString("> ")
 			b.WriteString(line)
 			b.WriteString("\n")
@@ -185,17 +188,6 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 	}
 	b.WriteString(ph.offlineNote)
 	return b.String()
-}
-
-// shownBefore reports whether a unit's text is part of one quoted already, with the sentences that follow it
-// (a quote goes on into its paragraph's next sentences; see Evidence.Next).
-func shownBefore(quoted []retrieval.Evidence, text string) bool {
-	for _, q := range quoted {
-		if strings.Contains(q.Text, text) || slices.ContainsFunc(q.Next, func(s string) bool { return strings.Contains(s, text) }) {
-			return true
-		}
-	}
-	return false
 }
 
 // OfflineAnswer is the whole answer written without a model for a result above the confidence floor: the

@@ -167,6 +167,24 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	}
 }
 
+func TestExtractiveAnswerQuotesWhatItsLeadLeftOut(t *testing.T) {
+	// The lead's paragraph goes on with a sentence too long to fit in its quote: when that sentence is a unit of
+	// its own among the best, it is quoted, not taken as shown.
+	long := "The fee is waived for students who " + strings.Repeat("meet one of many conditions, ", 14) + "as the office decides."
+	ev := []retrieval.Evidence{
+		{Chunk: 0, Text: "Fees are $80.", Next: []string{"See the office.", long}, Own: 1, Score: 1},
+		{Chunk: 0, Text: "See the office.", Own: 1, Score: 0.9},
+		{Chunk: 0, Text: long, Own: 1, Score: 0.8, Matched: [][2]int{{4, 7}}},
+	}
+	ans := ExtractiveAnswer(testResult(), ev)
+	if strings.Count(ans, "See the office.") != 1 {
+		t.Errorf("a sentence the lead shows is quoted again: %q", ans)
+	}
+	if !strings.Contains(ans, "The fee is waived") {
+		t.Errorf("a unit the lead's quote left out is not quoted: %q", ans)
+	}
+}
+
 func TestQuoteLeadsIntoItsBlock(t *testing.T) {
 	// A sentence ending with a colon is quoted with the command or the items it announces, each on a line of
 	// its own, as a reader of the page sees them.
