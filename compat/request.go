@@ -147,12 +147,12 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 		}
 	}
 	if raw, ok := fields["stream_options"]; ok && !isNull(raw) {
-		var so map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &so); err != nil || so == nil {
+		so, err := decodeFields(raw)
+		if err != nil || so == nil {
 			return nil, InvalidRequest("stream_options", "invalid_type", "Invalid type for 'stream_options': expected an object.")
 		}
 		if iu, ok := so["include_usage"]; ok && !isNull(iu) {
-			if err := json.Unmarshal(iu, &req.IncludeUsage); err != nil {
+			if err := decodeBool(iu, &req.IncludeUsage); err != nil {
 				return nil, InvalidRequest("stream_options.include_usage", "invalid_type",
 					"Invalid type for 'stream_options.include_usage': expected a boolean.")
 			}

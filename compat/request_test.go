@@ -180,6 +180,14 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		if len(req.Messages) == 0 {
 			t.Fatal("accepted a request without messages")
 		}
+		var so map[string]json.RawMessage
+		wantUsage := false
+		if raw := req.Fields["stream_options"]; raw != nil && json.Unmarshal(raw, &so) == nil && so["include_usage"] != nil {
+			_ = json.Unmarshal(so["include_usage"], &wantUsage)
+		}
+		if req.IncludeUsage != wantUsage {
+			t.Fatalf("IncludeUsage = %v, json.Unmarshal reads %v", req.IncludeUsage, wantUsage)
+		}
 		for _, m := range req.Messages {
 			if !validRoles[m.Role] {
 				t.Fatalf("accepted role %q", m.Role)
