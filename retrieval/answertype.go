@@ -53,6 +53,7 @@ var (
 	dateWords    = setOf("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "utc", "gmt", "am", "pm", "noon", "midnight")
 	whatDate     = setOf("date", "day", "time", "year", "month", "deadline")
 	definingCues = setOf("tell", "explain", "describe")
+	numberNouns  = setOf("port", "ports", "number", "version", "value", "code", "section")
 	howTo        = setOf("do", "can", "to", "would", "should")
 	commandNouns = setOf("command", "commands", "option", "options", "flag", "flags", "function", "setting", "parameter")
 )
@@ -103,13 +104,27 @@ func questionKind(question string) (answerKind, []string) {
 			set(kindNumber)
 		case sizeNouns[w] && i > 0 && (asked(words[:i]) || quantityWords[words[i-1]]):
 			set(kindSize)
+		case numberNouns[w] && (askedFor(words, i) || w == "port" || w == "ports"):
+			set(kindNumber)
 		case w == "how" && howTo[next]:
 			set(kindCommand)
-		case (w == "what" || w == "which") && commandNouns[next]:
+		case commandNouns[w] && askedFor(words, i):
 			set(kindCommand)
 		}
 	}
 	return kind, cues
+}
+
+// askedFor reports whether words[i] is what the question's wh-word asks for, the wh-word one or two words before
+// it: "port" in "which port", "code" in "what exit code", "command" in "what's the command".
+func askedFor(words []string, i int) bool {
+	for j := max(0, i-2); j < i; j++ {
+		switch words[j] {
+		case "what", "which", "whats", "what's":
+			return true
+		}
+	}
+	return false
 }
 
 // asked reports whether words hold "what" or "which": the question asks for something it names after them.

@@ -29,6 +29,11 @@ func TestQuestionKind(t *testing.T) {
 		{"how do i lock a users account temporarily w/o deleting anything", kindCommand, nil},
 		{"how can I find which package ships a program", kindCommand, nil},
 		{"which command lists the installed fonts", kindCommand, nil},
+		{"whats the command to take an old version off the downloads site", kindCommand, nil},
+		{"smtp port for sending mail as my apache address?", kindNumber, nil},
+		{"what exit code should my archive_command script return?", kindNumber, nil},
+		{"what manual section documents config file formats", kindNumber, nil},
+		{"is the old version still supported?", kindNone, nil},
 	} {
 		kind, cues := questionKind(c.question)
 		if kind != c.kind || !slices.Equal(cues, c.cues) {
