@@ -191,9 +191,11 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 }
 
 // OfflineAnswer is the whole answer written without a model for a result above the confidence floor: the
-// ExtractiveAnswer of r's evidence, then the Sources list of the top maxSources pages.
+// ExtractiveAnswer of r's evidence, then the Sources list of the pages it quotes, as a model's answer lists the
+// pages it links to (see Cited). maxSources bounds the list only of an answer that quotes none.
 func OfflineAnswer(r *retrieval.Retriever, res *retrieval.Result, maxSources int) string {
-	return ExtractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits)) + SourcesMarkdownIn(res.Lang, Cited("", res, maxSources))
+	text := ExtractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits))
+	return text + SourcesMarkdownIn(res.Lang, Cited(text, res, maxSources))
 }
 
 // pageTitle is the title of the retrieved page at url, or url when it has none.

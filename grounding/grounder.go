@@ -154,12 +154,12 @@ func (g *Grounder) ground(ctx context.Context, req *server.GroundRequest) (*serv
 		limit = DefaultMaxSources
 	}
 	events := g.sendsEvents(req.Header)
-	// An answer written here cites the top pages of the context, which it lists; it quotes the pages, so it goes
-	// through the link policy and the escaping of a model's answer.
+	// An answer written here cites the pages it links to, which it lists: those it quotes, or the closest ones it
+	// offers. It quotes the pages, so it goes through the link policy and the escaping of a model's answer.
 	policy := NewLinkPolicy(res, g.linkHosts(base))
 	cite := func(text, outcome string) *server.Grounding {
 		text = CleanAnswer(text, policy)
-		top := Cited("", res, limit)
+		top := Cited(text, res, limit)
 		gr := &server.Grounding{Answer: g.answer(req, text), NoStore: res.Degraded != "", Question: report(a, res, outcome)}
 		gr.Answer.Annotations = annotate(text, top)
 		if events {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -186,6 +188,59 @@ func TestGroundedOfflineAndGuardrails(t *testing.T) {
 	}
 	if n := len(h.Fake.Requests()); n != 0 {
 		t.Errorf("offline answers made %d upstream calls", n)
+	}
+}
+
+// An offline answer lists the pages it quotes as its Sources, as a model's answer lists those it links to, and
+// its annotations name the same pages.
+func TestOfflineSourcesAreTheQuotedPages(t *testing.T) {
+	r, tok := exampleIndex(t)
+	g := &Grounder{Retriever: r, Tokenizer: tok, Offline: true}
+	h := newHarness(t, server.Config{Grounder: g}, openaitest.Config{})
+	resp, body := h.post(t, "/chat/completions", `{"messages":[{"role":"user","content":"how much is in-state tuition?"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var out struct {
+		Choices []struct {
+			Message struct {
+				Content     string
+				Annotations []compat.Annotation
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Choices) != 1 {
+		t.Fatalf("body %s: %v", body, err)
+	}
+	content := out.Choices[0].Message.Content
+	quotes, sources, ok := strings.Cut(content, "**Sources**")
+	if !ok {
+		t.Fatalf("no Sources list: %q", content)
+	}
+	pages := func(s string) []string {
+		var urls []string
+		for _, m := range regexp.MustCompile(`\]\((https?://[^)#]+)`).FindAllStringSubmatch(s, -1) {
+			if !slices.Contains(urls, m[1]) {
+				urls = append(urls, m[1])
+			}
+		}
+		slices.Sort(urls)
+		return urls
+	}
+	quoted, listed := pages(quotes), pages(sources)
+	if len(quoted) == 0 || !slices.Equal(quoted, listed) {
+		t.Errorf("Sources list %q, want the quoted pages %q", listed, quoted)
+	}
+	if len(r.Index().Pages) <= len(listed) {
+		t.Fatalf("the example site has %d pages: the test cannot tell a list of the quoted pages from every page", len(r.Index().Pages))
+	}
+	var annotated []string
+	for _, a := range out.Choices[0].Message.Annotations {
+		annotated = append(annotated, a.URLCitation.URL)
+	}
+	slices.Sort(annotated)
+	if !slices.Equal(annotated, listed) {
+		t.Errorf("annotations name %q, the Sources list %q", annotated, listed)
 	}
 }
 
