@@ -185,6 +185,25 @@ func TestExtractiveAnswerQuotesWhatItsLeadLeftOut(t *testing.T) {
 	}
 }
 
+func TestExtractiveAnswerQuotesMoreShortUnits(t *testing.T) {
+	res := testResult()
+	units := func(text string, n int) []retrieval.Evidence {
+		var ev []retrieval.Evidence
+		for i := range n {
+			ev = append(ev, retrieval.Evidence{Chunk: 0, Text: fmt.Sprintf("Unit %d: %s", i, text), Own: 1, Score: 1})
+		}
+		return ev
+	}
+	count := func(ans string) int { return strings.Count(ans, "> Unit ") }
+	if got := count(ExtractiveAnswer(res, units("Fees are $80.", 8))); got != extractiveMaxUnits {
+		t.Errorf("short units: %d quoted, want %d", got, extractiveMaxUnits)
+	}
+	long := strings.Repeat("A sentence of the page that runs on. ", 5) + "It ends here."
+	if got := count(ExtractiveAnswer(res, units(long, 8))); got != ExtractiveUnits {
+		t.Errorf("long units: %d quoted, want %d", got, ExtractiveUnits)
+	}
+}
+
 func TestQuoteLeadsIntoItsBlock(t *testing.T) {
 	// A sentence ending with a colon is quoted with the command or the items it announces, each on a line of
 	// its own, as a reader of the page sees them.
