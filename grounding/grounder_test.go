@@ -28,18 +28,14 @@ func exampleIndex(t testing.TB) (*retrieval.Retriever, *tokenizer.Tokenizer) {
 
 const tuitionURL = "https://www.lakeshore-poly.example/tuition/"
 
-func TestGroundedAnswerOnline(t *testing.T) {
-	r, tok := exampleIndex(t)
-	g := &Grounder{Retriever: r, Tokenizer: tok, SiteName: "Lakeshore Polytechnic"}
-	answer := "In-state tuition is $4,850 per semester ([Tuition](" + tuitionURL + ")); see also " +
-		"[the portal](https://invented.example/pay) for payment."
-	h := newHarness(t, server.Config{Grounder: g}, replying(answer))
-
-	resp, body := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":[{"role":"user","content":"how much is in-state tuition per semester?"}]}`)
+// postAnswer posts a non-stream chat request and returns the answer's content and annotations.
+func postAnswer(t *testing.T, h *harness, body string) (string, []compat.Annotation) {
+	t.Helper()
+	resp, out := h.post(t, "/chat/completions", body)
 	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
+		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	var out struct {
+	var msg struct {
 		Choices []struct {
 			Message struct {
 				Content     string
@@ -47,17 +43,26 @@ func TestGroundedAnswerOnline(t *testing.T) {
 			} `json:"message"`
 		} `json:"choices"`
 	}
-	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Choices) != 1 {
-		t.Fatalf("body %s: %v", body, err)
+	if err := json.Unmarshal([]byte(out), &msg); err != nil || len(msg.Choices) != 1 {
+		t.Fatalf("body %s: %v", out, err)
 	}
-	content := out.Choices[0].Message.Content
+	return msg.Choices[0].Message.Content, msg.Choices[0].Message.Annotations
+}
+
+func TestGroundedAnswerOnline(t *testing.T) {
+	r, tok := exampleIndex(t)
+	g := &Grounder{Retriever: r, Tokenizer: tok, SiteName: "Lakeshore Polytechnic"}
+	answer := "In-state tuition is $4,850 per semester ([Tuition](" + tuitionURL + ")); see also " +
+		"[the portal](https://invented.example/pay) for payment."
+	h := newHarness(t, server.Config{Grounder: g}, replying(answer))
+
+	content, anns := postAnswer(t, h, `{"model":"ragproxy","messages":[{"role":"user","content":"how much is in-state tuition per semester?"}]}`)
 	if strings.Contains(content, "invented.example") || !strings.Contains(content, "see also the portal for payment") {
 		t.Errorf("the invented link was not reduced to its text: %q", content)
 	}
 	if !strings.Contains(content, "**Sources**\n- [Tuition and Fees]("+tuitionURL+")") {
 		t.Errorf("answer does not end with the cited source: %q", content)
 	}
-	anns := out.Choices[0].Message.Annotations
 	if len(anns) != 1 || anns[0].URLCitation.URL != tuitionURL || anns[0].Type != "url_citation" {
 		t.Fatalf("annotations = %+v, want only the cited tuition page", anns)
 	}
@@ -197,22 +202,7 @@ func TestOfflineSourcesAreTheQuotedPages(t *testing.T) {
 	r, tok := exampleIndex(t)
 	g := &Grounder{Retriever: r, Tokenizer: tok, Offline: true}
 	h := newHarness(t, server.Config{Grounder: g}, openaitest.Config{})
-	resp, body := h.post(t, "/chat/completions", `{"messages":[{"role":"user","content":"how much is in-state tuition?"}]}`)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content     string
-				Annotations []compat.Annotation
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Choices) != 1 {
-		t.Fatalf("body %s: %v", body, err)
-	}
-	content := out.Choices[0].Message.Content
+	content, anns := postAnswer(t, h, `{"messages":[{"role":"user","content":"how much is in-state tuition?"}]}`)
 	quotes, sources, ok := strings.Cut(content, "**Sources**")
 	if !ok {
 		t.Fatalf("no Sources list: %q", content)
@@ -235,7 +225,7 @@ func TestOfflineSourcesAreTheQuotedPages(t *testing.T) {
 		t.Fatalf("the example site has %d pages: the test cannot tell a list of the quoted pages from every page", len(r.Index().Pages))
 	}
 	var annotated []string
-	for _, a := range out.Choices[0].Message.Annotations {
+	for _, a := range anns {
 		annotated = append(annotated, a.URLCitation.URL)
 	}
 	slices.Sort(annotated)
