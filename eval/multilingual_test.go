@@ -132,17 +132,18 @@ func TestDebianHandbookMultilingualQuality(t *testing.T) {
 	}
 }
 
-// The LibreOffice 7.4 Help's Writer module in English and German (RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP: the
-// help directory of Debian's libreoffice-help-en-us and -de, one folder per language): 406 pages per language with
-// the same paths under en-US/ and de/, the language in <html lang>, many short pages, and for most tasks both a
-// how-to guide and the reference page of the dialog it uses. Served as help.libreoffice.org serves them, and
-// asked the same 16 questions in each language (testdata/multilingual/libreoffice-help-*.jsonl): the line
-// numbering the German question writes "Zeilen nummerieren" and the page "Zeilennummerierung", page breaks,
-// footnotes, word counts. A question's expected pages are its guide and, where it answers as directly, the
-// reference page of the dialog, in the question's language. The floors sit just under what retrieval reaches.
+// The LibreOffice 7.4 Help's Writer module in English, German and French (RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP: the
+// help directory of Debian's libreoffice-help-en-us, -de and -fr, one folder per language): 406 pages per language
+// with the same paths under en-US/, de/ and fr/, the language in <html lang>, many short pages, and for most tasks
+// both a how-to guide and the reference page of the dialog it uses. Served as help.libreoffice.org serves them, and
+// asked the same 16 questions in each language (testdata/multilingual/libreoffice-help-*.jsonl): the line numbering
+// the German question writes "Zeilen nummerieren" and the page "Zeilennummerierung", page breaks, footnotes, word
+// counts. A question's expected pages are its guide and, where it answers as directly, the reference page of the
+// dialog, in the question's language. The floors sit just under what retrieval reaches.
 var libreOfficeHelpFloors = map[string]floor{
-	"en": {fact: 0.99, hit8: 0.99, mrr: 0.83},
-	"de": {fact: 0.99, hit8: 0.99, mrr: 0.81},
+	"en": {fact: 0.99, hit8: 0.99, mrr: 0.78},
+	"de": {fact: 0.99, hit8: 0.93, mrr: 0.84},
+	"fr": {fact: 0.93, hit8: 0.93, mrr: 0.81},
 }
 
 func TestLibreOfficeHelpMultilingualQuality(t *testing.T) {
@@ -151,7 +152,7 @@ func TestLibreOfficeHelpMultilingualQuality(t *testing.T) {
 		t.Skip("RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP is not set (the help directory of libreoffice-help-en-us and -de, /usr/share/libreoffice/help)")
 	}
 	site := t.TempDir()
-	for _, lang := range []string{"en-US", "de"} {
+	for _, lang := range []string{"en-US", "de", "fr"} {
 		if err := os.CopyFS(filepath.Join(site, lang, "text", "swriter"), os.DirFS(filepath.Join(src, lang, "text", "swriter"))); err != nil {
 			t.Fatal(err)
 		}
