@@ -114,6 +114,9 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 			if e.Score > 0 && defines && q.subjectDefined(u.text) {
 				e.Score *= evidenceAnswerType
 			}
+			if e.Score > 0 && defines && opensPage(c.Text, units, k) {
+				e.Score *= evidenceAnswerType
+			}
 			if e.Score == 0 {
 				continue
 			}
@@ -127,6 +130,13 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
 	return out[:min(max, len(out))]
+}
+
+// opensPage reports whether units[k] of a passage is the first sentence of the page it opens (text starts with
+// the page's title heading): the lead of a page says what its subject is, which "tell me about X" asks ("Cognitive
+// Science is the cross-disciplinary study of ..." under "# Cognitive Science").
+func opensPage(text string, units []evidenceUnit, k int) bool {
+	return strings.HasPrefix(text, "# ") && units[k].para == 1 && (k == 0 || units[k-1].para != 1)
 }
 
 // next is the sentences after units[k] in its paragraph (Evidence.Next). When the question asks for a kind of

@@ -117,3 +117,18 @@ func TestEvidenceCodeAnswersACommandQuestion(t *testing.T) {
 		t.Errorf("code block for a command question scores %.3f, for another question %.3f: want it not halved and typed", a.Score, o.Score)
 	}
 }
+
+// For "tell me about X", the sentence that opens X's page counts as a definition does.
+func TestEvidenceOpeningSentenceAnswersTellMeAbout(t *testing.T) {
+	units := evidenceUnits("# Cognitive Science\n\n## About the Program\n\nCognitive Science is the cross-disciplinary study of human " +
+		"cognition. It draws on six fields.\n\nStudents take a seminar.\n")
+	if !opensPage("# Cognitive Science\n\n", units, 0) {
+		t.Errorf("the page's first sentence does not open it: %+v", units[0])
+	}
+	if opensPage("# Cognitive Science\n\n", units, 1) || opensPage("# Cognitive Science\n\n", units, 2) {
+		t.Error("a later sentence opens the page")
+	}
+	if opensPage("## About the Program\n\n", units, 0) {
+		t.Error("a passage from the middle of a page opens it")
+	}
+}
