@@ -43,7 +43,8 @@ type Evidence struct {
 	// Next are the sentences that follow the unit in its paragraph, which often finish what it starts ("The
 	// requirement was instituted in 1991" after what the requirement is); none for other units. When the question
 	// asks for a kind of answer (a duration, a size, ...) that the unit and the sentence after it do not state and
-	// a later sentence does, they start at that one, marked "… " ("… The default value is four megabytes").
+	// a later sentence does, they start at that one, marked "… " ("… The default value is four megabytes"). A
+	// unit that ends its paragraph with a colon is followed by the code block or list items it announces.
 	Next []string
 }
 
@@ -141,7 +142,8 @@ func opensPage(text string, units []evidenceUnit, k int) bool {
 
 // next is the sentences after units[k] in its paragraph (Evidence.Next). When the question asks for a kind of
 // answer that neither the unit nor the sentence after it states and a later sentence of the paragraph does, they
-// start at that sentence, marked "… ".
+// start at that sentence, marked "… ". A unit ending its paragraph with a colon is followed by what it announces
+// (leadsInto).
 func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string {
 	u := units[k]
 	end := k + 1
