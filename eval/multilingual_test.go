@@ -32,10 +32,7 @@ var (
 )
 
 func TestDebianReferenceMultilingualQuality(t *testing.T) {
-	src := os.Getenv("RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE")
-	if src == "" {
-		t.Skip("RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE is not set (the HTML of debian-reference-en, -de, -fr and -ja, installed at /usr/share/debian-reference)")
-	}
+	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE", "the HTML of debian-reference-en, -de, -fr and -ja, installed at /usr/share/debian-reference")
 	site := debianReferenceSite(t, src)
 	sets := languageSets(t, "debian-reference", multilingualFloors)
 	idx := checkQuality(t, site, debianReferenceBaseURL, sets...)
@@ -96,10 +93,7 @@ var handbookMultilingualFloors = map[string]floor{
 }
 
 func TestDebianHandbookMultilingualQuality(t *testing.T) {
-	src := os.Getenv("RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS")
-	if src == "" {
-		t.Skip("RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS is not set (the html directory of debian-handbook, /usr/share/doc/debian-handbook/html)")
-	}
+	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS", "the html directory of debian-handbook, /usr/share/doc/debian-handbook/html")
 	site := t.TempDir()
 	for _, dir := range handbookLanguages {
 		pages, err := filepath.Glob(filepath.Join(src, dir, "*.html"))
@@ -147,10 +141,7 @@ var libreOfficeHelpFloors = map[string]floor{
 }
 
 func TestLibreOfficeHelpMultilingualQuality(t *testing.T) {
-	src := os.Getenv("RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP")
-	if src == "" {
-		t.Skip("RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP is not set (the help directory of libreoffice-help-en-us and -de, /usr/share/libreoffice/help)")
-	}
+	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of libreoffice-help-en-us, -de and -fr, unpacked: usr/share/libreoffice/help")
 	site := t.TempDir()
 	for _, lang := range []string{"en-US", "de", "fr"} {
 		if err := os.CopyFS(filepath.Join(site, lang, "text", "swriter"), os.DirFS(filepath.Join(src, lang, "text", "swriter"))); err != nil {
@@ -227,6 +218,17 @@ func BenchmarkRetrieveMultilingual(b *testing.B) {
 
 // languageSets are the question sets testdata/multilingual/<name>-<lang>.jsonl of English, German, French and
 // Japanese, each with its floor.
+// corpusDir is the directory the environment variable env names, the test skipped, saying what it should hold,
+// when it is unset.
+func corpusDir(t testing.TB, env, what string) string {
+	t.Helper()
+	dir := os.Getenv(env)
+	if dir == "" {
+		t.Skipf("%s is not set (%s)", env, what)
+	}
+	return dir
+}
+
 func languageSets(t *testing.T, name string, floors map[string]floor) []questionSet {
 	t.Helper()
 	var sets []questionSet
