@@ -35,8 +35,8 @@ const (
 	kindDate
 	// kindPerson is a name, as a role label gives it ("Instructor: Zucman") or a short value under a role heading.
 	kindPerson
-	// kindCommand is a command, an option or a function to call, as documentation writes it: code ("`passwd -l
-	// user`", a code block).
+	// kindCommand is what to do, as documentation writes it: code ("`passwd -l user`", a code block), or a step
+	// that tells the reader what to do ("Choose Tools - Line Numbering.").
 	kindCommand
 )
 
@@ -54,6 +54,7 @@ var (
 	whatDate     = setOf("date", "day", "time", "year", "month", "deadline")
 	definingCues = setOf("tell", "explain", "describe")
 	numberNouns  = setOf("port", "ports", "number", "version", "value", "code", "section")
+	steps        = setOf("choose", "click", "select", "press", "type", "open", "go", "enter", "run", "use", "right-click", "double-click", "drag", "set", "add", "install", "edit", "create")
 	howTo        = setOf("do", "can", "to", "would", "should")
 	commandNouns = setOf("command", "commands", "option", "options", "flag", "flags", "function", "setting", "parameter")
 )
@@ -115,6 +116,15 @@ func questionKind(question string) (answerKind, []string) {
 	return kind, cues
 }
 
+// imperative reports whether text is a step of an instruction: it opens (after a list marker) with a verb that
+// tells the reader what to do, the way help pages write a procedure ("Choose Tools - Line Numbering.", "Click
+// OK.").
+func imperative(text string) bool {
+	t := strings.TrimLeft(text, "-*+0123456789.) ")
+	w, _, _ := strings.Cut(t, " ")
+	return steps[strings.ToLower(strings.Trim(w, "*_"))]
+}
+
 // askedFor reports whether words[i] is what the question's wh-word asks for, the wh-word one or two words before
 // it: "port" in "which port", "code" in "what exit code", "command" in "what's the command".
 func askedFor(words []string, i int) bool {
@@ -171,7 +181,7 @@ func holdsKind(buf []byte, text string, k answerKind) ([]byte, bool) {
 	case kindPerson:
 		return buf, roleLabel(text)
 	case kindCommand:
-		return buf, strings.Contains(text, "`")
+		return buf, strings.Contains(text, "`") || imperative(text)
 	case kindMoney:
 		if strings.ContainsAny(text, "$€£¥") {
 			return buf, true

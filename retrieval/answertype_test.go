@@ -73,6 +73,9 @@ func TestHoldsKind(t *testing.T) {
 		{"This is accomplished by using the command `passwd -l user` (lock).", kindCommand, true},
 		{"```\njournalctl -u ssh.service\n```", kindCommand, true},
 		{"A disabled account means the user cannot login.", kindCommand, false},
+		{"Choose Tools - Line Numbering.", kindCommand, true},
+		{"2. Click **OK**.", kindCommand, true},
+		{"Line numbers are included when you print.", kindCommand, false},
 	} {
 		if _, got := holdsKind(nil, c.text, c.kind); got != c.want {
 			t.Errorf("holdsKind(%q, %d) = %v, want %v", c.text, c.kind, got, c.want)
