@@ -136,8 +136,8 @@ func TestDebianHandbookMultilingualQuality(t *testing.T) {
 // dialog, in the question's language. The floors sit just under what retrieval reaches.
 var libreOfficeHelpFloors = map[string]floor{
 	"en": {fact: 0.99, hit8: 0.99, mrr: 0.78, answer: 0.56, lead: 0.50},
-	"de": {fact: 0.99, hit8: 0.93, mrr: 0.84},
-	"fr": {fact: 0.93, hit8: 0.93, mrr: 0.81},
+	"de": {fact: 0.99, hit8: 0.93, mrr: 0.84, answer: 0.56, lead: 0.56},
+	"fr": {fact: 0.93, hit8: 0.93, mrr: 0.81, answer: 0.50, lead: 0.37},
 }
 
 func TestLibreOfficeHelpMultilingualQuality(t *testing.T) {

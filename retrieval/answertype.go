@@ -116,13 +116,39 @@ func questionKind(question string) (answerKind, []string) {
 	return kind, cues
 }
 
-// imperative reports whether text is a step of an instruction: it opens (after a list marker) with a verb that
-// tells the reader what to do, the way help pages write a procedure ("Choose Tools - Line Numbering.", "Click
-// OK.").
-func imperative(text string) bool {
+// imperative reports whether text, in the language lang, is a step of an instruction: it opens (after a list
+// marker) with a verb that tells the reader what to do, the way help pages write a procedure. In English one of
+// the verbs of steps ("Choose Tools - Line Numbering.", "Click OK."); in German an infinitive and the polite
+// "Sie" ("Wählen Sie Extras – Zeilennummerierung.", not "Wenn Sie …"); in French a verb in the imperative's "-ez" ("Choisissez Outils -
+// Numérotation des lignes.").
+func imperative(text, lang string) bool {
 	t := strings.TrimLeft(text, "-*+0123456789.) ")
-	w, _, _ := strings.Cut(t, " ")
-	return steps[strings.ToLower(strings.Trim(w, "*_"))]
+	first, rest, _ := strings.Cut(t, " ")
+	first = strings.ToLower(strings.Trim(first, "*_"))
+	switch lang {
+	case "de":
+		second, _, _ := strings.Cut(rest, " ")
+		return second == "Sie" && (strings.HasSuffix(first, "en") || strings.HasSuffix(first, "ern") || strings.HasSuffix(first, "eln"))
+	case "fr":
+		return utf8.RuneCountInString(first) >= 5 && strings.HasSuffix(first, "ez")
+	}
+	return steps[first]
+}
+
+// questionKindIn is questionKind for a question in the language lang: the English wh-phrases, and in German and
+// French the how-to question ("Wie kann ich …", "Wie füge ich …"; "Comment …"), which asks for a command or the
+// steps of a procedure.
+func questionKindIn(lang, question string) (answerKind, []string) {
+	words := questionWords(question)
+	switch {
+	case lang == "de" && len(words) > 2 && words[0] == "wie" && words[2] == "ich":
+		return kindCommand, nil
+	case lang == "fr" && len(words) > 1 && words[0] == "comment":
+		return kindCommand, nil
+	case lang == "de" || lang == "fr":
+		return kindNone, nil
+	}
+	return questionKind(question)
 }
 
 // askedFor reports whether words[i] is what the question's wh-word asks for, the wh-word one or two words before
@@ -168,20 +194,20 @@ const unitReach = 3
 // holdsKind reports whether text states an answer of the kind q asks for.
 func (q *evidenceQuery) holdsKind(text string) bool {
 	found := false
-	q.buf, found = holdsKind(q.buf, text, q.kind)
+	q.buf, found = holdsKind(q.buf, text, q.kind, q.langCode)
 	return found
 }
 
-// holdsKind reports whether text states an answer of kind k, reading its words into buf, which it returns for
-// reuse.
-func holdsKind(buf []byte, text string, k answerKind) ([]byte, bool) {
+// holdsKind reports whether text, in the language lang, states an answer of kind k, reading its words into buf,
+// which it returns for reuse.
+func holdsKind(buf []byte, text string, k answerKind, lang string) ([]byte, bool) {
 	switch k {
 	case kindNone:
 		return buf, false
 	case kindPerson:
 		return buf, roleLabel(text)
 	case kindCommand:
-		return buf, strings.Contains(text, "`") || imperative(text)
+		return buf, strings.Contains(text, "`") || imperative(text, lang)
 	case kindMoney:
 		if strings.ContainsAny(text, "$€£¥") {
 			return buf, true

@@ -42,6 +42,42 @@ func TestQuestionKind(t *testing.T) {
 	}
 }
 
+func TestHowToInGermanAndFrench(t *testing.T) {
+	for _, c := range []struct {
+		lang, question string
+		kind           answerKind
+	}{
+		{"de", "Wie kann ich die Zeilen in meinem Dokument nummerieren?", kindCommand},
+		{"de", "Wie füge ich eine Fußnote ein?", kindCommand},
+		{"de", "Wo sehe ich, wie viele Wörter mein Text hat?", kindNone},
+		{"fr", "comment ajouter une note de bas de page ?", kindCommand},
+		{"fr", "où voir combien de mots contient mon texte ?", kindNone},
+		{"en", "how do i add a footnote?", kindCommand},
+	} {
+		if kind, _ := questionKindIn(c.lang, c.question); kind != c.kind {
+			t.Errorf("questionKindIn(%s, %q) = %d, want %d", c.lang, c.question, kind, c.kind)
+		}
+	}
+	for _, c := range []struct {
+		lang, text string
+		want       bool
+	}{
+		{"de", "Wählen Sie Extras – Zeilennummerierung.", true},
+		{"de", "2. Klicken Sie auf OK.", true},
+		{"de", "Wenn Sie die Liste leer ist, klicken Sie auf Neu.", false},
+		{"de", "Die Zeilennummern werden mit ausgedruckt.", false},
+		{"fr", "Choisissez Outils - Numérotation des lignes.", true},
+		{"fr", "Cliquez sur OK.", true},
+		{"fr", "Les numéros de ligne sont imprimés avec le document.", false},
+		{"en", "Choose Tools - Line Numbering.", true},
+		{"en", "Wählen Sie Extras – Zeilennummerierung.", false},
+	} {
+		if got := imperative(c.text, c.lang); got != c.want {
+			t.Errorf("imperative(%q, %s) = %v, want %v", c.text, c.lang, got, c.want)
+		}
+	}
+}
+
 func TestHoldsKind(t *testing.T) {
 	for _, c := range []struct {
 		text string
@@ -77,7 +113,7 @@ func TestHoldsKind(t *testing.T) {
 		{"2. Click **OK**.", kindCommand, true},
 		{"Line numbers are included when you print.", kindCommand, false},
 	} {
-		if _, got := holdsKind(nil, c.text, c.kind); got != c.want {
+		if _, got := holdsKind(nil, c.text, c.kind, "en"); got != c.want {
 			t.Errorf("holdsKind(%q, %d) = %v, want %v", c.text, c.kind, got, c.want)
 		}
 	}

@@ -86,11 +86,12 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 		return nil
 	}
 	off := r.cfg.EvidenceOff
-	kind, cues := questionKind(res.Query)
+	kind, cues := questionKindIn(res.Lang, res.Query)
 	if off.Kinds {
 		kind, cues = kindNone, nil
 	}
-	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues)), kind: kind, off: off}
+	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues)), kind: kind, off: off,
+		langCode: res.Lang}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
@@ -216,6 +217,8 @@ type evidenceQuery struct {
 	*passageQuery
 	kind answerKind
 	off  EvidenceSignals
+	// langCode is the question's language (Result.Lang), which the steps of a procedure are read in.
+	langCode string
 	// contexts caches the masks of the headings, topic lines and table header rows the units stand under, each
 	// read once rather than once per unit under it.
 	contexts map[string]uint64
