@@ -194,7 +194,11 @@ const unitReach = 3
 // holdsKind reports whether text states an answer of the kind q asks for.
 func (q *evidenceQuery) holdsKind(text string) bool {
 	found := false
-	q.buf, found = holdsKind(q.buf, text, q.kind, q.langCode)
+	lang := "en" // the question's language, which the steps of a procedure are read in
+	if q.lang != nil {
+		lang = q.lang.Tag()
+	}
+	q.buf, found = holdsKind(q.buf, text, q.kind, lang)
 	return found
 }
 

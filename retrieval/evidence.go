@@ -90,8 +90,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if off.Kinds {
 		kind, cues = kindNone, nil
 	}
-	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues)), kind: kind, off: off,
-		langCode: res.Lang}
+	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues)), kind: kind, off: off}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
@@ -217,8 +216,6 @@ type evidenceQuery struct {
 	*passageQuery
 	kind answerKind
 	off  EvidenceSignals
-	// langCode is the question's language (Result.Lang), which the steps of a procedure are read in.
-	langCode string
 	// contexts caches the masks of the headings, topic lines and table header rows the units stand under, each
 	// read once rather than once per unit under it.
 	contexts map[string]uint64
