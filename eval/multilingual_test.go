@@ -25,9 +25,9 @@ var (
 	debianReferenceBaseURL = "https://www.debian.org/doc/manuals/debian-reference/"
 	multilingualFloors     = map[string]floor{
 		"en": {fact: 0.93, hit8: 0.99, mrr: 0.93},
-		"de": {fact: 0.99, hit8: 0.99, mrr: 0.89},
-		"fr": {fact: 0.87, hit8: 0.93, mrr: 0.79},
-		"ja": {fact: 0.81, hit8: 0.87, mrr: 0.79},
+		"de": {fact: 0.87, hit8: 0.99, mrr: 0.81},
+		"fr": {fact: 0.87, hit8: 0.93, mrr: 0.76},
+		"ja": {fact: 0.87, hit8: 0.93, mrr: 0.83},
 	}
 )
 
@@ -38,11 +38,9 @@ func TestDebianReferenceMultilingualQuality(t *testing.T) {
 	idx := checkQuality(t, site, debianReferenceBaseURL, sets...)
 
 	// The ablation of the analysis: each part off in turn. Without bigrams a Japanese question is one or two
-	// whole runs that no page holds, and its BM25 lists are empty.
+	// whole runs that no page holds, and its BM25 lists are empty. (German's compounds are held on the
+	// LibreOffice Help below, whose vocabulary is made of them; this book writes "Kernel-Parameter" with hyphens.)
 	mrr := analysisAblation(t, idx, sets)
-	if mrr["no compounds"]["de"] >= mrr["full"]["de"] {
-		t.Errorf("German without compound splitting: MRR %.3f, with %.3f", mrr["no compounds"]["de"], mrr["full"]["de"])
-	}
 	if mrr["no bigrams"]["ja"] >= mrr["full"]["ja"] {
 		t.Errorf("Japanese without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["ja"], mrr["full"]["ja"])
 	}
@@ -148,7 +146,17 @@ func TestLibreOfficeHelpMultilingualQuality(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkQuality(t, site, "https://help.libreoffice.org/7.4/", languageSets(t, "libreoffice-help", libreOfficeHelpFloors)...)
+	sets := languageSets(t, "libreoffice-help", libreOfficeHelpFloors)
+	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
+
+	// Without compound splitting "Zeilen nummerieren" no longer meets "Zeilennummerierung", nor "Großbuchstaben"
+	// "Großschreibung"; without the stemmers "Absätze" no longer meets "Absatz".
+	mrr := analysisAblation(t, idx, sets)
+	for _, part := range []string{"no compounds", "no stemmer"} {
+		if mrr[part]["de"] >= mrr["full"]["de"] {
+			t.Errorf("German, %s: MRR %.3f, with the full analysis %.3f", part, mrr[part]["de"], mrr["full"]["de"])
+		}
+	}
 }
 
 // debianReferenceSite copies the pages of the Debian Reference's languages (multilingualFloors) from src into a

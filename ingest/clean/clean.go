@@ -183,6 +183,7 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 			goquery.NewDocumentFromNode(r).FindMatcher(c.remove).Remove()
 		}
 		labelTabs(r, tabs)
+		unwrapAnchors(r)
 		flattenCells(r)
 		pruneSpace(r)
 		if withRecords {

@@ -44,6 +44,13 @@ func TestHTML(t *testing.T) {
 			want: Doc{Title: "Program", Markdown: "## Overview\n\nIntro text.\n\n## Major Requirements\n\n42 units.\n"},
 		},
 		{
+			name: "anchors that link nowhere are their text; XHTML's <a id/> does not swallow the section (DocBook)",
+			html: `<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><body><main>
+<h2 class="title"><a id="_files"/>2.5. Files</h2><p>Packages are kept in <code>/var/cache</code>.</p><p>Clean them with <a href="/clean">apt clean</a>.</p>
+<table><tr><th>Name</th><th>Use</th></tr><tr><td><a name="x">dpkg</a></td><td>installs</td></tr></table></main></body></html>`,
+			want: Doc{Markdown: "## 2.5. Files\n\nPackages are kept in `/var/cache`.\n\nClean them with [apt clean](https://www.example.edu/clean).\n\n| Name | Use |\n|---|---|\n| dpkg | installs |\n"},
+		},
+		{
 			name: "content selector and extra remove selectors",
 			html: `<title>T</title><body><div id="a"><p>keep A</p><p class="ad">advert</p></div><div id="b"><p>not this</p></div><div id="a2"><p>keep B</p></div></body>`,
 			cfg:  Config{ContentSelector: "#a, #a2", RemoveSelectors: []string{".ad"}},

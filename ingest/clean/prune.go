@@ -3,6 +3,7 @@ package clean
 import (
 	"github.com/JohannesKaufmann/dom"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // pruneSpace removes the whitespace-only text nodes under root whose removal cannot change the markdown: those
@@ -87,6 +88,42 @@ func keepsSpace(tag string) bool {
 	switch tag {
 	case "pre", "code", "span", "a", "b", "strong", "i", "em", "img", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6":
 		return true
+	}
+	return false
+}
+
+// unwrapAnchors replaces each <a> under root that links nowhere (no href) with its children. Such an anchor only
+// names a place in the page, and a reader sees its text as plain text; converted, it became a link to the page
+// itself around its text. Worse, XHTML pages write empty anchors as <a id="x"/>, which an HTML parser (and a
+// browser reading the page as text/html) takes as an anchor left open: it then holds the rest of its section,
+// reopened in every following block, and each paragraph, list and table became one link, its blocks run
+// together (DocBook's output, the Debian Reference for one, writes one before every heading).
+func unwrapAnchors(root *html.Node) {
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; {
+			next := c.NextSibling
+			if c.Type == html.ElementNode {
+				walk(c)
+				if c.DataAtom == atom.A && !hasAttr(c, "href") {
+					for gc := c.FirstChild; gc != nil; gc = c.FirstChild {
+						c.RemoveChild(gc)
+						n.InsertBefore(gc, c)
+					}
+					n.RemoveChild(c)
+				}
+			}
+			c = next
+		}
+	}
+	walk(root)
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return true
+		}
 	}
 	return false
 }
