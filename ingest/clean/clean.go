@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -143,7 +144,7 @@ func HTML(body []byte, pageURL string, cfg Config) (Doc, error) {
 }
 
 // HTML extracts the title and the main content of an HTML page as markdown.
-// Relative links are resolved against pageURL.
+// Relative links are resolved against pageURL, or against the page's <base href>.
 func (c *Cleaner) HTML(body []byte, pageURL string) (Doc, error) {
 	root, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
@@ -170,7 +171,8 @@ func (c *Cleaner) HTMLTree(root *html.Node, body []byte, pageURL string) (Doc, e
 // set.
 func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, error) {
 	doc := goquery.NewDocumentFromNode(root)
-	lang, alts := markupLanguage(root, pageURL)
+	base := documentBase(root, pageURL)
+	lang, alts := markupLanguage(root, base)
 	title := c.pageTitle(doc)
 	tabs := tabNames(doc)
 
@@ -195,7 +197,7 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 	defer c.convs.Put(conv)
 	var out strings.Builder
 	for i, r := range roots {
-		md, err := convertNode(conv, r, pageURL)
+		md, err := convertNode(conv, r, base)
 		if err != nil {
 			return Doc{}, fmt.Errorf("clean html %s: %w", pageURL, err)
 		}
@@ -212,6 +214,49 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 		title = firstMarkdownHeading(out.String())
 	}
 	return Doc{Title: title, Markdown: tidy(out.String()), Lang: lang, Alternates: alts}, nil
+}
+
+// documentBase is the URL the page's relative links resolve against, its document base URL in the HTML
+// standard's terms: the href of its first <base> element that has one, resolved against pageURL, else pageURL.
+// The LibreOffice Help's pages, for one, sit four folders deep and link from the help's root
+// (<base href="../../../../">, then href="de/text/swriter/02/03210000.html").
+func documentBase(root *html.Node, pageURL string) string {
+	var href string
+	var walk func(n *html.Node, depth int) bool
+	walk = func(n *html.Node, depth int) bool {
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.Base:
+				if hasAttr(n, "href") {
+					href = strings.TrimSpace(attr(n, "href"))
+					return true
+				}
+			case atom.Body:
+				return false
+			}
+		}
+		if depth > 3 {
+			return false
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if walk(c, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	if !walk(root, 0) {
+		return pageURL
+	}
+	page, err := url.Parse(pageURL)
+	if err != nil {
+		return pageURL
+	}
+	b, err := page.Parse(href)
+	if err != nil || (b.Scheme != "http" && b.Scheme != "https") {
+		return pageURL
+	}
+	return b.String()
 }
 
 // convertNode converts n with conv. html-to-markdown panics on some malformed

@@ -51,6 +51,13 @@ func TestHTML(t *testing.T) {
 			want: Doc{Markdown: "## 2.5. Files\n\nPackages are kept in `/var/cache`.\n\nClean them with [apt clean](https://www.example.edu/clean).\n\n| Name | Use |\n|---|---|\n| dpkg | installs |\n"},
 		},
 		{
+			name: "links resolve against the page's <base href>",
+			html: `<html><head><base href="../../../"><link rel="alternate" hreflang="de" href="de/study/page/"></head><body><main>
+<p>See <a href="en/apply/">how to apply</a> and <a href="#fees">the fees</a>.</p></main></body></html>`,
+			want: Doc{Markdown: "See [how to apply](https://www.example.edu/en/apply/) and [the fees](https://www.example.edu/#fees).\n",
+				Alternates: []Alternate{{Lang: "de", URL: "https://www.example.edu/de/study/page/"}}},
+		},
+		{
 			name: "content selector and extra remove selectors",
 			html: `<title>T</title><body><div id="a"><p>keep A</p><p class="ad">advert</p></div><div id="b"><p>not this</p></div><div id="a2"><p>keep B</p></div></body>`,
 			cfg:  Config{ContentSelector: "#a, #a2", RemoveSelectors: []string{".ad"}},

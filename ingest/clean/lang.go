@@ -19,9 +19,9 @@ type Alternate struct {
 
 // markupLanguage reads the language the page's markup declares: the lang (or xml:lang) attribute of <html>,
 // else a <meta http-equiv="content-language">'s first tag; and the page's hreflang alternates, links resolved
-// against pageURL. It looks at <html> and <head> only, before cleaning changes the tree.
-func markupLanguage(root *html.Node, pageURL string) (lang string, alts []Alternate) {
-	base, _ := url.Parse(pageURL)
+// against baseURL (documentBase). It looks at <html> and <head> only, before cleaning changes the tree.
+func markupLanguage(root *html.Node, baseURL string) (lang string, alts []Alternate) {
+	base, _ := url.Parse(baseURL)
 	var meta string
 	var walk func(n *html.Node, depth int)
 	walk = func(n *html.Node, depth int) {
