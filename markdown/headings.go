@@ -91,6 +91,11 @@ func ListItem(t string) bool {
 	if len(t) > 1 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
 		return true
 	}
+	return OrderedItem(t)
+}
+
+// OrderedItem reports whether a line starts an item of a numbered list ("1. ", "1) "): a step of a procedure.
+func OrderedItem(t string) bool {
 	i := 0
 	for i < len(t) && i < 4 && '0' <= t[i] && t[i] <= '9' {
 		i++

@@ -153,6 +153,9 @@ func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string 
 	if end == k+1 && strings.HasSuffix(strings.TrimSpace(u.text), ":") {
 		return leadsInto(units, k)
 	}
+	if q.kind == kindCommand && u.para == 0 && markdown.OrderedItem(u.text) {
+		return nextSteps(units, k)
+	}
 	if u.para == 0 {
 		return nil
 	}
@@ -192,6 +195,21 @@ func leadsInto(units []evidenceUnit, k int) []string {
 		if code {
 			break
 		}
+	}
+	return out
+}
+
+// nextSteps is what follows a step of a procedure (units[k], an item of a numbered list) when the question asks
+// how to do something: the steps after it in its list. A how-to guide's first step rarely does the task alone
+// ("1. Click where you want the table of contents." before "2. Choose Insert - Table of Contents and Index").
+func nextSteps(units []evidenceUnit, k int) []string {
+	var out []string
+	for n := k + 1; n < len(units) && units[n].heading == units[k].heading && units[n].para == 0 && units[n].header == ""; n++ {
+		t := strings.TrimSpace(units[n].text)
+		if !markdown.OrderedItem(t) {
+			break
+		}
+		out = append(out, t)
 	}
 	return out
 }

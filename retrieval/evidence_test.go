@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,6 +100,28 @@ func TestEvidenceNextLeadsIntoItsBlock(t *testing.T) {
 		if got := q.next(units, k, text); !slices.Equal(got, want) {
 			t.Errorf("next(%q) = %q, want %q", text, got, want)
 		}
+	}
+}
+
+// A step of a procedure is quoted with the steps after it when the question asks how to do something.
+func TestEvidenceStepLeadsIntoTheRestOfItsProcedure(t *testing.T) {
+	units := evidenceUnits("## To insert a table of contents\n\n1. Click where you want the table of contents.\n" +
+		"2. Choose Insert - Table of Contents and Index.\n3. Click OK.\n\nThe table is updated on demand.\n\n" +
+		"## Updating\n\n1. Choose Tools - Update.\n")
+	first := slices.IndexFunc(units, func(u evidenceUnit) bool { return strings.HasPrefix(u.text, "1. Click") })
+	if first < 0 {
+		t.Fatalf("no first step in %+v", units)
+	}
+	question := "how do i insert a table of contents"
+	kind, cues := questionKind(question)
+	howTo := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil), kind: kind}
+	want := []string{"2. Choose Insert - Table of Contents and Index.", "3. Click OK."}
+	if got := howTo.next(units, first, units[first].text); !slices.Equal(got, want) {
+		t.Errorf("next(first step) = %q, want %q", got, want)
+	}
+	other := &evidenceQuery{passageQuery: newPassageQuery("what is a table of contents", nil)}
+	if got := other.next(units, first, units[first].text); got != nil {
+		t.Errorf("next(first step) for a question that asks for no procedure = %q, want nothing", got)
 	}
 }
 
