@@ -535,7 +535,7 @@ func tidy(md string) string {
 		// No-break spaces (CourseLeaf writes "ECON&#160;1") become spaces, so
 		// course codes tokenise and match like typed text.
 		l = strings.TrimRight(strings.ReplaceAll(invisible.Replace(l), "\u00a0", " "), " \t")
-		if strings.HasPrefix(l, "|") {
+		if strings.HasPrefix(strings.TrimLeft(l, "> "), "|") { // a table row, also in a block quote
 			l = strings.ReplaceAll(l, "<br />", " ")
 		}
 		if l == "" {

@@ -34,6 +34,11 @@ func TestHTML(t *testing.T) {
 			want: Doc{Markdown: "## Fees\n\n| Item | Cost |\n|---|---|\n| Tuition and **fees\\|levies** | $13,510 |\n| Housing | $4,364 |\n"},
 		},
 		{
+			name: "a cell's paragraphs run on in a table quoted in a block quote too (Python's format types)",
+			html: `<main><blockquote><table><tr><th>Type</th><th>Meaning</th></tr><tr><td>g</td><td><p>General format.</p><p>Six digits.</p></td></tr></table></blockquote></main>`,
+			want: Doc{Markdown: "> | Type | Meaning |\n> |---|---|\n> | g | General format.    Six digits. |\n"},
+		},
+		{
 			name: "tab panels get their tab's name",
 			html: `<title>Program &lt; University</title><main><div id="overviewcontainer" role="tabpanel"><p>Intro text.</p></div>
 <div id="reqcontainer" role="tabpanel"><h2>Major Requirements</h2><p>42 units.</p></div>
