@@ -67,6 +67,14 @@ var phrasesByLang = map[string]phrases{
 		alsoSays:     "\nサイトには次の記載もあります：\n",
 		offlineNote:  "\n_言語モデルが設定されていないため、この回答はサイトのページを引用しています。_\n",
 	},
+	"zh": { // Simplified Chinese
+		sources:      "来源",
+		dontKnow:     "我不知道：在本网站的页面中没有找到相关内容。",
+		closestPages: "最接近的页面如下：\n",
+		noPassage:    "没有找到直接回答这个问题的网站段落。最接近的内容如下：\n",
+		alsoSays:     "\n网站还提到：\n",
+		offlineNote:  "\n_未配置语言模型，因此本回答引用了网站的页面。_\n",
+	},
 }
 
 // phrasesFor returns the texts in lang (any BCP 47 tag), English for a language ragproxy does not speak.

@@ -18,6 +18,7 @@ func TestOwnTextsFollowTheQuestionsLanguage(t *testing.T) {
 		"es": "No lo sé",
 		"it": "Non lo so",
 		"ja": "わかりません",
+		"zh": "我不知道",
 		"pl": "I don't know", // a language ragproxy does not speak: English
 	} {
 		got := DontKnow(&retrieval.Result{Lang: lang, Pages: pages}, 3)

@@ -59,6 +59,12 @@
       greeting: (site) => `こんにちは！${site}について何でも聞いてください。`,
       lead: 'サイト自身のページから回答し、使ったページへのリンクを示します。',
       sources: '出典', copy: 'コピー', copyLabel: 'この回答をコピー', copied: 'コピーしました', model: 'モデル' },
+    zh: { newChat: '新对话', newChatLabel: '新对话：清空对话', send: '发送', stop: '停止',
+      prompt: '输入问题…', question: '你的问题', conversation: '对话', skip: '跳到提问框',
+      hint: '按 Enter 发送，Shift+Enter 换行，Esc 停止回答。回答可能有误：请核对来源。',
+      greeting: (site) => `你好！关于${site}，有什么都可以问我。`,
+      lead: '我根据网站自己的页面回答，并附上所用页面的链接。',
+      sources: '来源', copy: '复制', copyLabel: '复制这条回答', copied: '已复制', model: '模型' },
   };
   let L = null; // the labels in use; null: the page's English
   const label = (key, english) => (L && L[key]) || english;
