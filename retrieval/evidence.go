@@ -153,7 +153,7 @@ func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string 
 	if end == k+1 && strings.HasSuffix(strings.TrimSpace(u.text), ":") {
 		return leadsInto(units, k)
 	}
-	if q.kind == kindCommand && u.para == 0 && markdown.OrderedItem(u.text) {
+	if u.para == 0 && markdown.OrderedItem(u.text) {
 		return nextSteps(units, k)
 	}
 	if u.para == 0 {
@@ -199,9 +199,11 @@ func leadsInto(units []evidenceUnit, k int) []string {
 	return out
 }
 
-// nextSteps is what follows a step of a procedure (units[k], an item of a numbered list) when the question asks
-// how to do something: the steps after it in its list. A how-to guide's first step rarely does the task alone
-// ("1. Click where you want the table of contents." before "2. Choose Insert - Table of Contents and Index").
+// nextSteps is what follows a step of a procedure (units[k], an item of a numbered list): the steps after it in
+// its list. A how-to guide's first step rarely does the task alone ("1. Click where you want the table of
+// contents." before "2. Choose Insert - Table of Contents and Index"), and a question about the procedure is often
+// answered by a later step than the one it matches best ("how long before I can push" after "2. Link your GitHub
+// account": "3. Wait about an hour").
 func nextSteps(units []evidenceUnit, k int) []string {
 	var out []string
 	for n := k + 1; n < len(units) && units[n].heading == units[k].heading && units[n].para == 0 && units[n].header == ""; n++ {

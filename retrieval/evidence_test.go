@@ -103,25 +103,32 @@ func TestEvidenceNextLeadsIntoItsBlock(t *testing.T) {
 	}
 }
 
-// A step of a procedure is quoted with the steps after it when the question asks how to do something.
+// A step of a procedure is quoted with the steps after it in its list; an item of a bulleted list is not.
 func TestEvidenceStepLeadsIntoTheRestOfItsProcedure(t *testing.T) {
 	units := evidenceUnits("## To insert a table of contents\n\n1. Click where you want the table of contents.\n" +
 		"2. Choose Insert - Table of Contents and Index.\n3. Click OK.\n\nThe table is updated on demand.\n\n" +
-		"## Updating\n\n1. Choose Tools - Update.\n")
-	first := slices.IndexFunc(units, func(u evidenceUnit) bool { return strings.HasPrefix(u.text, "1. Click") })
-	if first < 0 {
-		t.Fatalf("no first step in %+v", units)
+		"## Updating\n\n1. Choose Tools - Update.\n\n## Kinds\n\n- Contents\n- Index\n")
+	find := func(prefix string) int {
+		i := slices.IndexFunc(units, func(u evidenceUnit) bool { return strings.HasPrefix(u.text, prefix) })
+		if i < 0 {
+			t.Fatalf("no unit %q in %+v", prefix, units)
+		}
+		return i
 	}
-	question := "how do i insert a table of contents"
-	kind, cues := questionKind(question)
-	howTo := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil), kind: kind}
-	want := []string{"2. Choose Insert - Table of Contents and Index.", "3. Click OK."}
-	if got := howTo.next(units, first, units[first].text); !slices.Equal(got, want) {
-		t.Errorf("next(first step) = %q, want %q", got, want)
-	}
-	other := &evidenceQuery{passageQuery: newPassageQuery("what is a table of contents", nil)}
-	if got := other.next(units, first, units[first].text); got != nil {
-		t.Errorf("next(first step) for a question that asks for no procedure = %q, want nothing", got)
+	q := &evidenceQuery{passageQuery: newPassageQuery("how do i insert a table of contents", nil)}
+	for _, c := range []struct {
+		unit string
+		want []string
+	}{
+		{"1. Click", []string{"2. Choose Insert - Table of Contents and Index.", "3. Click OK."}},
+		{"3. Click", nil},        // the last step
+		{"1. Choose Tools", nil}, // another section's procedure does not run on
+		{"- Contents", nil},      // a bulleted list is no procedure
+	} {
+		k := find(c.unit)
+		if got := q.next(units, k, units[k].text); !slices.Equal(got, c.want) {
+			t.Errorf("next(%q) = %q, want %q", c.unit, got, c.want)
+		}
 	}
 }
 
