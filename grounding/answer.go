@@ -229,11 +229,19 @@ func quote(e retrieval.Evidence, limit int) string {
 		return text
 	}
 	n := utf8.RuneCountInString(text)
+	// A unit ending on a colon announces what follows it: its block may take a lead's room, or the quote would
+	// end on "as in this example:" and show no example.
+	announces := strings.HasSuffix(text, ":")
 	for _, s := range e.Next {
-		if n += 1 + utf8.RuneCountInString(s); n > limit {
+		block := markdown.FenceLine(s[:strings.IndexByte(s+"\n", '\n')]) || markdown.ListItem(s)
+		room := limit
+		if announces && block {
+			room = max(limit, extractiveLead)
+		}
+		if n += 1 + utf8.RuneCountInString(s); n > room {
 			break
 		}
-		if markdown.FenceLine(s[:strings.IndexByte(s+"\n", '\n')]) || markdown.ListItem(s) {
+		if block {
 			text += "\n" + s // a code block or list item the unit leads into starts a line of its own
 			continue
 		}

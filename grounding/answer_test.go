@@ -219,6 +219,20 @@ func TestQuoteLeadsIntoItsBlock(t *testing.T) {
 	if got, want := quote(e, 400), "Fees are $80. Pay online."; got != want {
 		t.Errorf("quote = %q, want %q", got, want)
 	}
+	// What the colon announces may take a lead quote's room in a shorter quote; beyond that it is left out.
+	example := "```apache\nSetEnv CSP_PROJECT_DOMAINS \"" + strings.Repeat("https://*.example.net/ ", 10) + "\"\n```"
+	e = retrieval.Evidence{Text: "The hosts can be URLs with or without globs, as in this example:", Next: []string{example}}
+	if got, want := quote(e, extractiveMore), e.Text+"\n"+example; got != want {
+		t.Errorf("quote = %q, want %q", got, want)
+	}
+	e.Next = []string{strings.Replace(example, "/ ", "/ "+strings.Repeat("x", 400), 1)}
+	if got := quote(e, extractiveMore); got != e.Text {
+		t.Errorf("quote of a unit announcing a block longer than a lead = %q, want the unit alone", got)
+	}
+	long := retrieval.Evidence{Text: "Fees are $80.", Next: []string{example}} // no colon: the shorter room holds
+	if got := quote(long, extractiveMore); got != long.Text {
+		t.Errorf("quote = %q, want the unit alone", got)
+	}
 }
 
 func TestClipKeepsTheMatches(t *testing.T) {
