@@ -143,7 +143,7 @@ func opensPage(text string, units []evidenceUnit, k int) bool {
 // next is the sentences after units[k] in its paragraph (Evidence.Next). When the question asks for a kind of
 // answer that neither the unit nor the sentence after it states and a later sentence of the paragraph does, they
 // start at that sentence, marked "… ". A unit ending its paragraph with a colon is followed by what it announces
-// (leadsInto).
+// (leadsInto), and a step of a numbered list by the steps after it (nextSteps).
 func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string {
 	u := units[k]
 	end := k + 1
