@@ -285,6 +285,9 @@ func (c *Cleaner) mainContent(doc *goquery.Document) []*html.Node {
 		nodes = outermost(nodes)
 		if len(nodes) > 0 {
 			if len(c.content) > 1 { // a default: the first match is the main content
+				if head := titleBefore(nodes[0]); head != nil {
+					return []*html.Node{head, nodes[0]}
+				}
 				return nodes[:1]
 			}
 			return nodes
@@ -294,6 +297,36 @@ func (c *Cleaner) mainContent(doc *goquery.Document) []*html.Node {
 		return body.Nodes[:1]
 	}
 	return doc.Nodes
+}
+
+// titleBefore is the element just before main, the page's main content, when it holds the page's title heading
+// that main lacks: an <h1> in a short block of plain text, no navigation, no links. AsciiDoc's manual pages put
+// "git-commit(1) Manual Page" and their NAME line, "git-commit - Record changes to the repository", in a
+// header beside the content; without it a page lost the one sentence that says what it is about. A site's
+// banner, whose heading is its name, links home and holds its navigation, and is left out.
+func titleBefore(main *html.Node) *html.Node {
+	prev := main.PrevSibling
+	for prev != nil && prev.Type != html.ElementNode {
+		prev = prev.PrevSibling
+	}
+	if prev == nil || find(main, atom.H1) || !find(prev, atom.H1) || find(prev, atom.A) || find(prev, atom.Nav) ||
+		find(prev, atom.Form) || len(nodeText(prev)) > titleBlockBytes {
+		return nil
+	}
+	return prev
+}
+
+// titleBlockBytes bounds the text of the block titleBefore takes with the main content: a title and a line or two.
+const titleBlockBytes = 600
+
+// find reports whether n has a descendant element a.
+func find(n *html.Node, a atom.Atom) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && (c.DataAtom == a || find(c, a)) {
+			return true
+		}
+	}
+	return false
 }
 
 // outermost drops nodes nested inside another node of the list.

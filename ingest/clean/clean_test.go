@@ -63,6 +63,19 @@ func TestHTML(t *testing.T) {
 				Alternates: []Alternate{{Lang: "de", URL: "https://www.example.edu/de/study/page/"}}},
 		},
 		{
+			name: "the title and NAME line just before the content are kept (AsciiDoc's manual pages)",
+			html: `<html><head><title>git-commit(1)</title></head><body><div id="header"><h1>git-commit(1) Manual Page</h1>
+<h2>NAME</h2><div class="sectionbody"><p>git-commit - Record changes to the repository</p></div></div>
+<div id="content"><h2>SYNOPSIS</h2><p>Create a new commit.</p></div><div id="footer">Last updated</div></body></html>`,
+			want: Doc{Title: "git-commit(1)", Markdown: "# git-commit(1) Manual Page\n\n## NAME\n\ngit-commit - Record changes to the repository\n\n## SYNOPSIS\n\nCreate a new commit.\n"},
+		},
+		{
+			name: "a site banner before the content is not its title",
+			html: `<html><head><title>Fees - Example</title></head><body><div class="banner"><h1><a href="/">Example University</a></h1></div>
+<div id="content"><h2>Fees</h2><p>Fees are due in August.</p></div></body></html>`,
+			want: Doc{Title: "Fees", Markdown: "## Fees\n\nFees are due in August.\n"},
+		},
+		{
 			name: "content selector and extra remove selectors",
 			html: `<title>T</title><body><div id="a"><p>keep A</p><p class="ad">advert</p></div><div id="b"><p>not this</p></div><div id="a2"><p>keep B</p></div></body>`,
 			cfg:  Config{ContentSelector: "#a, #a2", RemoveSelectors: []string{".ad"}},
