@@ -179,7 +179,7 @@ func (s *stripper) strip(n *html.Node, inArticle bool, heading *html.Node) {
 		case ch.Type == html.CommentNode:
 			n.RemoveChild(ch)
 		case ch.Type != html.ElementNode:
-		case s.chrome.match(ch, inArticle):
+		case s.chrome.match(ch, inArticle) || pager(ch):
 			n.RemoveChild(ch)
 		case ch.DataAtom == atom.A && s.anchor(ch, heading):
 			n.RemoveChild(ch)
@@ -195,6 +195,50 @@ func (s *stripper) strip(n *html.Node, inArticle bool, heading *html.Node) {
 		}
 		ch = next
 	}
+}
+
+// pager reports whether n, a paragraph or block, only leads to other pages of a sequence: two links or more,
+// each with a rel of the sequence ("next", "prev", "up", "contents", "index"), and nothing else but a few words
+// of label ("Next:", "Previous:"). Texinfo puts one before every node of a manual ("Next: Introduction,
+// Previous: (dir), Up: (dir) [Contents][Index]"), in a <div class="header"> too common a name to remove.
+func pager(n *html.Node) bool {
+	if n.DataAtom != atom.P && n.DataAtom != atom.Div {
+		return false
+	}
+	links, label := 0, 0
+	var walk func(n *html.Node) bool
+	walk = func(n *html.Node) bool {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.TextNode:
+				label += utf8.RuneCountInString(strings.TrimSpace(c.Data))
+			case c.Type != html.ElementNode:
+			case c.DataAtom == atom.A:
+				if !sequenceRel(attr(c, "rel")) {
+					return false
+				}
+				links++
+			case !walk(c):
+				return false
+			}
+		}
+		return true
+	}
+	return walk(n) && links >= 2 && label <= pagerLabelRunes
+}
+
+// pagerLabelRunes bounds the text of a pager outside its links: its labels and punctuation.
+const pagerLabelRunes = 48
+
+// sequenceRel reports whether a link's rel says where it leads in a sequence of pages (HTML's link types).
+func sequenceRel(rel string) bool {
+	for _, r := range strings.Fields(strings.ToLower(rel)) {
+		switch r {
+		case "next", "prev", "previous", "up", "contents", "index", "start", "first", "last":
+			return true
+		}
+	}
+	return false
 }
 
 // anchor reports whether the link a is a heading permalink: a link to a fragment of the page itself, with a

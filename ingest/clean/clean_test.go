@@ -76,6 +76,12 @@ func TestHTML(t *testing.T) {
 			want: Doc{Title: "Fees", Markdown: "## Fees\n\nFees are due in August.\n"},
 		},
 		{
+			name: "a pager is chrome, a sentence linking the next chapter is not (Texinfo)",
+			html: `<main><div class="header"><p>Next: <a href="#Intro" rel="next">Introduction</a>, Previous: <a href="dir.html" rel="prev">(dir)</a>, Up: <a href="dir.html" rel="up">(dir)</a> [<a href="#SEC_Contents" rel="contents">Contents</a>]</p></div>
+<h2>Bash Features</h2><p>Bash is the GNU shell. The <a href="#Intro" rel="next">next chapter</a> introduces it, and <a href="#Defs" rel="next">definitions</a> follow.</p></main>`,
+			want: Doc{Markdown: "## Bash Features\n\nBash is the GNU shell. The [next chapter](https://www.example.edu/en/study/page/#Intro) introduces it, and [definitions](https://www.example.edu/en/study/page/#Defs) follow.\n"},
+		},
+		{
 			name: "content selector and extra remove selectors",
 			html: `<title>T</title><body><div id="a"><p>keep A</p><p class="ad">advert</p></div><div id="b"><p>not this</p></div><div id="a2"><p>keep B</p></div></body>`,
 			cfg:  Config{ContentSelector: "#a, #a2", RemoveSelectors: []string{".ad"}},
