@@ -60,7 +60,8 @@ type Config struct {
 // DefaultContentSelectors returns the selectors tried in order to find a
 // page's main content.
 func DefaultContentSelectors() []string {
-	return []string{"main", "[role=main]", "article", "#content", "#main", "#main-content", ".main-content", ".content"}
+	return []string{"main", "[role=main]", "article", "#content", "#main", "#main-content", ".main-content", "#doc-content",
+		".content"}
 }
 
 // Cleaner cleans pages with one configuration.
@@ -185,6 +186,7 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 			goquery.NewDocumentFromNode(r).FindMatcher(c.remove).Remove()
 		}
 		labelTabs(r, tabs)
+		titleHeadings(r)
 		unwrapAnchors(r)
 		flattenCells(r)
 		pruneSpace(r)
@@ -417,6 +419,26 @@ func tabNames(doc *goquery.Document) map[string]string {
 		walk(n, false)
 	}
 	return names
+}
+
+// titleHeadings makes a page title written as a plain block a heading: Doxygen writes its pages' titles as
+// <div class="headertitle"><div class="title">, which read as a paragraph and left the page without its "#"
+// line, the heading that retrieval reads a page's subject from.
+func titleHeadings(root *html.Node) {
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			if c.DataAtom == atom.Div && hasClass(c, "title") && n.Type == html.ElementNode && hasClass(n, "headertitle") {
+				c.DataAtom, c.Data = atom.H1, "h1"
+				continue
+			}
+			walk(c)
+		}
+	}
+	walk(root)
 }
 
 // labelTabs gives every tab panel under root a heading with its tab's label

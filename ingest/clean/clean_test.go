@@ -82,6 +82,13 @@ func TestHTML(t *testing.T) {
 			want: Doc{Markdown: "## Bash Features\n\nBash is the GNU shell. The [next chapter](https://www.example.edu/en/study/page/#Intro) introduces it, and [definitions](https://www.example.edu/en/study/page/#Defs) follow.\n"},
 		},
 		{
+			name: "Doxygen: its content block, its title as the page's heading, not the project banner",
+			html: `<html><head><title>Doxygen: Frequently Asked Questions</title></head><body><div id="top"><div id="titlearea"><table><tr><td><div id="projectname">Doxygen</div></td></tr></table></div></div>
+<div id="doc-content"><div class="header"><div class="headertitle"><div class="title">Frequently Asked Questions</div></div></div>
+<div class="contents"><p>Use the mainpage command.</p></div></div></body></html>`,
+			want: Doc{Title: "Doxygen: Frequently Asked Questions", Markdown: "# Frequently Asked Questions\n\nUse the mainpage command.\n"},
+		},
+		{
 			name: "content selector and extra remove selectors",
 			html: `<title>T</title><body><div id="a"><p>keep A</p><p class="ad">advert</p></div><div id="b"><p>not this</p></div><div id="a2"><p>keep B</p></div></body>`,
 			cfg:  Config{ContentSelector: "#a, #a2", RemoveSelectors: []string{".ad"}},
