@@ -302,7 +302,7 @@ func (c *Cleaner) mainContent(doc *goquery.Document) []*html.Node {
 }
 
 // titleBefore is the element just before main, the page's main content, when it holds the page's title heading
-// that main lacks: an <h1> in a short block of plain text, no navigation, no links. AsciiDoc's manual pages put
+// that main lacks and a line about it: an <h1> and more in a short block of plain text, no navigation, no links. AsciiDoc's manual pages put
 // "git-commit(1) Manual Page" and their NAME line, "git-commit - Record changes to the repository", in a
 // header beside the content; without it a page lost the one sentence that says what it is about. A site's
 // banner, whose heading is its name, links home and holds its navigation, and is left out.
@@ -313,6 +313,10 @@ func titleBefore(main *html.Node) *html.Node {
 	}
 	if prev == nil || find(main, atom.H1) || !find(prev, atom.H1) || find(prev, atom.A) || find(prev, atom.Nav) ||
 		find(prev, atom.Form) || len(nodeText(prev)) > titleBlockBytes {
+		return nil
+	}
+	// A heading alone is a banner's as often as a page's (and <title> names the page): the block must say more.
+	if strings.TrimSpace(textWithout(prev, func(n *html.Node) bool { return n.DataAtom == atom.H1 })) == "" {
 		return nil
 	}
 	return prev

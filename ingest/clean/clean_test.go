@@ -76,6 +76,12 @@ func TestHTML(t *testing.T) {
 			want: Doc{Title: "Fees", Markdown: "## Fees\n\nFees are due in August.\n"},
 		},
 		{
+			name: "a heading alone before the content is a banner's as often as a page's",
+			html: `<html><head><title>Fees - Example</title></head><body><div id="header"><h1>Example University</h1></div>
+<div id="content"><h2>Fees</h2><p>Fees are due in August.</p></div></body></html>`,
+			want: Doc{Title: "Fees", Markdown: "## Fees\n\nFees are due in August.\n"},
+		},
+		{
 			name: "a pager is chrome, a sentence linking the next chapter is not (Texinfo)",
 			html: `<main><div class="header"><p>Next: <a href="#Intro" rel="next">Introduction</a>, Previous: <a href="dir.html" rel="prev">(dir)</a>, Up: <a href="dir.html" rel="up">(dir)</a> [<a href="#SEC_Contents" rel="contents">Contents</a>]</p></div>
 <h2>Bash Features</h2><p>Bash is the GNU shell. The <a href="#Intro" rel="next">next chapter</a> introduces it, and <a href="#Defs" rel="next">definitions</a> follow.</p></main>`,
