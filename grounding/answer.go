@@ -233,7 +233,7 @@ func quote(e retrieval.Evidence, limit int) string {
 	// end on "as in this example:" and show no example.
 	announces := strings.HasSuffix(text, ":")
 	for _, s := range e.Next {
-		block := markdown.FenceLine(s[:strings.IndexByte(s+"\n", '\n')]) || markdown.ListItem(s)
+		block := markdown.FenceLine(s) || markdown.ListItem(s)
 		room := limit
 		if announces && block {
 			room = max(limit, extractiveLead)
@@ -257,7 +257,7 @@ func clip(e retrieval.Evidence, limit int) string {
 	if utf8.RuneCountInString(text) <= limit {
 		return text
 	}
-	if markdown.FenceLine(text[:strings.IndexByte(text+"\n", '\n')]) {
+	if markdown.FenceLine(text) {
 		return clipCode(e, extractiveCodeLines)
 	}
 	if strings.Contains(text, "\n") {

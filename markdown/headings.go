@@ -64,7 +64,7 @@ func HeadingOutsideFence(line string, fenced *bool) int {
 }
 
 // FenceLine reports whether a line (trimmed of spaces) opens or closes a fenced code block: it starts with "```"
-// or "~~~".
+// or "~~~". Given a whole block, it reads the block's first line.
 func FenceLine(line string) bool {
 	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
 }

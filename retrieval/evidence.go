@@ -187,7 +187,7 @@ func leadsInto(units []evidenceUnit, k int) []string {
 	var out []string
 	for n := k + 1; n < len(units) && units[n].heading == units[k].heading && units[n].para == 0 && units[n].header == ""; n++ {
 		t := strings.TrimSpace(units[n].text)
-		code := markdown.FenceLine(t[:strings.IndexByte(t+"\n", '\n')])
+		code := markdown.FenceLine(t)
 		if !code && !markdown.ListItem(t) || code && len(out) > 0 {
 			break
 		}
