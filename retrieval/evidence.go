@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"iter"
 	"math"
 	"math/bits"
 	"sort"
@@ -185,8 +186,7 @@ func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string 
 // command:"): the code block, or the list items, right after it in its section.
 func leadsInto(units []evidenceUnit, k int) []string {
 	var out []string
-	for n := k + 1; n < len(units) && units[n].heading == units[k].heading && units[n].para == 0 && units[n].header == ""; n++ {
-		t := strings.TrimSpace(units[n].text)
+	for t := range blocksAfter(units, k) {
 		code := markdown.FenceLine(t)
 		if !code && !markdown.ListItem(t) || code && len(out) > 0 {
 			break
@@ -206,14 +206,25 @@ func leadsInto(units []evidenceUnit, k int) []string {
 // account": "3. Wait about an hour").
 func nextSteps(units []evidenceUnit, k int) []string {
 	var out []string
-	for n := k + 1; n < len(units) && units[n].heading == units[k].heading && units[n].para == 0 && units[n].header == ""; n++ {
-		t := strings.TrimSpace(units[n].text)
+	for t := range blocksAfter(units, k) {
 		if !markdown.OrderedItem(t) {
 			break
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// blocksAfter yields the texts of the units after units[k] in its section, trimmed, while they are blocks of
+// their own (list items, code blocks): not sentences of a paragraph, not table rows.
+func blocksAfter(units []evidenceUnit, k int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for n := k + 1; n < len(units) && units[n].heading == units[k].heading && units[n].para == 0 && units[n].header == ""; n++ {
+			if !yield(strings.TrimSpace(units[n].text)) {
+				return
+			}
+		}
+	}
 }
 
 // evidenceUnit is a unit of a passage before scoring: its text, the heading it stands under, and for a table row
