@@ -307,10 +307,7 @@ func (c *Cleaner) mainContent(doc *goquery.Document) []*html.Node {
 // header beside the content; without it a page lost the one sentence that says what it is about. A site's
 // banner, whose heading is its name, links home and holds its navigation, and is left out.
 func titleBefore(main *html.Node) *html.Node {
-	prev := main.PrevSibling
-	for prev != nil && prev.Type != html.ElementNode {
-		prev = prev.PrevSibling
-	}
+	prev := prevElement(main)
 	if prev == nil || find(main, atom.H1) || !find(prev, atom.H1) || find(prev, atom.A) || find(prev, atom.Nav) ||
 		find(prev, atom.Form) || len(nodeText(prev)) > titleBlockBytes {
 		return nil

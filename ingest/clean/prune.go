@@ -106,11 +106,7 @@ func unwrapAnchors(root *html.Node) {
 			if c.Type == html.ElementNode {
 				walk(c)
 				if c.DataAtom == atom.A && !hasAttr(c, "href") {
-					for gc := c.FirstChild; gc != nil; gc = c.FirstChild {
-						c.RemoveChild(gc)
-						n.InsertBefore(gc, c)
-					}
-					n.RemoveChild(c)
+					unwrap(c)
 				}
 			}
 			c = next
