@@ -143,6 +143,7 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 		// Retries are ours, so that each attempt passes the pacer and a spent quota is not asked again.
 		option.WithMaxRetries(0),
 		option.WithRequestTimeout(cfg.Timeout),
+		option.WithMiddleware(upstream.InMemoryBody),
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))

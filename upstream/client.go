@@ -150,6 +150,7 @@ func New(cfg Config) (*Client, error) {
 			// Retries are ours: the SDK's would retry after bytes reached the
 			// client and ignore the fallback.
 			option.WithMaxRetries(0),
+			option.WithMiddleware(InMemoryBody),
 		)})
 	}
 	add(cfg.Primary, false, "primary")

@@ -64,7 +64,8 @@ func (u *upstreamFlags) ask() (llm.Ask, error) {
 }
 
 func (u *upstreamFlags) client() openai.Client {
-	return openai.NewClient(option.WithBaseURL(u.url), option.WithAPIKey(u.key), option.WithMaxRetries(2))
+	return openai.NewClient(option.WithBaseURL(u.url), option.WithAPIKey(u.key), option.WithMaxRetries(2),
+		option.WithMiddleware(upstream.InMemoryBody))
 }
 
 // openaiEmbedder returns the upstream embedder when one is chosen, nil for the local one.
