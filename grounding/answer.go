@@ -176,6 +176,11 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 			break
 		}
 	}
+	// When every later quote is of the lead's page, the lead's link names their page too: a second link to it
+	// would only repeat it (the Sources list after the answer names it once more).
+	onePage := !slices.ContainsFunc(quoted, func(e retrieval.Evidence) bool {
+		return res.Chunks[e.Chunk].URL != res.Chunks[quoted[0].Chunk].URL
+	})
 	for i, e := range quoted {
 		if i == 1 {
 			b.WriteString(ph.alsoSays)
@@ -190,7 +195,7 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 		}
 		// The answer's link follows it; the units after it of one page in a row share one link, after the last.
 		c := res.Chunks[e.Chunk]
-		if i > 0 && i+1 < len(quoted) && res.Chunks[quoted[i+1].Chunk].URL == c.URL {
+		if i > 0 && (onePage || i+1 < len(quoted) && res.Chunks[quoted[i+1].Chunk].URL == c.URL) {
 			continue
 		}
 		target := c.URL

@@ -303,3 +303,25 @@ func FuzzLinkFilter(f *testing.F) {
 		}
 	})
 }
+
+func TestExtractiveAnswerLinksOnePageOnce(t *testing.T) {
+	res := testResult()
+	res.Chunks = append(res.Chunks, retrieval.ChunkHit{ID: 1, URL: "https://site.edu/b/", Text: "Forms are online."})
+	links := func(ans, url string) int { return strings.Count(ans, "]("+url) }
+	// Every quote of page A: its lead's link names their page, once.
+	ev := []retrieval.Evidence{
+		{Chunk: 0, Text: "Fees are $80.", Own: 1, Score: 1},
+		{Chunk: 0, Text: "Late fees are $20.", Own: 1, Score: 0.9},
+		{Chunk: 0, Text: "Fees are due in May.", Own: 1, Score: 0.8},
+	}
+	one := ExtractiveAnswer(res, ev)
+	if n := links(one, "https://site.edu/a/"); n != 1 || !strings.Contains(one, "Fees are due in May.") {
+		t.Errorf("quotes of one page: %d links to it, want 1: %q", n, one)
+	}
+	// A quote of another page among them: each page's quotes keep their link.
+	ev[1].Chunk = 1
+	two := ExtractiveAnswer(res, ev)
+	if na, nb := links(two, "https://site.edu/a/"), links(two, "https://site.edu/b/"); na != 2 || nb != 1 {
+		t.Errorf("quotes of two pages: %d links to A (want 2), %d to B (want 1): %q", na, nb, two)
+	}
+}
