@@ -104,7 +104,26 @@ func (l *Language) Stem(w string) string {
 	}
 	env := snowballstem.NewEnv(w)
 	l.stem(env)
+	if l.tag == "de" {
+		return germanVerbStem(env.Current())
+	}
 	return env.Current()
+}
+
+// germanVerbStem gives a German verb in -ieren and the nouns and participles made from it one stem. Snowball's
+// German stemmer strips "-en" and then "-er" from the verb ("nummerieren" is "nummeri", "addiere" "addi"), but
+// from "-ierung" and "-ierend" only the derivational ending ("Nummerierung" is "nummerier", "addierenden"
+// "addier"), and from the participle nothing ("formatiert"): a help page that writes the noun or the participle
+// never met the question that writes the verb. The "-er" and "-ert" left go too. Short stems keep theirs
+// ("vier", "hier", "Tier").
+func germanVerbStem(t string) string {
+	switch {
+	case len(t) >= 6 && strings.HasSuffix(t, "ier"):
+		return t[:len(t)-2]
+	case len(t) >= 7 && strings.HasSuffix(t, "iert"):
+		return t[:len(t)-3]
+	}
+	return t
 }
 
 // Normalize returns s in Unicode NFKC, the form that the language's words are cut from: full-width Latin

@@ -29,11 +29,16 @@ func TestLanguageStemsAndStopwords(t *testing.T) {
 	pairs := []struct {
 		l    *Language
 		a, b string
-	}{{de, "Absätze", "Absatz"}, {de, "Zeilen", "Zeile"}, {de, "Größe", "grösse"}, {fr, "paquets", "paquet"}, {fr, "installés", "installé"}}
+	}{{de, "Absätze", "Absatz"}, {de, "Zeilen", "Zeile"}, {de, "Größe", "grösse"}, {fr, "paquets", "paquet"}, {fr, "installés", "installé"},
+		// A verb in -ieren and its nouns and participles.
+		{de, "nummerieren", "Nummerierung"}, {de, "addiere", "addierenden"}, {de, "formatiert", "Formatierung"}, {de, "nummerierte", "nummerieren"}}
 	for _, p := range pairs {
 		if p.l.Stem(p.a) != p.l.Stem(p.b) {
 			t.Errorf("%s: %q stems to %q, %q to %q", p.l.Tag(), p.a, p.l.Stem(p.a), p.b, p.l.Stem(p.b))
 		}
+	}
+	if de.Stem("vier") != "vier" || de.Stem("Papier") != de.Stem("Papiere") {
+		t.Errorf("short stems in -ier changed: vier %q, Papier %q, Papiere %q", de.Stem("vier"), de.Stem("Papier"), de.Stem("Papiere"))
 	}
 	for _, w := range []string{"und", "Wie", "ich"} {
 		if !de.IsStopword(w) {
