@@ -139,7 +139,7 @@ func TestDebianHandbookMultilingualQuality(t *testing.T) {
 // dialog, in the question's language. The floors sit just under what retrieval reaches.
 var libreOfficeHelpFloors = map[string]floor{
 	"en": {fact: 0.99, hit8: 0.99, mrr: 0.80, answer: 0.68, lead: 0.56},
-	"de": {fact: 0.99, hit8: 0.93, mrr: 0.84, answer: 0.68, lead: 0.62},
+	"de": {fact: 0.99, hit8: 0.99, mrr: 0.86, answer: 0.68, lead: 0.68},
 	"fr": {fact: 0.93, hit8: 0.93, mrr: 0.81, answer: 0.43, lead: 0.37},
 }
 
@@ -155,7 +155,7 @@ func TestLibreOfficeHelpMultilingualQuality(t *testing.T) {
 	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
 
 	// Without compound splitting "Zeilen nummerieren" no longer meets "Zeilennummerierung", nor "Großbuchstaben"
-	// "Großschreibung"; without the stemmers "Absätze" no longer meets "Absatz".
+	// "Großschreibung"; without the stemmers "Absätze" no longer meets "Absatz", nor "addiere" "addierenden".
 	mrr := analysisAblation(t, idx, sets)
 	for _, part := range []string{"no compounds", "no stemmer"} {
 		if mrr[part]["de"] >= mrr["full"]["de"] {
