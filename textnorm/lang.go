@@ -102,6 +102,9 @@ func (l *Language) Stem(w string) string {
 	if l.stem == nil || !hasLetter(w) {
 		return w
 	}
+	if l.tag == "de" {
+		w = germanParticiple(w)
+	}
 	env := snowballstem.NewEnv(w)
 	l.stem(env)
 	if l.tag == "de" {
@@ -109,6 +112,30 @@ func (l *Language) Stem(w string) string {
 	}
 	return env.Current()
 }
+
+// germanParticiple is the verb of a German weak participle, "ge-" and "-t" dropped: "gespeichert" is
+// "speicher", "ausgewählt" "auswähl" (a separable prefix before the "ge-"), which Snowball then stems as it
+// stems "speichern" and "auswählen"; Snowball itself leaves participles whole, and the page that says what "wird
+// gespeichert" never met the question that asks how to "speichern". This is the prefix rule of the CISTEM
+// stemmer (Weißweiler and Fraser, "Developing a Stemmer for German Based on a Comparative Analysis of Publicly
+// Available Stemmers", GSCL 2017), kept to participles. Nouns in "-heit", "-keit" and "-schaft" are left whole:
+// "Geschwindigkeit" would lose its "-t" and no longer meet "Geschwindigkeiten".
+func germanParticiple(w string) string {
+	if len(w) < 7 || !strings.HasSuffix(w, "t") || strings.HasSuffix(w, "heit") || strings.HasSuffix(w, "keit") ||
+		strings.HasSuffix(w, "schaft") {
+		return w
+	}
+	for _, p := range separablePrefixes {
+		if rest, ok := strings.CutPrefix(w, p+"ge"); ok && len(rest) >= 4 {
+			return p + rest[:len(rest)-1]
+		}
+	}
+	return w
+}
+
+// separablePrefixes are the separable prefixes of German verbs that stand before a participle's "ge-"
+// ("ausgewählt", "eingefügt"), "" for a verb without one.
+var separablePrefixes = []string{"", "ab", "an", "auf", "aus", "bei", "ein", "mit", "nach", "vor", "zu", "zurück", "weg", "her", "hin", "um"}
 
 // germanVerbStem gives a German verb in -ieren and the nouns and participles made from it one stem. Snowball's
 // German stemmer strips "-en" and then "-er" from the verb ("nummerieren" is "nummeri", "addiere" "addi"), but

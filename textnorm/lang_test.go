@@ -31,7 +31,10 @@ func TestLanguageStemsAndStopwords(t *testing.T) {
 		a, b string
 	}{{de, "Absätze", "Absatz"}, {de, "Zeilen", "Zeile"}, {de, "Größe", "grösse"}, {fr, "paquets", "paquet"}, {fr, "installés", "installé"},
 		// A verb in -ieren and its nouns and participles.
-		{de, "nummerieren", "Nummerierung"}, {de, "addiere", "addierenden"}, {de, "formatiert", "Formatierung"}, {de, "nummerierte", "nummerieren"}}
+		{de, "nummerieren", "Nummerierung"}, {de, "addiere", "addierenden"}, {de, "formatiert", "Formatierung"}, {de, "nummerierte", "nummerieren"},
+		// A weak participle and its verb, with a separable prefix too; a noun in -keit and its plural.
+		{de, "gespeichert", "speichern"}, {de, "ausgewählt", "auswählen"}, {de, "angemeldet", "anmelden"},
+		{de, "Geschwindigkeit", "Geschwindigkeiten"}}
 	for _, p := range pairs {
 		if p.l.Stem(p.a) != p.l.Stem(p.b) {
 			t.Errorf("%s: %q stems to %q, %q to %q", p.l.Tag(), p.a, p.l.Stem(p.a), p.b, p.l.Stem(p.b))
