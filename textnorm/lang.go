@@ -121,17 +121,28 @@ func (l *Language) Stem(w string) string {
 // Available Stemmers", GSCL 2017), kept to participles. Nouns in "-heit", "-keit" and "-schaft" are left whole:
 // "Geschwindigkeit" would lose its "-t" and no longer meet "Geschwindigkeiten".
 func germanParticiple(w string) string {
-	if len(w) < 7 || !strings.HasSuffix(w, "t") || strings.HasSuffix(w, "heit") || strings.HasSuffix(w, "keit") ||
-		strings.HasSuffix(w, "schaft") {
+	// A participle used as an adjective takes an ending after its "-t" ("die geänderte Datei").
+	core := w
+	for _, e := range adjectiveEndings {
+		if c, ok := strings.CutSuffix(w, e); ok && strings.HasSuffix(c, "t") {
+			core = c
+			break
+		}
+	}
+	if len(core) < 7 || !strings.HasSuffix(core, "t") || strings.HasSuffix(core, "heit") || strings.HasSuffix(core, "keit") ||
+		strings.HasSuffix(core, "schaft") {
 		return w
 	}
 	for _, p := range separablePrefixes {
-		if rest, ok := strings.CutPrefix(w, p+"ge"); ok && len(rest) >= 4 {
+		if rest, ok := strings.CutPrefix(core, p+"ge"); ok && len(rest) >= 4 {
 			return p + rest[:len(rest)-1]
 		}
 	}
 	return w
 }
+
+// adjectiveEndings are the endings of a German adjective, the longest first.
+var adjectiveEndings = []string{"en", "em", "er", "es", "e"}
 
 // separablePrefixes are the separable prefixes of German verbs that stand before a participle's "ge-"
 // ("ausgewählt", "eingefügt"), "" for a verb without one.

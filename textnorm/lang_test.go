@@ -33,7 +33,7 @@ func TestLanguageStemsAndStopwords(t *testing.T) {
 		// A verb in -ieren and its nouns and participles.
 		{de, "nummerieren", "Nummerierung"}, {de, "addiere", "addierenden"}, {de, "formatiert", "Formatierung"}, {de, "nummerierte", "nummerieren"},
 		// A weak participle and its verb, with a separable prefix too; a noun in -keit and its plural.
-		{de, "gespeichert", "speichern"}, {de, "ausgewählt", "auswählen"}, {de, "angemeldet", "anmelden"},
+		{de, "gespeichert", "speichern"}, {de, "ausgewählt", "auswählen"}, {de, "angemeldet", "anmelden"}, {de, "geänderte", "ändern"},
 		{de, "Geschwindigkeit", "Geschwindigkeiten"}}
 	for _, p := range pairs {
 		if p.l.Stem(p.a) != p.l.Stem(p.b) {
