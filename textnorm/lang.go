@@ -110,7 +110,24 @@ func (l *Language) Stem(w string) string {
 	if l.tag == "de" {
 		return germanVerbStem(env.Current())
 	}
+	if l.tag == "fr" {
+		return frenchVerbStem(env.Current())
+	}
 	return env.Current()
+}
+
+// frenchVerbStem gives a French verb and the nouns made from it one stem where Snowball's French stemmer leaves
+// them apart: a verb in "-ifier" and its noun in "-ification" ("modifier" is "modifi", "modification" "modif"),
+// and a verb and its noun in "-age" ("afficher" is "affich", "affichage" "affichag"; "démarrer", "démarrage").
+// Short stems keep their "-ag" ("partag", "montag", "messag").
+func frenchVerbStem(t string) string {
+	switch {
+	case len(t) >= 5 && strings.HasSuffix(t, "ifi"):
+		return t[:len(t)-1]
+	case len(t) >= 7 && strings.HasSuffix(t, "ag"):
+		return t[:len(t)-2]
+	}
+	return t
 }
 
 // germanParticiple is the verb of a German weak participle, "ge-" and "-t" dropped: "gespeichert" is

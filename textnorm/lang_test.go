@@ -34,7 +34,10 @@ func TestLanguageStemsAndStopwords(t *testing.T) {
 		{de, "nummerieren", "Nummerierung"}, {de, "addiere", "addierenden"}, {de, "formatiert", "Formatierung"}, {de, "nummerierte", "nummerieren"},
 		// A weak participle and its verb, with a separable prefix too; a noun in -keit and its plural.
 		{de, "gespeichert", "speichern"}, {de, "ausgewählt", "auswählen"}, {de, "angemeldet", "anmelden"}, {de, "geänderte", "ändern"},
-		{de, "Geschwindigkeit", "Geschwindigkeiten"}}
+		{de, "Geschwindigkeit", "Geschwindigkeiten"},
+		// A French verb and its noun in -ification or -age.
+		{fr, "modifier", "modification"}, {fr, "vérifié", "vérification"}, {fr, "afficher", "affichage"},
+		{fr, "démarrer", "démarrage"}}
 	for _, p := range pairs {
 		if p.l.Stem(p.a) != p.l.Stem(p.b) {
 			t.Errorf("%s: %q stems to %q, %q to %q", p.l.Tag(), p.a, p.l.Stem(p.a), p.b, p.l.Stem(p.b))
