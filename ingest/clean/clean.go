@@ -215,7 +215,8 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 	if title == "" {
 		title = firstMarkdownHeading(out.String())
 	}
-	return Doc{Title: title, Markdown: tidy(out.String()), Lang: lang, Alternates: alts}, nil
+	md := tidy(out.String())
+	return Doc{Title: manualTitle(title, md), Markdown: md, Lang: lang, Alternates: alts}, nil
 }
 
 // documentBase is the URL the page's relative links resolve against, its document base URL in the HTML

@@ -63,11 +63,11 @@ func TestHTML(t *testing.T) {
 				Alternates: []Alternate{{Lang: "de", URL: "https://www.example.edu/de/study/page/"}}},
 		},
 		{
-			name: "the title and NAME line just before the content are kept (AsciiDoc's manual pages)",
+			name: "the title and NAME line just before the content are kept, the NAME line's purpose joins the title (AsciiDoc's manual pages)",
 			html: `<html><head><title>git-commit(1)</title></head><body><div id="header"><h1>git-commit(1) Manual Page</h1>
 <h2>NAME</h2><div class="sectionbody"><p>git-commit - Record changes to the repository</p></div></div>
 <div id="content"><h2>SYNOPSIS</h2><p>Create a new commit.</p></div><div id="footer">Last updated</div></body></html>`,
-			want: Doc{Title: "git-commit(1)", Markdown: "# git-commit(1) Manual Page\n\n## NAME\n\ngit-commit - Record changes to the repository\n\n## SYNOPSIS\n\nCreate a new commit.\n"},
+			want: Doc{Title: "git-commit(1): Record changes to the repository", Markdown: "# git-commit(1) Manual Page\n\n## NAME\n\ngit-commit - Record changes to the repository\n\n## SYNOPSIS\n\nCreate a new commit.\n"},
 		},
 		{
 			name: "a site banner before the content is not its title",

@@ -1,0 +1,28 @@
+package clean
+
+import "strings"
+
+// manualTitle is the title of a manual page with the purpose its NAME section gives it: "git-blame(1)" is
+// "git-blame(1): Show what revision and author last modified each line of a file". A manual page's title is the
+// command's name and section alone, which no question asks by; its NAME line ("git-blame - Show what …", the
+// one line of a man page's NAME section, as man-pages(7) lays it out, and as the converters of AsciiDoc,
+// groff and Pod keep it) says what the command is for in the words a reader asks with. Any other title is
+// returned as it is.
+func manualTitle(title, markdown string) string {
+	name, section, ok := strings.Cut(title, "(")
+	if !ok || name == "" || strings.ContainsAny(name, " \t") || !strings.HasSuffix(section, ")") || len(section) > 6 {
+		return title
+	}
+	_, rest, ok := strings.Cut(markdown, "\n## NAME\n")
+	if !ok {
+		return title
+	}
+	line := strings.TrimSpace(rest)
+	line, _, _ = strings.Cut(line, "\n")
+	names, purpose, ok := strings.Cut(line, " - ")
+	purpose = strings.TrimSpace(purpose)
+	if !ok || purpose == "" || !strings.Contains(names, name) || strings.HasPrefix(purpose, "#") {
+		return title
+	}
+	return title + ": " + purpose
+}
