@@ -29,7 +29,11 @@ import (
 type Language struct {
 	tag  string
 	stem func(*snowballstem.Env) bool
-	stop map[string]struct{}
+	// word rewrites a word before it is stemmed, and stems end its Snowball stem, where the stemmer leaves a
+	// word and those made from it apart (see stems.go).
+	word  func(string) string
+	stems []stemEnd
+	stop  map[string]struct{}
 	// compounds says the language writes compound nouns as one word (German, Dutch, the Scandinavian
 	// languages), which Decompound splits; link are the joining sounds it puts between their parts.
 	compounds bool
@@ -102,83 +106,12 @@ func (l *Language) Stem(w string) string {
 	if l.stem == nil || !hasLetter(w) {
 		return w
 	}
-	if l.tag == "de" {
-		w = germanParticiple(w)
+	if l.word != nil {
+		w = l.word(w)
 	}
 	env := snowballstem.NewEnv(w)
 	l.stem(env)
-	if l.tag == "de" {
-		return germanVerbStem(env.Current())
-	}
-	if l.tag == "fr" {
-		return frenchVerbStem(env.Current())
-	}
-	return env.Current()
-}
-
-// frenchVerbStem gives a French verb and the nouns made from it one stem where Snowball's French stemmer leaves
-// them apart: a verb in "-ifier" and its noun in "-ification" ("modifier" is "modifi", "modification" "modif"),
-// and a verb and its noun in "-age" ("afficher" is "affich", "affichage" "affichag"; "démarrer", "démarrage").
-// Short stems keep their "-ag" ("partag", "montag", "messag").
-func frenchVerbStem(t string) string {
-	switch {
-	case len(t) >= 5 && strings.HasSuffix(t, "ifi"):
-		return t[:len(t)-1]
-	case len(t) >= 7 && strings.HasSuffix(t, "ag"):
-		return t[:len(t)-2]
-	}
-	return t
-}
-
-// germanParticiple is the verb of a German weak participle, "ge-" and "-t" dropped: "gespeichert" is
-// "speicher", "ausgewählt" "auswähl" (a separable prefix before the "ge-"), which Snowball then stems as it
-// stems "speichern" and "auswählen"; Snowball itself leaves participles whole, and the page that says what "wird
-// gespeichert" never met the question that asks how to "speichern". This is the prefix rule of the CISTEM
-// stemmer (Weißweiler and Fraser, "Developing a Stemmer for German Based on a Comparative Analysis of Publicly
-// Available Stemmers", GSCL 2017), kept to participles. Nouns in "-heit", "-keit" and "-schaft" are left whole:
-// "Geschwindigkeit" would lose its "-t" and no longer meet "Geschwindigkeiten".
-func germanParticiple(w string) string {
-	// A participle used as an adjective takes an ending after its "-t" ("die geänderte Datei").
-	core := w
-	for _, e := range adjectiveEndings {
-		if c, ok := strings.CutSuffix(w, e); ok && strings.HasSuffix(c, "t") {
-			core = c
-			break
-		}
-	}
-	if len(core) < 7 || !strings.HasSuffix(core, "t") || strings.HasSuffix(core, "heit") || strings.HasSuffix(core, "keit") ||
-		strings.HasSuffix(core, "schaft") {
-		return w
-	}
-	for _, p := range separablePrefixes {
-		if rest, ok := strings.CutPrefix(core, p+"ge"); ok && len(rest) >= 4 {
-			return p + rest[:len(rest)-1]
-		}
-	}
-	return w
-}
-
-// adjectiveEndings are the endings of a German adjective, the longest first.
-var adjectiveEndings = []string{"en", "em", "er", "es", "e"}
-
-// separablePrefixes are the separable prefixes of German verbs that stand before a participle's "ge-"
-// ("ausgewählt", "eingefügt"), "" for a verb without one.
-var separablePrefixes = []string{"", "ab", "an", "auf", "aus", "bei", "ein", "mit", "nach", "vor", "zu", "zurück", "weg", "her", "hin", "um"}
-
-// germanVerbStem gives a German verb in -ieren and the nouns and participles made from it one stem. Snowball's
-// German stemmer strips "-en" and then "-er" from the verb ("nummerieren" is "nummeri", "addiere" "addi"), but
-// from "-ierung" and "-ierend" only the derivational ending ("Nummerierung" is "nummerier", "addierenden"
-// "addier"), and from the participle nothing ("formatiert"): a help page that writes the noun or the participle
-// never met the question that writes the verb. The "-er" and "-ert" left go too. Short stems keep theirs
-// ("vier", "hier", "Tier").
-func germanVerbStem(t string) string {
-	switch {
-	case len(t) >= 6 && strings.HasSuffix(t, "ier"):
-		return t[:len(t)-2]
-	case len(t) >= 7 && strings.HasSuffix(t, "iert"):
-		return t[:len(t)-3]
-	}
-	return t
+	return trimStem(env.Current(), l.stems)
 }
 
 // Normalize returns s in Unicode NFKC, the form that the language's words are cut from: full-width Latin
@@ -513,12 +446,13 @@ func ScriptLanguage(s string) string {
 
 var languages = func() map[string]*Language {
 	m := map[string]*Language{
-		"de": {stem: german.Stem, stop: stopList(stopDE), compounds: true, link: []string{"s", "es", "n", "en", "e", "er"}},
+		"de": {stem: german.Stem, word: germanParticiple, stems: germanStems, stop: stopList(stopDE), compounds: true,
+			link: []string{"s", "es", "n", "en", "e", "er"}},
 		"nl": {stem: dutch.Stem, stop: stopList(stopNL), compounds: true, link: []string{"s", "en", "e"}},
 		"sv": {stem: swedish.Stem, stop: stopList(stopSV), compounds: true, link: []string{"s", "a", "o", "u", "e"}},
 		"da": {stem: danish.Stem, stop: stopList(stopDA), compounds: true, link: []string{"s", "e"}},
 		"no": {stem: norwegian.Stem, stop: stopList(stopNO), compounds: true, link: []string{"s", "e"}},
-		"fr": {stem: french.Stem, stop: stopList(stopFR),
+		"fr": {stem: french.Stem, stems: frenchStems, stop: stopList(stopFR),
 			elision: elided("c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu")},
 		"es": {stem: spanish.Stem, stop: stopList(stopES)},
 		"it": {stem: italian.Stem, stop: stopList(stopIT),
