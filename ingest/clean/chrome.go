@@ -104,6 +104,12 @@ func (c *chrome) match(n *html.Node, inArticle bool) bool {
 			if strings.EqualFold(a.Val, "breadcrumb") {
 				return true
 			}
+		case "summary":
+			// The DocBook XSL stylesheets' navigation tables, "Navigation header" and "Navigation footer", also
+			// where a customisation puts them outside the navheader and navfooter blocks (Valgrind's manual).
+			if strings.HasPrefix(strings.ToLower(a.Val), "navigation ") {
+				return true
+			}
 		}
 	}
 	return false

@@ -88,6 +88,16 @@ func TestHTML(t *testing.T) {
 			want: Doc{Markdown: "## Bash Features\n\nBash is the GNU shell. The [next chapter](https://www.example.edu/en/study/page/#Intro) introduces it, and [definitions](https://www.example.edu/en/study/page/#Defs) follow.\n"},
 		},
 		{
+			name: "DocBook's navigation tables are chrome outside its navheader too (Valgrind's manual)",
+			html: `<html><head><title>4. Memcheck</title></head><body><div><table class="nav" summary="Navigation header"><tr>
+<td><a accesskey="p" href="core.html"><img src="prev.png" alt="Prev"></a></td><th>Valgrind User Manual</th>
+<td><a accesskey="n" href="cg.html"><img src="next.png" alt="Next"></a></td></tr></table></div>
+<div class="chapter"><h1>4. Memcheck</h1><p>Memcheck detects memory errors.</p></div>
+<div><table class="nav" summary="Navigation footer"><tr><td><a accesskey="p" href="core.html">&lt;&lt; 3. Core</a></td>
+<td><a accesskey="u" href="manual.html">Up</a></td></tr></table></div></body></html>`,
+			want: Doc{Title: "4. Memcheck", Markdown: "# 4. Memcheck\n\nMemcheck detects memory errors.\n"},
+		},
+		{
 			name: "Doxygen: its content block, its title as the page's heading, not the project banner",
 			html: `<html><head><title>Doxygen: Frequently Asked Questions</title></head><body><div id="top"><div id="titlearea"><table><tr><td><div id="projectname">Doxygen</div></td></tr></table></div></div>
 <div id="doc-content"><div class="header"><div class="headertitle"><div class="title">Frequently Asked Questions</div></div></div>
