@@ -13,16 +13,32 @@ func manualTitle(title, markdown string) string {
 	if !ok || name == "" || strings.ContainsAny(name, " \t") || !strings.HasSuffix(section, ")") || len(section) > 6 {
 		return title
 	}
-	_, rest, ok := strings.Cut(markdown, "\n## NAME\n")
+	line, ok := nameLine(markdown)
 	if !ok {
 		return title
 	}
-	line := strings.TrimSpace(rest)
-	line, _, _ = strings.Cut(line, "\n")
 	names, purpose, ok := strings.Cut(line, " - ")
 	purpose = strings.TrimSpace(purpose)
 	if !ok || purpose == "" || !strings.Contains(names, name) || strings.HasPrefix(purpose, "#") {
 		return title
 	}
 	return title + ": " + purpose
+}
+
+// nameLine is the first line after the heading "NAME" (of any level), if the text has one.
+func nameLine(markdown string) (string, bool) {
+	inName := false
+	for line := range strings.Lines(markdown) {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "#"):
+			if inName {
+				return "", false
+			}
+			inName = strings.TrimSpace(strings.TrimLeft(line, "#")) == "NAME"
+		case inName && line != "":
+			return line, true
+		}
+	}
+	return "", false
 }

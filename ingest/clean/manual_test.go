@@ -9,6 +9,7 @@ func TestManualTitle(t *testing.T) {
 	}{
 		{"ls(1)", page, "ls(1): list directory contents"},
 		{"dir(1)", page, "dir(1): list directory contents"},
+		{"ls(1)", "# NAME\n\nls - list directory contents\n", "ls(1): list directory contents"},
 		// Not a manual page's title, or no NAME line naming it: the title stays.
 		{"Directory listings", page, "Directory listings"},
 		{"Chemistry (CHEM)", page, "Chemistry (CHEM)"},
