@@ -5,10 +5,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"path"
 	"strings"
 
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/ingest/clean"
+	"github.com/ragproxy/ragproxy/ingest/crawl"
 	"github.com/ragproxy/ragproxy/ingest/faqmarkup"
 	"golang.org/x/net/html"
 )
@@ -21,7 +24,12 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 	}
 	p := h.page
 	d := &doc{url: p.URL, rawHash: h.rawHash, links: p.Links, discovered: p.Links, etag: p.ETag,
-		lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, refreshes: p.Refreshes}
+		lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, refreshes: p.Refreshes, pdf: isPDF(p)}
+	if d.pdf && d.rawHash != "" && r.prev.copyOf(p.URL) == d.rawHash {
+		// Left out as a copy of the site's pages before, and unchanged: left out again (dropCopies), unread.
+		d.copy, d.hash = true, "copy "+d.rawHash
+		return d
+	}
 	old := r.prev.page(p.URL)
 	if p.NotModified {
 		// The crawler asks conditionally only for pages of the previous index (reuse.revisits), so a 304 takes
@@ -56,7 +64,7 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 	}
 	var c clean.Doc
 	var err error
-	if p.ContentType == "application/pdf" {
+	if d.pdf {
 		c, err = clean.PDF(p.Body)
 	} else {
 		c, d.faq, err = cleanHTML(cleaner, p.Body, base, p.URL, r.cfg.Logger)
@@ -72,6 +80,16 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		d.title = p.URL
 	}
 	return r.kept(d)
+}
+
+// isPDF reports whether p is a PDF document: its content type says so, or, for a page that was not fetched again
+// (a 304), its path's extension.
+func isPDF(p crawl.Page) bool {
+	if p.ContentType != "" {
+		return p.ContentType == "application/pdf"
+	}
+	u, err := url.Parse(p.URL)
+	return err == nil && strings.EqualFold(path.Ext(u.Path), ".pdf")
 }
 
 // kept is d with its markdown spilled, as soon as it is cleaned; should the spill fail, d keeps it in memory

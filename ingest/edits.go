@@ -265,6 +265,7 @@ func Apply(ctx context.Context, cfg Config, edits *Edits) (*Report, error) {
 		run.crawled = true
 		run.refreshes = slices.Clone(prev.Crawl.Refreshes)
 	}
+	run.copies = run.prev.copyRecords() // edits read no PDFs: the next ingest still finds the copies left out
 	if err := run.openSpill(); err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func (r *run) fetchAndClean(ctx context.Context) ([]*doc, error) {
 	if st.SkippedTotal() > 0 {
 		r.cfg.Logger.Info("pages skipped while fetching", "skipped", st.String())
 	}
-	return r.dropDuplicates(results), nil
+	return r.dropCopies(r.dropDuplicates(results))
 }
 
 // fetch crawls the site or reads the mirror, handing each page to emit as it arrives.

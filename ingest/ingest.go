@@ -266,7 +266,7 @@ func (r *run) buildStages(ctx context.Context, docs []*doc) error {
 	if rep.Changed {
 		// The search structures are built here once rather than by every server that loads the version.
 		opts := index.WriteOptions{Keep: r.cfg.KeepVersions, Protect: r.cfg.ProtectVersions,
-			Files: retrieval.SearchFilesOf(ix)}
+			Files: append(retrieval.SearchFilesOf(ix), r.copiesFile()...)}
 		if err := index.WriteWith(r.cfg.IndexDir, ix, opts); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
@@ -287,6 +287,8 @@ type run struct {
 	embState  []byte
 	// paid is what the run asks models for: the ledger and the tokens used.
 	paid *paid
+	// copies are the PDFs left out as copies of the site's pages (see dropCopies), for the version's record.
+	copies []copyRecord
 	// boilerplate is the key of the site template left out of the chunks (see template), for the manifest.
 	boilerplate string
 	// fromChunk[i] is the previous index's chunk that new chunk i repeats with the same search text, or -1.
@@ -310,6 +312,8 @@ type run struct {
 // doc is a cleaned page on its way into the index.
 type doc struct {
 	url, title, markdown string // markdown until it is spilled (see run.keep), then md
+	pdf                  bool   // the page is a PDF document (see dropCopies)
+	copy                 bool   // a PDF the previous version left out as a copy, its bytes unchanged: not read
 	md                   index.TextRef
 	spilled              bool
 	hash, rawHash        string

@@ -18,6 +18,8 @@ type reuse struct {
 	content bool
 	byURL   map[string]*index.Page
 	byHash  map[string]*index.Page
+	// copies are the raw hashes of the PDFs the previous ingest left out as copies, by URL (see dropCopies).
+	copies map[string]string
 }
 
 func newReuse(ix *index.Index, settings []byte, tokenizer string) *reuse {
@@ -27,6 +29,10 @@ func newReuse(ix *index.Index, settings []byte, tokenizer string) *reuse {
 	r := &reuse{ix: ix, content: bytes.Equal(ix.Manifest.Settings, settings) && ix.Manifest.Tokenizer == tokenizer,
 		byURL:  make(map[string]*index.Page, len(ix.Pages)),
 		byHash: make(map[string]*index.Page, len(ix.Pages))}
+	if r.content {
+		// A record that cannot be read costs the PDFs' parsing, nothing else: they are judged again.
+		r.copies, _ = readCopies(ix.Dir())
+	}
 	for i := range ix.Pages {
 		p := &ix.Pages[i]
 		r.byURL[p.URL] = p
@@ -35,6 +41,26 @@ func newReuse(ix *index.Index, settings []byte, tokenizer string) *reuse {
 		}
 	}
 	return r
+}
+
+// copyOf is the raw hash of the PDF at url when the previous ingest left it out as a copy, else "".
+func (r *reuse) copyOf(url string) string {
+	if r == nil {
+		return ""
+	}
+	return r.copies[url]
+}
+
+// copyRecords are the previous ingest's records of copies (see dropCopies).
+func (r *reuse) copyRecords() []copyRecord {
+	if r == nil {
+		return nil
+	}
+	out := make([]copyRecord, 0, len(r.copies))
+	for u, h := range r.copies {
+		out = append(out, copyRecord{URL: u, RawHash: h})
+	}
+	return out
 }
 
 // page returns the previous page at url when its markdown and chunks may be reused.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -68,6 +69,13 @@ func pageParagraphs(texts []pdf.Text) []string {
 		b.Reset()
 	}
 	for i, t := range texts {
+		if strings.ContainsRune(t.S, utf8.RuneError) {
+			// A glyph the font maps to no character: the library writes U+FFFD for it, after nearly every run of
+			// some documents' text ("journalctl� -� b�", the Debian Reference's PDFs); it says nothing.
+			if t.S = strings.ReplaceAll(t.S, string(utf8.RuneError), ""); t.S == "" {
+				continue
+			}
+		}
 		size := max(t.FontSize, 1)
 		if i > 0 {
 			switch {

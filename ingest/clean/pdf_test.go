@@ -99,3 +99,18 @@ func FuzzPDF(f *testing.F) {
 		_, _ = PDF(body) // must not panic
 	})
 }
+
+// TestPDFUnmappedGlyphs checks that a glyph the font's encoding maps to no character (byte 0x81 in WinAnsi, which
+// the library reads as U+FFFD) leaves nothing in the text.
+func TestPDFUnmappedGlyphs(t *testing.T) {
+	doc, err := PDF(makePDF("x", []struct {
+		y    int
+		text string
+	}{{700, "journalctl\x81 -b\x81"}, {680, "\x81"}, {660, "lists the boot's messages"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "journalctl -b\nlists the boot's messages\n"; doc.Markdown != want {
+		t.Errorf("text %q, want %q", doc.Markdown, want)
+	}
+}

@@ -1,0 +1,174 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/ragproxy/ragproxy/index"
+	"github.com/ragproxy/ragproxy/textnorm"
+)
+
+// A site that publishes its pages also publishes them as a PDF, the whole book or handbook in one file (the
+// Debian Reference ships one per language beside its chapters). The PDF adds no fact the pages lack, and it
+// competes with them for every question: its text is the pages' text without their structure, extracted line by
+// line, and its chunks, taken from a document of several hundred pages, are cut where the extraction's page breaks
+// fall. dropCopies leaves out a PDF most of whose text the site's other pages hold: of its word 5-grams (a sample,
+// see copyShingles), at least copyContained. A PDF that only quotes a page or two (a form, a flyer) holds far
+// less. A PDF left out is not in the index, so the version keeps a record of it (CopiesFile): the next ingest
+// leaves it out again without parsing it while its bytes are unchanged, as an unchanged page is reused (a book's
+// PDF takes seconds to parse; the Debian Reference's seven, a minute).
+const (
+	// copyShingleWords is the length of the word runs compared (w-shingles, as Broder's resemblance and
+	// containment count them: "On the resemblance and containment of documents", 1997).
+	copyShingleWords = 5
+	// copySample keeps one shingle in copySample (by its hash), which bounds the memory of the site's set.
+	copySample = 16
+	// copyContained is the share of a PDF's sampled shingles that the other pages must hold for it to be a copy.
+	copyContained = 0.5
+	// copyMinShingles is the fewest sampled shingles a PDF must have to be judged: a short one is kept.
+	copyMinShingles = 20
+)
+
+// CopiesFile is the file, in an index version's directory, that records the PDFs the ingest that built it left
+// out as copies of the site's pages: a JSON array of {"url", "raw_hash"}.
+const CopiesFile = "copies.json"
+
+// copyRecord is a PDF left out as a copy, by its URL and the hash of its bytes.
+type copyRecord struct {
+	URL     string `json:"url"`
+	RawHash string `json:"raw_hash"`
+}
+
+// dropCopies returns docs without the PDFs that copy the other pages (see copyContained), counting them as
+// duplicates and recording them for the next ingest (r.copies). A PDF the previous version recorded (d.copy) is
+// left out again unread. It reads the texts only when docs hold a PDF.
+func (r *run) dropCopies(docs []*doc) ([]*doc, error) {
+	hasPDF := false
+	for _, d := range docs {
+		hasPDF = hasPDF || d.pdf
+	}
+	if !hasPDF {
+		return docs, nil
+	}
+	held := map[uint64]struct{}{}
+	for _, d := range docs {
+		if d.pdf {
+			continue
+		}
+		text, err := r.markdownOf(d)
+		if err != nil {
+			return nil, err
+		}
+		copyShingles(text, func(h uint64) { held[h] = struct{}{} })
+	}
+	out := docs[:0:0]
+	for _, d := range docs {
+		if d.copy {
+			r.copies = append(r.copies, copyRecord{URL: d.url, RawHash: d.rawHash})
+			r.report.Duplicates++
+			continue
+		}
+		if d.pdf {
+			text, err := r.markdownOf(d)
+			if err != nil {
+				return nil, err
+			}
+			n, in := 0, 0
+			copyShingles(text, func(h uint64) {
+				n++
+				if _, ok := held[h]; ok {
+					in++
+				}
+			})
+			if n >= copyMinShingles && float64(in) >= copyContained*float64(n) {
+				r.cfg.Logger.Info("PDF left out: the site's pages hold its text", "url", d.url,
+					"held", float64(in)/float64(n))
+				r.copies = append(r.copies, copyRecord{URL: d.url, RawHash: d.rawHash})
+				r.report.Duplicates++
+				continue
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// copiesFile is the version's CopiesFile of r.copies; none when there are none.
+func (r *run) copiesFile() []index.File {
+	if len(r.copies) == 0 {
+		return nil
+	}
+	copies := slices.Clone(r.copies)
+	slices.SortFunc(copies, func(a, b copyRecord) int {
+		if a.URL < b.URL {
+			return -1
+		}
+		if a.URL > b.URL {
+			return 1
+		}
+		return 0
+	})
+	return []index.File{{Name: CopiesFile, Write: func(w io.Writer) error { return json.NewEncoder(w).Encode(copies) }}}
+}
+
+// readCopies reads the copies the version in dir recorded, by URL; none when it recorded none.
+func readCopies(dir string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, CopiesFile))
+	if errors.Is(err, fs.ErrNotExist) || dir == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", CopiesFile, err)
+	}
+	var copies []copyRecord
+	if err := json.Unmarshal(b, &copies); err != nil {
+		return nil, fmt.Errorf("read %s: %w", CopiesFile, err)
+	}
+	out := make(map[string]string, len(copies))
+	for _, c := range copies {
+		out[c.URL] = c.RawHash
+	}
+	return out, nil
+}
+
+// markdownOf is d's markdown, from the spill or the previous version when it is there.
+func (r *run) markdownOf(d *doc) (string, error) {
+	if !d.spilled {
+		return d.markdown, nil
+	}
+	return r.spill.Read(d.md)
+}
+
+// copyShingles calls yield with the sampled hashes of text's runs of copyShingleWords words (lowercase words as
+// textnorm.Words gives them, so that markup and line breaks do not matter): FNV-1a over the run, kept when it
+// falls in one bucket of copySample.
+func copyShingles(text string, yield func(uint64)) {
+	const offset, prime = 14695981039346656037, 1099511628211
+	var ring [copyShingleWords]uint64 // the hashes of the last words
+	n := 0
+	textnorm.Words(text, func(w string) bool {
+		h := uint64(offset)
+		for i := 0; i < len(w); i++ {
+			h = (h ^ uint64(w[i])) * prime
+		}
+		ring[n%copyShingleWords] = h
+		n++
+		if n < copyShingleWords {
+			return true
+		}
+		s := uint64(offset)
+		for i := n - copyShingleWords; i < n; i++ {
+			s = (s ^ ring[i%copyShingleWords]) * prime
+		}
+		if s%copySample == 0 {
+			yield(s)
+		}
+		return true
+	})
+}

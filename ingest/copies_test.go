@@ -1,0 +1,142 @@
+package ingest
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDropCopies checks that a PDF holding the site's pages (the whole book in one file) is left out, and that a
+// PDF of its own text, or one too short to judge, is kept, as every HTML page is.
+func TestDropCopies(t *testing.T) {
+	chapter := func(n int) string {
+		var b strings.Builder
+		for i := range 40 {
+			fmt.Fprintf(&b, "Chapter %d paragraph %d explains how the %d-th daemon reads its configuration file "+
+				"and restarts when the administrator sends it signal number %d.\n\n", n, i, n*100+i, i%7)
+		}
+		return b.String()
+	}
+	var book strings.Builder
+	book.WriteString("The Reference Manual\nContents\n")
+	for n := 1; n <= 3; n++ {
+		// The PDF's text breaks its lines elsewhere: a word run is compared, not the markdown.
+		book.WriteString(strings.ReplaceAll(chapter(n), " the ", "\nthe "))
+	}
+	var form strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&form, "Field %d of the reimbursement form: write the amount, the date and the cost centre %d.\n", i, i*3)
+	}
+	docs := []*doc{
+		{url: "https://site.test/ch1.html", markdown: chapter(1)},
+		{url: "https://site.test/ch2.html", markdown: chapter(2)},
+		{url: "https://site.test/ch3.html", markdown: chapter(3)},
+		{url: "https://site.test/book.pdf", markdown: book.String(), pdf: true},
+		{url: "https://site.test/form.pdf", markdown: form.String(), pdf: true},
+		{url: "https://site.test/flyer.pdf", markdown: "Chapter 1 paragraph 0 explains how the 100-th daemon reads.", pdf: true},
+	}
+	r := &run{cfg: Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, report: &Report{}}
+	kept, err := r.dropCopies(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, d := range kept {
+		urls = append(urls, d.url)
+	}
+	want := "ch1.html ch2.html ch3.html form.pdf flyer.pdf"
+	if got := strings.ReplaceAll(strings.Join(urls, " "), "https://site.test/", ""); got != want {
+		t.Errorf("kept %s, want %s", got, want)
+	}
+	if r.report.Duplicates != 1 {
+		t.Errorf("%d duplicates counted, want 1", r.report.Duplicates)
+	}
+	// A site without PDFs is returned as it is, its texts not read.
+	html := docs[:3]
+	if kept, err := r.dropCopies(html); err != nil || len(kept) != 3 {
+		t.Errorf("a site without PDFs: %d kept (%v), want 3", len(kept), err)
+	}
+}
+
+// onePagePDF is a minimal PDF (Helvetica, WinAnsi) with each of lines on a line of its one page.
+func onePagePDF(lines []string) []byte {
+	var content strings.Builder
+	for i, l := range lines {
+		l = strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(l)
+		fmt.Fprintf(&content, "BT /F1 10 Tf 40 %d Td (%s) Tj ET\n", 780-12*i, l)
+	}
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}
+	var b strings.Builder
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return []byte(b.String())
+}
+
+// TestPDFCopyLeftOutAndRecorded ingests a site whose pages a PDF copies: the PDF is left out, the version records
+// it, and the next ingest leaves it out again without reading it.
+func TestPDFCopyLeftOutAndRecorded(t *testing.T) {
+	sentence := func(topic string, i int) string {
+		return fmt.Sprintf("Rule %d of the %s handbook says that form %d goes to the %s office within %d days.", i, topic, i*7, topic, i+3)
+	}
+	files := map[string]string{}
+	var lines []string
+	for _, topic := range []string{"housing", "tuition", "parking"} {
+		var b strings.Builder
+		fmt.Fprintf(&b, "<html><head><title>%s</title></head><body><main><h1>%s</h1>", topic, topic)
+		for i := range 14 {
+			fmt.Fprintf(&b, "<p>%s</p>", sentence(topic, i))
+			lines = append(lines, sentence(topic, i))
+		}
+		b.WriteString("</main></body></html>")
+		files[topic+"/index.html"] = b.String()
+	}
+	files["handbook.pdf"] = string(onePagePDF(lines))
+	src := writeSite(t, t.TempDir(), files)
+	dir := filepath.Join(t.TempDir(), "ix")
+
+	var log strings.Builder
+	logged := func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) }
+	first := ingestSite(t, src, dir, logged)
+	if first.Pages != 3 || first.Duplicates != 1 || !strings.Contains(log.String(), "PDF left out") {
+		t.Fatalf("first run: %d pages, %d duplicates, log %q; want 3 and the PDF left out", first.Pages, first.Duplicates, log.String())
+	}
+	copies, err := readCopies(filepath.Join(dir, "v-"+first.Version))
+	if err != nil || copies[siteBase+"handbook.pdf"] == "" {
+		t.Fatalf("the version's record of copies: %v (%v)", copies, err)
+	}
+
+	log.Reset()
+	second := ingestSite(t, src, dir, logged)
+	if second.Pages != 3 || second.Duplicates != 1 || second.Version != first.Version {
+		t.Errorf("second run: %d pages, %d duplicates, version %s; want 3, 1 and %s", second.Pages, second.Duplicates, second.Version, first.Version)
+	}
+	if strings.Contains(log.String(), "PDF left out") {
+		t.Errorf("the unchanged PDF was read and judged again: %q", log.String())
+	}
+
+	// Without the HTML pages the PDF holds text of its own: a new PDF is judged, and kept.
+	files2 := map[string]string{"index.html": page("Home", "welcome"), "handbook2.pdf": files["handbook.pdf"]}
+	third := ingestSite(t, writeSite(t, t.TempDir(), files2), filepath.Join(t.TempDir(), "ix2"), nil)
+	if third.Pages != 2 || third.Duplicates != 0 {
+		t.Errorf("a PDF of its own: %d pages, %d duplicates; want 2 and 0", third.Pages, third.Duplicates)
+	}
+}
