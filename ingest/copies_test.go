@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ragproxy/ragproxy/internal/pdftest"
 )
 
 // TestDropCopies checks that a PDF holding the site's pages (the whole book in one file) is left out, and that a
@@ -61,36 +63,6 @@ func TestDropCopies(t *testing.T) {
 	}
 }
 
-// onePagePDF is a minimal PDF (Helvetica, WinAnsi) with each of lines on a line of its one page.
-func onePagePDF(lines []string) []byte {
-	var content strings.Builder
-	for i, l := range lines {
-		l = strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(l)
-		fmt.Fprintf(&content, "BT /F1 10 Tf 40 %d Td (%s) Tj ET\n", 780-12*i, l)
-	}
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-	}
-	var b strings.Builder
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return []byte(b.String())
-}
-
 // TestPDFCopyLeftOutAndRecorded ingests a site whose pages a PDF copies: the PDF is left out, the version records
 // it, and the next ingest leaves it out again without reading it.
 func TestPDFCopyLeftOutAndRecorded(t *testing.T) {
@@ -109,7 +81,11 @@ func TestPDFCopyLeftOutAndRecorded(t *testing.T) {
 		b.WriteString("</main></body></html>")
 		files[topic+"/index.html"] = b.String()
 	}
-	files["handbook.pdf"] = string(onePagePDF(lines))
+	pdfLines := make([]pdftest.Line, len(lines))
+	for i, l := range lines {
+		pdfLines[i] = pdftest.Line{Y: 780 - 12*i, Text: l}
+	}
+	files["handbook.pdf"] = string(pdftest.Page("", pdfLines))
 	src := writeSite(t, t.TempDir(), files)
 	dir := filepath.Join(t.TempDir(), "ix")
 

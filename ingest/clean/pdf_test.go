@@ -1,47 +1,24 @@
 package clean
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ragproxy/ragproxy/internal/pdftest"
 )
 
-// makePDF writes a minimal one-page PDF (Helvetica, WinAnsi) with each line
-// of lines at the given y position, and an optional Info Title.
+// makePDF writes a minimal one-page PDF with each line of lines at the given y position, and an Info Title.
 func makePDF(title string, lines []struct {
 	y    int
 	text string
 }) []byte {
-	var content strings.Builder
-	for _, l := range lines {
-		fmt.Fprintf(&content, "BT /F1 12 Tf 72 %d Td (%s) Tj ET\n", l.y, l.text)
+	ls := make([]pdftest.Line, len(lines))
+	for i, l := range lines {
+		ls[i] = pdftest.Line{Y: l.y, Text: l.text}
 	}
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-		fmt.Sprintf("<< /Title (%s) >>", title),
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return pdftest.Page(title, ls)
 }
 
 func TestPDF(t *testing.T) {
