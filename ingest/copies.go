@@ -147,12 +147,15 @@ func (r *run) markdownOf(d *doc) (string, error) {
 
 // copyShingles calls yield with the sampled hashes of text's runs of copyShingleWords words (lowercase words as
 // textnorm.Words gives them, so that markup and line breaks do not matter): FNV-1a over the run, kept when it
-// falls in one bucket of copySample.
+// falls in one bucket of copySample. A run of Chinese, Japanese or Korean characters, which Words gives as one
+// word (they are written without spaces, and a PDF's line breaks cut the runs elsewhere than the page's markup
+// does), counts as its overlapping character bigrams, as retrieval reads it.
 func copyShingles(text string, yield func(uint64)) {
 	const offset, prime = 14695981039346656037, 1099511628211
 	var ring [copyShingleWords]uint64 // the hashes of the last words
 	n := 0
-	textnorm.Words(text, func(w string) bool {
+	var starts []int // the byte offsets of a CJK word's characters
+	add := func(w string) {
 		h := uint64(offset)
 		for i := 0; i < len(w); i++ {
 			h = (h ^ uint64(w[i])) * prime
@@ -160,7 +163,7 @@ func copyShingles(text string, yield func(uint64)) {
 		ring[n%copyShingleWords] = h
 		n++
 		if n < copyShingleWords {
-			return true
+			return
 		}
 		s := uint64(offset)
 		for i := n - copyShingleWords; i < n; i++ {
@@ -168,6 +171,23 @@ func copyShingles(text string, yield func(uint64)) {
 		}
 		if s%copySample == 0 {
 			yield(s)
+		}
+	}
+	textnorm.Words(text, func(w string) bool {
+		if textnorm.ScriptLanguage(w) == "" {
+			add(w)
+			return true
+		}
+		starts = starts[:0]
+		for i := range w {
+			starts = append(starts, i)
+		}
+		starts = append(starts, len(w))
+		if len(starts) == 2 {
+			add(w) // one character
+		}
+		for k := 0; k+2 < len(starts); k++ {
+			add(w[starts[k]:starts[k+2]])
 		}
 		return true
 	})

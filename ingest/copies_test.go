@@ -116,3 +116,32 @@ func TestPDFCopyLeftOutAndRecorded(t *testing.T) {
 		t.Errorf("a PDF of its own: %d pages, %d duplicates; want 2 and 0", third.Pages, third.Duplicates)
 	}
 }
+
+// TestDropCopiesCJK checks the same for Japanese, whose runs of characters a PDF's line breaks cut elsewhere than
+// the page's paragraphs do: they are compared as character bigrams.
+func TestDropCopiesCJK(t *testing.T) {
+	var page strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&page, "第%d章では設定ファイルの場所と読み込まれる順序を説明し、管理者がサービスを再起動する方法を示します。\n\n", i)
+	}
+	// The PDF: the same text, its lines broken every 17 characters.
+	var pdf strings.Builder
+	for i, r := range []rune(page.String()) {
+		if i > 0 && i%17 == 0 {
+			pdf.WriteByte('\n')
+		}
+		pdf.WriteRune(r)
+	}
+	docs := []*doc{
+		{url: "https://site.test/ch1.ja.html", markdown: page.String()},
+		{url: "https://site.test/book.ja.pdf", markdown: pdf.String(), pdf: true},
+	}
+	r := &run{cfg: Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, report: &Report{}}
+	kept, err := r.dropCopies(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || kept[0].pdf {
+		t.Errorf("kept %d documents, want the page alone", len(kept))
+	}
+}
