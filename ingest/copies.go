@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,22 +106,17 @@ func (r *run) copiesFile() []index.File {
 		return nil
 	}
 	copies := slices.Clone(r.copies)
-	slices.SortFunc(copies, func(a, b copyRecord) int {
-		if a.URL < b.URL {
-			return -1
-		}
-		if a.URL > b.URL {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(copies, func(a, b copyRecord) int { return cmp.Compare(a.URL, b.URL) })
 	return []index.File{{Name: CopiesFile, Write: func(w io.Writer) error { return json.NewEncoder(w).Encode(copies) }}}
 }
 
 // readCopies reads the copies the version in dir recorded, by URL; none when it recorded none.
 func readCopies(dir string) (map[string]string, error) {
+	if dir == "" {
+		return nil, nil // an index not loaded from disk
+	}
 	b, err := os.ReadFile(filepath.Join(dir, CopiesFile))
-	if errors.Is(err, fs.ErrNotExist) || dir == "" {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
