@@ -1,6 +1,10 @@
 package clean
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ragproxy/ragproxy/markdown"
+)
 
 // manualTitle is the title of a manual page with the purpose its NAME section gives it: "git-blame(1)" is
 // "git-blame(1): Show what revision and author last modified each line of a file". A manual page's title is the
@@ -25,19 +29,21 @@ func manualTitle(title, markdown string) string {
 	return title + ": " + purpose
 }
 
-// nameLine is the first line after the heading "NAME" (of any level), if the text has one.
-func nameLine(markdown string) (string, bool) {
-	inName := false
-	for line := range strings.Lines(markdown) {
+// nameLine is the first line after the heading "NAME" (an ATX heading of any level, outside fenced code, as
+// markdown.HeadingOutsideFence reads them), if the text has one.
+func nameLine(text string) (string, bool) {
+	inName, fenced := false, false
+	for line := range strings.Lines(text) {
 		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "#"):
+		if level := markdown.HeadingOutsideFence(line, &fenced); level > 0 {
 			if inName {
 				return "", false
 			}
-			inName = strings.TrimSpace(strings.TrimLeft(line, "#")) == "NAME"
-		case inName && line != "":
-			return line, true
+			inName = strings.TrimSpace(line[level:]) == "NAME"
+			continue
+		}
+		if inName && line != "" {
+			return line, !fenced && !markdown.FenceLine(line)
 		}
 	}
 	return "", false

@@ -16,6 +16,8 @@ func TestManualTitle(t *testing.T) {
 		{"cp(1)", page, "cp(1)"},
 		{"ls(1)", "# ls(1)\n\n## Name\n\nls - list directory contents\n", "ls(1)"},
 		{"ls(1)", "# ls(1)\n\n## NAME\n\n## SYNOPSIS\n", "ls(1)"},
+		// A "#" line in code is no heading.
+		{"ls(1)", "```\n# NAME\nls - list directory contents\n```\n", "ls(1)"},
 	}
 	for _, tt := range tests {
 		if got := manualTitle(tt.title, tt.markdown); got != tt.want {
