@@ -59,6 +59,22 @@ var phrasesByLang = map[string]phrases{
 		alsoSays:     "\nIl sito dice anche:\n",
 		offlineNote:  "\n_Non è configurato alcun modello linguistico, quindi questa risposta cita le pagine del sito._\n",
 	},
+	"pt": {
+		sources:      "Fontes",
+		dontKnow:     "Não sei: não encontrei isso nas páginas do site.",
+		closestPages: " Estas são as páginas mais próximas:\n",
+		noPassage:    "Não encontrei um trecho do site que responda diretamente. Estes são os mais próximos:\n",
+		alsoSays:     "\nO site também diz:\n",
+		offlineNote:  "\n_Nenhum modelo de linguagem está configurado, por isso esta resposta cita as páginas do site._\n",
+	},
+	"ru": {
+		sources:      "Источники",
+		dontKnow:     "Не знаю: я не нашёл этого на страницах сайта.",
+		closestPages: " Вот самые близкие страницы:\n",
+		noPassage:    "Я не нашёл на сайте фрагмента, который прямо отвечает на вопрос. Вот самые близкие:\n",
+		alsoSays:     "\nНа сайте также сказано:\n",
+		offlineNote:  "\n_Языковая модель не настроена, поэтому этот ответ цитирует страницы сайта._\n",
+	},
 	"ja": {
 		sources:      "出典",
 		dontKnow:     "わかりません：サイトのページに該当する情報が見つかりませんでした。",

@@ -17,6 +17,8 @@ func TestOwnTextsFollowTheQuestionsLanguage(t *testing.T) {
 		"fr": "Je ne sais pas",
 		"es": "No lo sé",
 		"it": "Non lo so",
+		"pt": "Não sei",
+		"ru": "Не знаю",
 		"ja": "わかりません",
 		"zh": "我不知道",
 		"pl": "I don't know", // a language ragproxy does not speak: English

@@ -36,7 +36,7 @@ const SearchFile = "search.bin"
 // ignored and the structures are built again.
 const (
 	searchMagic    = "RPSEARCH"
-	searchFormat   = 7
+	searchFormat   = 8
 	searchSections = 6
 )
 

@@ -11,11 +11,15 @@ import (
 	"github.com/blevesearch/snowballstem/finnish"
 	"github.com/blevesearch/snowballstem/french"
 	"github.com/blevesearch/snowballstem/german"
+	"github.com/blevesearch/snowballstem/hungarian"
 	"github.com/blevesearch/snowballstem/italian"
 	"github.com/blevesearch/snowballstem/norwegian"
 	"github.com/blevesearch/snowballstem/portuguese"
+	"github.com/blevesearch/snowballstem/romanian"
+	"github.com/blevesearch/snowballstem/russian"
 	"github.com/blevesearch/snowballstem/spanish"
 	"github.com/blevesearch/snowballstem/swedish"
+	"github.com/blevesearch/snowballstem/turkish"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -459,6 +463,10 @@ var languages = func() map[string]*Language {
 			elision: elided("c", "d", "l", "m", "s", "t", "v", "un", "all", "dall", "dell", "nell", "sull", "coll", "quest", "quell")},
 		"pt": {stem: portuguese.Stem, stop: stopList(stopPT)},
 		"fi": {stem: finnish.Stem, stop: stopList(stopFI)},
+		"ru": {stem: russian.Stem, word: russianYo, stop: stopList(stopRU)},
+		"ro": {stem: romanian.Stem, stop: stopList(stopRO)},
+		"hu": {stem: hungarian.Stem, stop: stopList(stopHU)},
+		"tr": {stem: turkish.Stem, stop: stopList(stopTR)},
 		"ja": {}, "zh": {}, "ko": {},
 	}
 	for tag, l := range m {

@@ -56,6 +56,27 @@ func TestLanguageStemsAndStopwords(t *testing.T) {
 	}
 }
 
+// Russian, Romanian, Hungarian and Turkish have Snowball's stemmers and stopword lists too; Russian "ё" is the "е"
+// most text writes in its place.
+func TestMoreLanguagesStemmed(t *testing.T) {
+	for _, c := range []struct{ tag, a, b, stop string }{
+		{"ru", "пакеты", "пакетов", "как"}, {"ru", "настройка", "настройки", "где"}, {"ru", "всё", "все", "и"},
+		{"ro", "pachetele", "pachetul", "care"}, {"hu", "csomagok", "csomagot", "hogy"}, {"tr", "paketler", "paketleri", "için"},
+	} {
+		l := LanguageOf(c.tag)
+		if !l.Stemmed() {
+			t.Errorf("%s has no stemmer", c.tag)
+			continue
+		}
+		if l.Stem(c.a) != l.Stem(c.b) {
+			t.Errorf("%s: %q stems to %q, %q to %q", c.tag, c.a, l.Stem(c.a), c.b, l.Stem(c.b))
+		}
+		if !l.IsStopword(c.stop) || l.IsStopword(c.a) {
+			t.Errorf("%s: stopword %q: %v, %q: %v", c.tag, c.stop, l.IsStopword(c.stop), c.a, l.IsStopword(c.a))
+		}
+	}
+}
+
 func TestCJKBigrams(t *testing.T) {
 	ja := LanguageOf("ja")
 	var got []string
@@ -178,6 +199,17 @@ func TestDetectPassage(t *testing.T) {
 		"設定ファイルは /etc にあります。":                                                                              "ja",
 		// No stopwords to count: the detector's trigrams decide.
 		"Paketverwaltung Systemverwaltung Netzwerkkonfiguration Datensicherung Tastaturbelegung": "de",
+	} {
+		if got, ok := DetectPassage(text, among); !ok || got != want {
+			t.Errorf("DetectPassage(%q) = %q, %v; want %q", text, got, ok, want)
+		}
+	}
+	// Russian by its stopwords, among languages of the Latin script and its own.
+	among = []string{"en", "es", "pt", "ru"}
+	for text, want := range map[string]string{
+		"Файл конфигурации находится в каталоге /etc, и он читается при запуске службы, как и другие.": "ru",
+		"El archivo de configuración está en el directorio y se lee cuando el servicio se inicia.":     "es",
+		"O arquivo de configuração fica no diretório e é lido quando o serviço é iniciado.":            "pt",
 	} {
 		if got, ok := DetectPassage(text, among); !ok || got != want {
 			t.Errorf("DetectPassage(%q) = %q, %v; want %q", text, got, ok, want)

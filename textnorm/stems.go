@@ -72,3 +72,7 @@ var adjectiveEndings = []string{"en", "em", "er", "es", "e"}
 // separablePrefixes are the separable prefixes of German verbs that stand before a participle's "ge-"
 // ("ausgewählt", "eingefügt"), "" for a verb without one.
 var separablePrefixes = []string{"", "ab", "an", "auf", "aus", "bei", "ein", "mit", "nach", "vor", "zu", "zurück", "weg", "her", "hin", "um"}
+
+// russianYo is w with "ё" written "е", as most Russian text writes it ("всё" and "все", "ещё" and "еще" are one word
+// to a reader); Snowball's Russian stemmer takes them as different letters.
+func russianYo(w string) string { return strings.ReplaceAll(w, "ё", "е") }

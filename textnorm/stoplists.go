@@ -8,8 +8,10 @@ import (
 )
 
 // The stopword lists of the languages other than English are the Snowball project's (BSD licence, in
-// stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), byte for byte as Lucene ships them and
-// Bleve carries them in its analysis/lang packages (github.com/blevesearch/bleve, Apache License 2.0).
+// stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), except Romanian's, Jacques Savoy's
+// (BSD licence, as its header says), and Turkish's, Lucene's (LUCENE-559, Apache License 2.0); all byte for byte
+// as Lucene ships them and Bleve carries them in its analysis/lang packages (github.com/blevesearch/bleve, Apache
+// License 2.0).
 // TestStopListsAreBleves checks the files against Bleve's and rewrites them with -update. They are files here,
 // not imports of Bleve's packages, because those packages register analyzers with Bleve's whole search engine,
 // which would more than double the size of the binary.
@@ -28,6 +30,10 @@ var (
 	stopIT = stopFile("it")
 	stopPT = stopFile("pt")
 	stopFI = stopFile("fi")
+	stopRU = stopFile("ru")
+	stopRO = stopFile("ro")
+	stopHU = stopFile("hu")
+	stopTR = stopFile("tr")
 )
 
 // stopFile is the embedded stopword list of the language code.

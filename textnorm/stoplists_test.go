@@ -12,11 +12,15 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/es"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fi"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
+	"github.com/blevesearch/bleve/v2/analysis/lang/hu"
 	"github.com/blevesearch/bleve/v2/analysis/lang/it"
 	"github.com/blevesearch/bleve/v2/analysis/lang/nl"
 	"github.com/blevesearch/bleve/v2/analysis/lang/no"
 	"github.com/blevesearch/bleve/v2/analysis/lang/pt"
+	"github.com/blevesearch/bleve/v2/analysis/lang/ro"
+	"github.com/blevesearch/bleve/v2/analysis/lang/ru"
 	"github.com/blevesearch/bleve/v2/analysis/lang/sv"
+	"github.com/blevesearch/bleve/v2/analysis/lang/tr"
 )
 
 var update = flag.Bool("update", false, "rewrite the stopword lists under stopwords/ from Bleve's")
@@ -26,7 +30,8 @@ var update = flag.Bool("update", false, "rewrite the stopword lists under stopwo
 func TestStopListsAreBleves(t *testing.T) {
 	for code, want := range map[string][]byte{"de": de.GermanStopWords, "nl": nl.DutchStopWords, "sv": sv.SwedishStopWords,
 		"da": da.DanishStopWords, "no": no.NorwegianStopWords, "fr": fr.FrenchStopWords, "es": es.SpanishStopWords,
-		"it": it.ItalianStopWords, "pt": pt.PortugueseStopWords, "fi": fi.FinnishStopWords} {
+		"it": it.ItalianStopWords, "pt": pt.PortugueseStopWords, "fi": fi.FinnishStopWords,
+		"ru": ru.RussianStopWords, "ro": ro.RomanianStopWords, "hu": hu.HungarianStopWords, "tr": tr.TurkishStopWords} {
 		file := filepath.Join("stopwords", code+".txt")
 		if *update {
 			if err := os.WriteFile(file, want, 0o644); err != nil {
