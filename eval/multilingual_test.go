@@ -78,21 +78,27 @@ func analysisAblation(t *testing.T, idx string, sets []questionSet) map[string]m
 	return mrr
 }
 
-// The Debian Administrator's Handbook in four of the languages it is published in
+// The Debian Administrator's Handbook in eight of the languages it is published in
 // (RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS: the html directory of Debian's debian-handbook package, one folder
 // per language): Publican (DocBook) pages, 127 per language with the same file names, no language in the markup
 // (detected from the text; the folder, "de-DE", then names the versions of one page). Served as the book's site
 // serves them, https://debian-handbook.info/browse/<language>/stable/, and asked the same questions in each
-// language (testdata/multilingual/debian-handbook-*.jsonl, 24 questions whose passage all four languages
-// translate), each question's expected page the one in its own language. The floors sit just under what
-// retrieval reaches.
-var handbookLanguages = map[string]string{"en": "en-US", "de": "de-DE", "fr": "fr-FR", "ja": "ja-JP"}
+// language (testdata/multilingual/debian-handbook-*.jsonl, 24 questions whose passage the English, German,
+// French, Japanese, Spanish and Portuguese books translate; the Italian book leaves two of them in English and the
+// Russian five, as their notes say), each question's expected page the one in its own language. The floors sit
+// just under what retrieval reaches.
+var handbookLanguages = map[string]string{"en": "en-US", "de": "de-DE", "fr": "fr-FR", "ja": "ja-JP", "es": "es-ES",
+	"pt": "pt-BR", "it": "it-IT", "ru": "ru-RU"}
 
 var handbookMultilingualFloors = map[string]floor{
-	"en": {fact: 0.95, hit8: 0.95, mrr: 0.81},
-	"de": {fact: 0.95, hit8: 0.95, mrr: 0.77},
-	"fr": {fact: 0.91, hit8: 0.91, mrr: 0.82},
-	"ja": {fact: 0.95, hit8: 0.95, mrr: 0.80},
+	"en": {fact: 0.95, hit8: 0.95, mrr: 0.79},
+	"de": {fact: 0.95, hit8: 0.95, mrr: 0.78},
+	"fr": {fact: 0.95, hit8: 0.95, mrr: 0.81},
+	"ja": {fact: 0.95, hit8: 0.95, mrr: 0.78},
+	"es": {fact: 0.95, hit8: 0.95, mrr: 0.83},
+	"pt": {fact: 0.91, hit8: 0.91, mrr: 0.74},
+	"it": {fact: 0.87, hit8: 0.91, mrr: 0.82},
+	"ru": {fact: 0.83, hit8: 0.95, mrr: 0.76},
 }
 
 func TestDebianHandbookMultilingualQuality(t *testing.T) {
@@ -200,7 +206,7 @@ func BenchmarkRetrieveMultilingual(b *testing.B) {
 	idx := b.TempDir()
 	indextest.Build(b, debianReferenceSite(b, src), debianReferenceBaseURL, idx)
 	r, _ := indextest.Open(b, idx)
-	for _, lang := range []string{"en", "de", "fr", "it", "ja", "zh-cn"} {
+	for _, lang := range []string{"en", "de", "fr", "es", "it", "pt", "ru", "ja", "zh-cn"} {
 		qs, err := eval.LoadQuestions(filepath.Join("testdata", "multilingual", "debian-reference-"+lang+".jsonl"))
 		if err != nil {
 			b.Fatal(err)
@@ -245,7 +251,7 @@ func corpusDir(t testing.TB, env, what string) string {
 func languageSets(t *testing.T, name string, floors map[string]floor) []questionSet {
 	t.Helper()
 	var sets []questionSet
-	for _, lang := range []string{"en", "de", "fr", "it", "ja", "zh-cn"} {
+	for _, lang := range []string{"en", "de", "fr", "es", "it", "pt", "ru", "ja", "zh-cn"} {
 		if min, ok := floors[lang]; ok {
 			sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", name+"-"+lang+".jsonl"), min})
 		}

@@ -2,6 +2,7 @@ package textnorm
 
 import (
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -40,6 +41,9 @@ func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 		if s == "zh" && slices.Contains(among, "ja") {
 			return "ja", true
 		}
+	}
+	if s := scriptAmong(text, among, true); s != "" {
+		return s, true
 	}
 	letters := 0
 	for _, r := range text {
@@ -136,8 +140,16 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	if len(among) == 1 {
 		return among[0], true
 	}
-	if s := ScriptLanguage(text); s != "" {
+	if ScriptLanguage(text) != "" {
 		return Detect(text, among)
+	}
+	if s := scriptAmong(text, among, !reliable); s != "" {
+		return s, true
+	}
+	// Spanish alone opens a question or an exclamation with an inverted mark; Portuguese, whose trigrams are
+	// close to Spanish's, never does ("¿cuántos discos pueden morir antes de que pierda datos?" was Portuguese).
+	if strings.ContainsAny(text, "¿¡") && slices.Contains(among, "es") {
+		return "es", true
 	}
 	if l, ok := stopwordVote(text, among, min); ok {
 		return l, true
@@ -194,4 +206,65 @@ func stopwordVote(text string, among []string, min int) (string, bool) {
 		return counts[best].lang, true
 	}
 	return "", false
+}
+
+// scripts are the alphabets and abjads other than Latin, each with the languages written in it that the detector
+// knows (ISO 639-1).
+var scripts = [...]struct {
+	table *unicode.RangeTable
+	langs []string
+}{
+	{unicode.Cyrillic, []string{"ru", "uk", "be", "bg", "mk", "sr", "kk", "ky", "tg", "mn"}},
+	{unicode.Greek, []string{"el"}},
+	{unicode.Arabic, []string{"ar", "fa", "ur", "ps"}},
+	{unicode.Hebrew, []string{"he", "yi"}},
+	{unicode.Devanagari, []string{"hi", "mr", "ne"}},
+	{unicode.Armenian, []string{"hy"}},
+	{unicode.Georgian, []string{"ka"}},
+	{unicode.Thai, []string{"th"}},
+}
+
+// scriptAmong is the language of among that text's script tells: text holds letters of a script other than Latin
+// (those of the script with the most when several), and only one language of among writes it; "" otherwise. A
+// Russian question on a site in English and Russian is Russian however many of its letters are a command's
+// ("как настроить proxy_pass в nginx?"), as kana make a question Japanese; trigrams and stopwords need more
+// letters. A passage (most) must have most of its letters in the script: an English page's list of the
+// translations of a book names them in their own scripts ("Русский").
+func scriptAmong(text string, among []string, most bool) string {
+	var counts [len(scripts)]int
+	letters := 0
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		letters++
+		if r < 0x370 {
+			continue // Latin
+		}
+		for i, s := range scripts {
+			if unicode.Is(s.table, r) {
+				counts[i]++
+				break
+			}
+		}
+	}
+	best := -1
+	for i, n := range counts {
+		if n >= 2 && (best < 0 || n > counts[best]) {
+			best = i
+		}
+	}
+	if best < 0 || most && 2*counts[best] <= letters {
+		return ""
+	}
+	lang := ""
+	for _, code := range among {
+		if slices.Contains(scripts[best].langs, Base(code)) {
+			if lang != "" {
+				return "" // two languages of the script: the letters do not tell them apart
+			}
+			lang = code
+		}
+	}
+	return lang
 }

@@ -215,6 +215,12 @@ func TestDetectPassage(t *testing.T) {
 			t.Errorf("DetectPassage(%q) = %q, %v; want %q", text, got, ok, want)
 		}
 	}
+	// A passage is in a script's language when most of its letters are: an English list of a book's
+	// translations names them in their own scripts.
+	english := "The book is translated into many languages: the Russian edition (Русский) and the Ukrainian one (Українська) are on the site too."
+	if got, ok := DetectPassage(english, among); !ok || got != "en" {
+		t.Errorf("DetectPassage(%q) = %q, %v; want en", english, got, ok)
+	}
 	if got, ok := DetectPassage("whatever", []string{"fr"}); !ok || got != "fr" {
 		t.Errorf("one language: %q, %v", got, ok)
 	}
@@ -248,6 +254,23 @@ func TestDetectQuestion(t *testing.T) {
 	}
 	if got, ok := DetectQuestion("whatever", []string{"fr"}); !ok || got != "fr" {
 		t.Errorf("one language: %q, %v", got, ok)
+	}
+	// A script only one of the site's languages writes decides, however few of the letters are in it; Spanish
+	// alone writes inverted marks.
+	among = []string{"en", "es", "pt", "ru"}
+	for q, want := range map[string]string{
+		"зачем нужна директория /srv?":                                    "ru",
+		"как настроить proxy_pass в nginx?":                               "ru",
+		"raid 6, ¿cuántos discos pueden morir antes de que pierda datos?": "es", // trigrams: Portuguese
+		"uma versão estável do debian tem suporte por quantos anos?":      "pt",
+		"where is the configuration of the ssh server daemon?":            "en",
+	} {
+		if got, ok := DetectQuestion(q, among); !ok || got != want {
+			t.Errorf("DetectQuestion(%q) = %q, %v; want %q", q, got, ok, want)
+		}
+	}
+	if got, ok := DetectQuestion("зачем нужна директория /srv?", []string{"en", "ru", "uk"}); ok {
+		t.Errorf("two languages of one script: %q, sure", got)
 	}
 }
 
