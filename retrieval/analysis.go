@@ -100,7 +100,9 @@ func questionWords(q string) []string {
 
 // questionWord is one whitespace-separated field of a question as questionWords reads it: lower case, without
 // the punctuation around it.
-func questionWord(field string) string { return strings.Trim(strings.ToLower(field), `.,;:!?"'()[]{}`) }
+func questionWord(field string) string {
+	return strings.Trim(strings.ToLower(field), `.,;:!?"'()[]{}¿¡`)
+}
 
 // DefaultAnalysisTimeout is LLMAnalyzer.Timeout's default.
 const DefaultAnalysisTimeout = 5 * time.Second

@@ -135,18 +135,12 @@ func imperative(text, lang string) bool {
 	return steps[first]
 }
 
-// questionKindIn is questionKind for a question in the language lang: the English wh-phrases, and in German and
-// French the how-to question ("Wie kann ich …", "Wie füge ich …"; "Comment …"), which asks for a command or the
-// steps of a procedure.
+// questionKindIn is questionKind for a question in the language lang: the English wh-phrases, or those of the
+// languages of kindLanguages ("wie lange", "¿cuántos años?", "сколько лет"; the how-to question "Wie kann ich …",
+// "Comment …", which asks for a command or the steps of a procedure).
 func questionKindIn(lang, question string) (answerKind, []string) {
-	words := questionWords(question)
-	switch {
-	case lang == "de" && len(words) > 2 && words[0] == "wie" && words[2] == "ich":
-		return kindCommand, nil
-	case lang == "fr" && len(words) > 1 && words[0] == "comment":
-		return kindCommand, nil
-	case lang == "de" || lang == "fr":
-		return kindNone, nil
+	if kind, cues, ok := kindOf(textnorm.LanguageOf(lang), question); ok {
+		return kind, cues
 	}
 	return questionKind(question)
 }
@@ -213,9 +207,12 @@ func holdsKind(buf []byte, text string, k answerKind, lang string) ([]byte, bool
 	case kindCommand:
 		return buf, strings.Contains(text, "`") || imperative(text, lang)
 	case kindMoney:
-		if strings.ContainsAny(text, "$€£¥") {
+		if strings.ContainsAny(text, "$€£¥₽") {
 			return buf, true
 		}
+	}
+	if kl := kindLanguages[lang]; kl != nil {
+		return holdsKindIn(buf, text, k, textnorm.LanguageOf(lang), kl)
 	}
 	var prev []byte
 	sinceNumber, found := unitReach+1, false // words since the last number

@@ -49,10 +49,30 @@ func TestHowToInGermanAndFrench(t *testing.T) {
 	}{
 		{"de", "Wie kann ich die Zeilen in meinem Dokument nummerieren?", kindCommand},
 		{"de", "Wie füge ich eine Fußnote ein?", kindCommand},
-		{"de", "Wo sehe ich, wie viele Wörter mein Text hat?", kindNone},
+		{"de", "Wo sehe ich, wie viele Wörter mein Text hat?", kindNumber}, // as "where do i see how many words"
 		{"fr", "comment ajouter une note de bas de page ?", kindCommand},
-		{"fr", "où voir combien de mots contient mon texte ?", kindNone},
+		{"fr", "où voir combien de mots contient mon texte ?", kindNumber},
 		{"en", "how do i add a footnote?", kindCommand},
+		// The other kinds, in each language's words, accents or none.
+		{"de", "wie lange hält so ein Debian-Stable-Release?", kindDuration},
+		{"de", "wie viele Jahre gibt es ungefähr Support?", kindDuration},
+		{"de", "welchen Port muss ich öffnen?", kindNumber},
+		{"de", "wann erscheint die nächste Version?", kindDate},
+		{"fr", "combien de temps dure le support ?", kindDuration},
+		{"fr", "combien coûte l'inscription ?", kindMoney},
+		{"es", "¿cuántos años de soporte tiene una versión estable?", kindDuration},
+		{"es", "cuantos discos pueden fallar", kindNumber},
+		{"es", "¿qué puerto usa munin?", kindNumber},
+		{"es", "¿quién mantiene el paquete?", kindPerson},
+		{"it", "quanto tempo resta supportata una versione stabile?", kindDuration},
+		{"it", "come installo un pacchetto?", kindCommand},
+		{"pt", "com que frequência o cron roda?", kindDuration},
+		{"pt", "qual o tamanho mínimo da partição?", kindSize},
+		{"ru", "сколько лет поддерживается стабильная версия?", kindDuration},
+		{"ru", "как долго хранятся журналы?", kindDuration},
+		{"ru", "какой порт открыть для munin?", kindNumber},
+		{"ru", "как узнать версию debian?", kindCommand},
+		{"ru", "где лежат файлы html?", kindNone},
 	} {
 		if kind, _ := questionKindIn(c.lang, c.question); kind != c.kind {
 			t.Errorf("questionKindIn(%s, %q) = %d, want %d", c.lang, c.question, kind, c.kind)
@@ -115,6 +135,31 @@ func TestHoldsKind(t *testing.T) {
 	} {
 		if _, got := holdsKind(nil, c.text, c.kind, "en"); got != c.want {
 			t.Errorf("holdsKind(%q, %d) = %v, want %v", c.text, c.kind, got, c.want)
+		}
+	}
+	// Other languages' units in any inflection, numbers as words, months, and the units every language writes.
+	for _, c := range []struct {
+		lang, text string
+		kind       answerKind
+		want       bool
+	}{
+		{"de", "eine erwartete Lebensdauer von ca. 5 Jahren", kindDuration, true},
+		{"de", "Die Sicherungen laufen täglich.", kindDuration, true},
+		{"de", "Es gibt 5 Server.", kindDuration, false},
+		{"fr", "une durée de vie d'environ 5 ans", kindDuration, true},
+		{"es", "tiene una esperanza de vida de unos 5 años", kindDuration, true},
+		{"es", "pueden fallar hasta dos discos", kindNumber, true},
+		{"it", "ogni settimana", kindDuration, true},
+		{"pt", "pelo menos 20 GB de espaço", kindSize, true},
+		{"pt", "lançada em 14 de agosto", kindDate, true},
+		{"ru", "имеет ожидаемое время жизни около 5 лет", kindDuration, true},
+		{"ru", "в течение двух недель", kindDuration, true},
+		{"ru", "выпускаются каждые 2 года", kindDuration, true},
+		{"ru", "на 5 серверах", kindDuration, false},
+		{"ru", "стоит 100 ₽", kindMoney, true},
+	} {
+		if _, got := holdsKind(nil, c.text, c.kind, c.lang); got != c.want {
+			t.Errorf("holdsKind(%q, %d, %s) = %v, want %v", c.text, c.kind, c.lang, got, c.want)
 		}
 	}
 }
