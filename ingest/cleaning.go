@@ -25,9 +25,10 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 	p := h.page
 	d := &doc{url: p.URL, rawHash: h.rawHash, links: p.Links, discovered: p.Links, etag: p.ETag,
 		lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, refreshes: p.Refreshes, pdf: isPDF(p)}
-	if d.pdf && d.rawHash != "" && r.prev.copyOf(p.URL) == d.rawHash {
-		// Left out as a copy of the site's pages before, and unchanged: left out again (dropCopies), unread.
-		d.copy, d.hash = true, "copy "+d.rawHash
+	if c, ok := r.prev.copyOf(p.URL); ok && d.pdf && d.rawHash != "" && c.RawHash == d.rawHash && len(c.Shingles) > 0 {
+		// Left out as a copy of the site's pages before, and unchanged: judged again by its recorded text
+		// (dropCopies), and read only if the pages no longer hold it.
+		d.copy, d.hash, d.shingles, d.page = true, "copy "+d.rawHash, c.Shingles, &p
 		return d
 	}
 	old := r.prev.page(p.URL)
@@ -58,6 +59,11 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 			return nil // no body to clean: the page is fetched in full by the next crawl
 		}
 	}
+	return r.cleanBody(cleaner, p, d)
+}
+
+// cleanBody cleans p's body into d (a PDF needs no cleaner), or nil when it has no readable content.
+func (r *run) cleanBody(cleaner *clean.Cleaner, p crawl.Page, d *doc) *doc {
 	base := p.URL
 	if p.Source != "" {
 		base = p.Source // relative links in the body resolve against the URL that served it

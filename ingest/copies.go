@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,18 +39,23 @@ const (
 )
 
 // CopiesFile is the file, in an index version's directory, that records the PDFs the ingest that built it left
-// out as copies of the site's pages: a JSON array of {"url", "raw_hash"}.
+// out as copies of the site's pages: a JSON array of {"url", "raw_hash", "shingles"}.
 const CopiesFile = "copies.json"
 
-// copyRecord is a PDF left out as a copy, by its URL and the hash of its bytes.
+// copyRecord is a PDF left out as a copy, by its URL and the hash of its bytes, with the sample of its text it
+// was judged by: its sampled shingles (copyShingles) with their repeats, ascending, as little-endian uint64s
+// (base64 in the JSON). The next ingest judges the unchanged PDF again by them against the pages it then has, without parsing it:
+// when the pages no longer hold its text (their chapters rewritten or gone), the PDF is read and indexed.
 type copyRecord struct {
-	URL     string `json:"url"`
-	RawHash string `json:"raw_hash"`
+	URL      string `json:"url"`
+	RawHash  string `json:"raw_hash"`
+	Shingles []byte `json:"shingles,omitempty"`
 }
 
 // dropCopies returns docs without the PDFs that copy the other pages (see copyContained), counting them as
-// duplicates and recording them for the next ingest (r.copies). A PDF the previous version recorded (d.copy) is
-// left out again unread. It reads the texts only when docs hold a PDF.
+// duplicates and recording them for the next ingest (r.copies). A PDF the previous version recorded, its bytes
+// unchanged (d.copy), is judged by its recorded shingles, and read only when the pages no longer hold them. It
+// reads the texts only when docs hold a PDF.
 func (r *run) dropCopies(docs []*doc) ([]*doc, error) {
 	hasPDF := false
 	for _, d := range docs {
@@ -70,28 +77,39 @@ func (r *run) dropCopies(docs []*doc) ([]*doc, error) {
 	}
 	out := docs[:0:0]
 	for _, d := range docs {
-		if d.copy {
-			r.copies = append(r.copies, copyRecord{URL: d.url, RawHash: d.rawHash})
-			r.report.Duplicates++
+		if !d.pdf {
+			out = append(out, d)
 			continue
 		}
-		if d.pdf {
+		recorded := d.copy
+		shingles := d.shingles
+		if !recorded {
 			text, err := r.markdownOf(d)
 			if err != nil {
 				return nil, err
 			}
-			n, in := 0, 0
-			copyShingles(text, func(h uint64) {
-				n++
-				if _, ok := held[h]; ok {
-					in++
-				}
-			})
-			if n >= copyMinShingles && float64(in) >= copyContained*float64(n) {
-				r.cfg.Logger.Info("PDF left out: the site's pages hold its text", "url", d.url,
-					"held", float64(in)/float64(n))
-				r.copies = append(r.copies, copyRecord{URL: d.url, RawHash: d.rawHash})
-				r.report.Duplicates++
+			shingles = shingleSet(text)
+		}
+		n, in := len(shingles)/8, 0
+		for i := 0; i+8 <= len(shingles); i += 8 {
+			if _, ok := held[binary.LittleEndian.Uint64(shingles[i:])]; ok {
+				in++
+			}
+		}
+		if n >= copyMinShingles && float64(in) >= copyContained*float64(n) {
+			if !recorded {
+				r.cfg.Logger.Info("PDF left out: the site's pages hold its text", "url", d.url, "held", float64(in)/float64(n))
+			}
+			r.copies = append(r.copies, copyRecord{URL: d.url, RawHash: d.rawHash, Shingles: shingles})
+			r.report.Duplicates++
+			continue
+		}
+		if recorded {
+			// The pages no longer hold the copy's text: it is read now, and indexed as any PDF of its own.
+			r.cfg.Logger.Info("PDF read: the site's pages no longer hold its text", "url", d.url, "held", float64(in)/float64(n))
+			page := *d.page
+			d.copy, d.shingles, d.page, d.hash = false, nil, nil, ""
+			if d = r.cleanBody(nil, page, d); d == nil {
 				continue
 			}
 		}
@@ -100,18 +118,62 @@ func (r *run) dropCopies(docs []*doc) ([]*doc, error) {
 	return out, nil
 }
 
+// shingleSet is text's sampled shingles (copyShingles) with their repeats, ascending, as little-endian uint64s.
+func shingleSet(text string) []byte {
+	var hs []uint64
+	copyShingles(text, func(h uint64) { hs = append(hs, h) })
+	slices.Sort(hs)
+	out := make([]byte, 8*len(hs))
+	for i, h := range hs {
+		binary.LittleEndian.PutUint64(out[8*i:], h)
+	}
+	return out
+}
+
 // copiesFile is the version's CopiesFile of r.copies; none when there are none.
 func (r *run) copiesFile() []index.File {
 	if len(r.copies) == 0 {
 		return nil
 	}
+	return []index.File{{Name: CopiesFile, Write: func(w io.Writer) error { _, err := w.Write(r.copiesJSON()); return err }}}
+}
+
+// copiesJSON is r.copies as CopiesFile holds them, by URL.
+func (r *run) copiesJSON() []byte {
 	copies := slices.Clone(r.copies)
 	slices.SortFunc(copies, func(a, b copyRecord) int { return cmp.Compare(a.URL, b.URL) })
-	return []index.File{{Name: CopiesFile, Write: func(w io.Writer) error { return json.NewEncoder(w).Encode(copies) }}}
+	b, _ := json.Marshal(copies) // strings and bytes: it cannot fail
+	return append(b, '\n')
+}
+
+// refreshCopies brings the CopiesFile of the version in dir, which this run found unchanged and does not write
+// again, up to r.copies: a PDF first left out by this run, or judged again from an older record, is then read no
+// more. Only ingest reads the file, so it is replaced in the live version (written aside, then renamed).
+func (r *run) refreshCopies(dir string) error {
+	file := filepath.Join(dir, CopiesFile)
+	old, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if len(r.copies) == 0 {
+		if err == nil {
+			return os.Remove(file)
+		}
+		return nil
+	}
+	b := r.copiesJSON()
+	if bytes.Equal(old, b) {
+		return nil
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
 }
 
 // readCopies reads the copies the version in dir recorded, by URL; none when it recorded none.
-func readCopies(dir string) (map[string]string, error) {
+func readCopies(dir string) (map[string]copyRecord, error) {
 	if dir == "" {
 		return nil, nil // an index not loaded from disk
 	}
@@ -126,9 +188,9 @@ func readCopies(dir string) (map[string]string, error) {
 	if err := json.Unmarshal(b, &copies); err != nil {
 		return nil, fmt.Errorf("read %s: %w", CopiesFile, err)
 	}
-	out := make(map[string]string, len(copies))
+	out := make(map[string]copyRecord, len(copies))
 	for _, c := range copies {
-		out[c.URL] = c.RawHash
+		out[c.URL] = c
 	}
 	return out, nil
 }

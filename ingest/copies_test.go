@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,8 +97,23 @@ func TestPDFCopyLeftOutAndRecorded(t *testing.T) {
 		t.Fatalf("first run: %d pages, %d duplicates, log %q; want 3 and the PDF left out", first.Pages, first.Duplicates, log.String())
 	}
 	copies, err := readCopies(filepath.Join(dir, "v-"+first.Version))
-	if err != nil || copies[siteBase+"handbook.pdf"] == "" {
+	if c := copies[siteBase+"handbook.pdf"]; err != nil || c.RawHash == "" || len(c.Shingles) < 8*copyMinShingles {
 		t.Fatalf("the version's record of copies: %v (%v)", copies, err)
+	}
+
+	// A record without the sample (as an older version wrote it) is judged again by parsing the PDF, and the
+	// version, unchanged, gets its record brought up to date.
+	version := filepath.Join(dir, "v-"+first.Version)
+	if err := os.WriteFile(filepath.Join(version, CopiesFile),
+		[]byte(`[{"url":"`+siteBase+`handbook.pdf","raw_hash":"`+copies[siteBase+"handbook.pdf"].RawHash+`"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	if again := ingestSite(t, src, dir, logged); again.Version != first.Version || !strings.Contains(log.String(), "PDF left out") {
+		t.Errorf("an older record: version %s, log %q; want %s and the PDF judged again", again.Version, log.String(), first.Version)
+	}
+	if c, err := readCopies(version); err != nil || len(c[siteBase+"handbook.pdf"].Shingles) == 0 {
+		t.Errorf("the unchanged version's record was not brought up to date: %v (%v)", c, err)
 	}
 
 	log.Reset()
@@ -105,15 +121,29 @@ func TestPDFCopyLeftOutAndRecorded(t *testing.T) {
 	if second.Pages != 3 || second.Duplicates != 1 || second.Version != first.Version {
 		t.Errorf("second run: %d pages, %d duplicates, version %s; want 3, 1 and %s", second.Pages, second.Duplicates, second.Version, first.Version)
 	}
-	if strings.Contains(log.String(), "PDF left out") {
-		t.Errorf("the unchanged PDF was read and judged again: %q", log.String())
+	if strings.Contains(log.String(), "PDF left out") || strings.Contains(log.String(), "PDF read") {
+		t.Errorf("the unchanged PDF was read again: %q", log.String())
+	}
+
+	// The pages rewritten, the PDF unchanged: its recorded text is no longer the site's, so it is read and indexed.
+	for _, topic := range []string{"housing", "tuition", "parking"} {
+		files[topic+"/index.html"] = page(topic, "This office moved; ask at the front desk about "+topic+".")
+	}
+	writeSite(t, src, files)
+	log.Reset()
+	third := ingestSite(t, src, dir, logged)
+	if third.Pages != 4 || third.Duplicates != 0 || !strings.Contains(log.String(), "PDF read") {
+		t.Errorf("pages rewritten: %d pages, %d duplicates, log %q; want 4, 0 and the PDF read", third.Pages, third.Duplicates, log.String())
+	}
+	if copies, err := readCopies(filepath.Join(dir, "v-"+third.Version)); err != nil || len(copies) != 0 {
+		t.Errorf("the record after the PDF was read: %v (%v), want none", copies, err)
 	}
 
 	// Without the HTML pages the PDF holds text of its own: a new PDF is judged, and kept.
 	files2 := map[string]string{"index.html": page("Home", "welcome"), "handbook2.pdf": files["handbook.pdf"]}
-	third := ingestSite(t, writeSite(t, t.TempDir(), files2), filepath.Join(t.TempDir(), "ix2"), nil)
-	if third.Pages != 2 || third.Duplicates != 0 {
-		t.Errorf("a PDF of its own: %d pages, %d duplicates; want 2 and 0", third.Pages, third.Duplicates)
+	own := ingestSite(t, writeSite(t, t.TempDir(), files2), filepath.Join(t.TempDir(), "ix2"), nil)
+	if own.Pages != 2 || own.Duplicates != 0 {
+		t.Errorf("a PDF of its own: %d pages, %d duplicates; want 2 and 0", own.Pages, own.Duplicates)
 	}
 }
 

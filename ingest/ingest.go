@@ -270,6 +270,11 @@ func (r *run) buildStages(ctx context.Context, docs []*doc) error {
 		if err := index.WriteWith(r.cfg.IndexDir, ix, opts); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
+	} else if dir := r.prev.ix.Dir(); dir != "" {
+		if err := r.refreshCopies(dir); err != nil {
+			// The record only spares the next ingest the parsing of the PDFs it names.
+			r.cfg.Logger.Warn("updating the record of PDF copies failed", "dir", dir, "err", err)
+		}
 	}
 	return nil
 }
@@ -314,13 +319,17 @@ type doc struct {
 	url, title, markdown string // markdown until it is spilled (see run.keep), then md
 	pdf                  bool   // the page is a PDF document (see dropCopies)
 	copy                 bool   // a PDF the previous version left out as a copy, its bytes unchanged: not read
-	md                   index.TextRef
-	spilled              bool
-	hash, rawHash        string
-	links                []string    // the page's links, those to dropped duplicates redirected to the copy kept
-	discovered           []string    // the page's links as crawled, for the crawl record
-	reused               *index.Page // the previous index's page when the body is unchanged
-	faq                  []index.FAQEntry
+	// shingles are a copy's recorded sample of its text (see copyRecord), page its response, read if it is no
+	// longer a copy.
+	shingles      []byte
+	page          *crawl.Page
+	md            index.TextRef
+	spilled       bool
+	hash, rawHash string
+	links         []string    // the page's links, those to dropped duplicates redirected to the copy kept
+	discovered    []string    // the page's links as crawled, for the crawl record
+	reused        *index.Page // the previous index's page when the body is unchanged
+	faq           []index.FAQEntry
 	// The response the page was built from, for the next crawl's conditional requests.
 	etag, lastModified, source string
 	fetched                    time.Time

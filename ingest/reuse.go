@@ -18,8 +18,8 @@ type reuse struct {
 	content bool
 	byURL   map[string]*index.Page
 	byHash  map[string]*index.Page
-	// copies are the raw hashes of the PDFs the previous ingest left out as copies, by URL (see dropCopies).
-	copies map[string]string
+	// copies are the records of the PDFs the previous ingest left out as copies, by URL (see dropCopies).
+	copies map[string]copyRecord
 }
 
 func newReuse(ix *index.Index, settings []byte, tokenizer string) *reuse {
@@ -43,12 +43,13 @@ func newReuse(ix *index.Index, settings []byte, tokenizer string) *reuse {
 	return r
 }
 
-// copyOf is the raw hash of the PDF at url when the previous ingest left it out as a copy, else "".
-func (r *reuse) copyOf(url string) string {
+// copyOf is the record of the PDF at url when the previous ingest left it out as a copy.
+func (r *reuse) copyOf(url string) (copyRecord, bool) {
 	if r == nil {
-		return ""
+		return copyRecord{}, false
 	}
-	return r.copies[url]
+	c, ok := r.copies[url]
+	return c, ok
 }
 
 // copyRecords are the previous ingest's records of copies (see dropCopies).
@@ -57,8 +58,8 @@ func (r *reuse) copyRecords() []copyRecord {
 		return nil
 	}
 	out := make([]copyRecord, 0, len(r.copies))
-	for u, h := range r.copies {
-		out = append(out, copyRecord{URL: u, RawHash: h})
+	for _, c := range r.copies {
+		out = append(out, c)
 	}
 	return out
 }
