@@ -110,6 +110,7 @@ func (r *run) dropCopies(docs []*doc) ([]*doc, error) {
 			page := *d.page
 			d.copy, d.shingles, d.page, d.hash = false, nil, nil, ""
 			if d = r.cleanBody(nil, page, d); d == nil {
+				r.report.Unreadable++
 				continue
 			}
 		}
