@@ -175,6 +175,9 @@ func kindOf(l *textnorm.Language, question string) (answerKind, []string, bool) 
 	if l == nil {
 		return kindNone, nil, false
 	}
+	if c := cjkKindLanguages[l.Tag()]; c != nil {
+		return cjkKindOf(c, question), nil, true
+	}
 	k := kindLanguages[l.Tag()]
 	if k == nil {
 		return kindNone, nil, false

@@ -206,10 +206,12 @@ func holdsKind(buf []byte, text string, k answerKind, lang string) ([]byte, bool
 		return buf, roleLabel(text)
 	case kindCommand:
 		return buf, strings.Contains(text, "`") || imperative(text, lang)
-	case kindMoney:
-		if strings.ContainsAny(text, "$€£¥₽") {
-			return buf, true
-		}
+	}
+	if k == kindMoney && strings.ContainsAny(text, "$€£¥₽") {
+		return buf, true
+	}
+	if c := cjkKindLanguages[textnorm.Base(lang)]; c != nil {
+		return buf, holdsKindCJK(text, k, c)
 	}
 	if kl := kindLanguages[lang]; kl != nil {
 		return holdsKindIn(buf, text, k, textnorm.LanguageOf(lang), kl)

@@ -73,6 +73,13 @@ func TestHowToInGermanAndFrench(t *testing.T) {
 		{"ru", "какой порт открыть для munin?", kindNumber},
 		{"ru", "как узнать версию debian?", kindCommand},
 		{"ru", "где лежат файлы html?", kindNone},
+		{"ja", "Debianの安定版は何年くらいサポートされますか？", kindDuration},
+		{"ja", "muninはどのポートを使いますか？", kindNumber},
+		{"ja", "ポートを開くにはどうしますか？", kindCommand},
+		{"ja", "アーカイブはどこで設定しますか？", kindNone},
+		{"zh-cn", "Debian 稳定版支持多久？", kindDuration},
+		{"zh-cn", "如何列出系统上安装的字体？", kindCommand},
+		{"zh-cn", "RAID 6 最多可以坏几块硬盘？", kindNumber},
 	} {
 		if kind, _ := questionKindIn(c.lang, c.question); kind != c.kind {
 			t.Errorf("questionKindIn(%s, %q) = %d, want %d", c.lang, c.question, kind, c.kind)
@@ -157,6 +164,14 @@ func TestHoldsKind(t *testing.T) {
 		{"ru", "выпускаются каждые 2 года", kindDuration, true},
 		{"ru", "на 5 серверах", kindDuration, false},
 		{"ru", "стоит 100 ₽", kindMoney, true},
+		{"ja", "各安定版は約5年の寿命が期待されています。", kindDuration, true},
+		{"ja", "バックアップは１４日間保存されます。", kindDuration, true},
+		{"ja", "5台のサーバーがあります。", kindDuration, false},
+		{"ja", "cronジョブは毎日実行されます。", kindDuration, true},
+		{"zh", "每个稳定版的预期寿命约为 5 年。", kindDuration, true},
+		{"zh", "至少需要 20 GB 的空间。", kindSize, true},
+		{"zh", "端口 4949", kindNumber, true},
+		{"zh", "没有数字。", kindNumber, false},
 	} {
 		if _, got := holdsKind(nil, c.text, c.kind, c.lang); got != c.want {
 			t.Errorf("holdsKind(%q, %d, %s) = %v, want %v", c.text, c.kind, c.lang, got, c.want)
