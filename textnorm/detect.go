@@ -147,8 +147,9 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 		return s, true
 	}
 	// Spanish alone opens a question or an exclamation with an inverted mark; Portuguese, whose trigrams are
-	// close to Spanish's, never does ("¿cuántos discos pueden morir antes de que pierda datos?" was Portuguese).
-	if strings.ContainsAny(text, "¿¡") && slices.Contains(among, "es") {
+	// close to Spanish's, never does ("¿cuántos discos pueden morir antes de que pierda datos?" was Portuguese). A
+	// passage (not reliable) has stopwords enough, and may quote a Spanish line.
+	if reliable && strings.ContainsAny(text, "¿¡") && slices.Contains(among, "es") {
 		return "es", true
 	}
 	if l, ok := stopwordVote(text, among, min); ok {
