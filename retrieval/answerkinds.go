@@ -189,14 +189,8 @@ func kindOf(l *textnorm.Language, question string) (answerKind, []string, bool) 
 		plain = append(plain, unaccent(w))
 		return true
 	})
-	kind := kindNone
-	var cues []string
-	set := func(next answerKind, cue ...string) {
-		if kind == kindNone || kind == kindNumber && next != kindNumber {
-			kind = next
-		}
-		cues = append(cues, cue...)
-	}
+	var ask askedKind
+	set := ask.set
 	// after is the kind the noun within two words after position i asks for, kindNone when none does.
 	after := func(i int) answerKind {
 		for j := i; j < min(len(words), i+2); j++ {
@@ -245,7 +239,7 @@ func kindOf(l *textnorm.Language, question string) (answerKind, []string, bool) 
 			set(kindPerson, words[0])
 		}
 	}
-	return kind, cues, true
+	return ask.kind, ask.cues, true
 }
 
 // phraseAt returns the phrase of list that words hold from position i, nil for none.

@@ -63,14 +63,8 @@ var (
 // ("long" in "how long", "tell" in "tell me about"): they are not words an answer repeats.
 func questionKind(question string) (answerKind, []string) {
 	words := questionWords(question)
-	kind := kindNone
-	var cues []string
-	set := func(k answerKind, cue ...string) {
-		if kind == kindNone || kind == kindNumber && k != kindNumber {
-			kind = k
-		}
-		cues = append(cues, cue...)
-	}
+	var ask askedKind
+	set := ask.set
 	for i, w := range words {
 		next := ""
 		if i+1 < len(words) {
@@ -78,7 +72,7 @@ func questionKind(question string) (answerKind, []string) {
 		}
 		switch {
 		case definingCues[w] && i == 0:
-			cues = append(cues, w)
+			ask.cues = append(ask.cues, w)
 		case w == "who" || w == "whom" || w == "who's" || w == "whos":
 			set(kindPerson)
 		case w == "when" && quantityWhen[next]:
@@ -113,7 +107,22 @@ func questionKind(question string) (answerKind, []string) {
 			set(kindCommand)
 		}
 	}
-	return kind, cues
+	return ask.kind, ask.cues
+}
+
+// askedKind is the kind a question asks for as its phrases are read in turn, and the words that only ask.
+type askedKind struct {
+	kind answerKind
+	cues []string
+}
+
+// set records that a phrase asks for kind k, its words cue: the first kind other than a number wins (a number is
+// what many phrases ask for besides something more precise: "how many days" is a duration).
+func (a *askedKind) set(k answerKind, cue ...string) {
+	if a.kind == kindNone || a.kind == kindNumber && k != kindNumber {
+		a.kind = k
+	}
+	a.cues = append(a.cues, cue...)
 }
 
 // imperative reports whether text, in the language lang, is a step of an instruction: it opens (after a list
