@@ -44,8 +44,9 @@ const CopiesFile = "copies.json"
 
 // copyRecord is a PDF left out as a copy, by its URL and the hash of its bytes, with the sample of its text it
 // was judged by: its sampled shingles (copyShingles) with their repeats, ascending, as little-endian uint64s
-// (base64 in the JSON). The next ingest judges the unchanged PDF again by them against the pages it then has, without parsing it:
-// when the pages no longer hold its text (their chapters rewritten or gone), the PDF is read and indexed.
+// (base64 in the JSON). The next ingest judges the unchanged PDF again by them against the pages it then has,
+// without parsing it: when the pages no longer hold its text (their chapters rewritten or gone), the PDF is read
+// and indexed.
 type copyRecord struct {
 	URL      string `json:"url"`
 	RawHash  string `json:"raw_hash"`

@@ -51,14 +51,28 @@ var kindLanguages = map[string]*kindLanguage{
 		date:     []string{"wann"}, person: []string{"wer"},
 		which: []string{"welche", "welcher", "welches", "welchen", "welchem"},
 		howTo: func(w []string) bool { return len(w) > 2 && w[0] == "wie" && w[2] == "ich" }, howToAnywhere: true,
-		numberNouns: []string{"port", "portnummer", "nummer", "zahl", "version", "wert", "standardwert", "code", "abschnitt"},
-		sizeNouns:   []string{"größe", "speicher", "speicherplatz", "platz", "länge", "bandbreite"},
-		moneyNouns:  []string{"kosten", "kostet", "gebühr", "preis"},
-		timeUnits:   []string{"sekunde", "sekunden", "minute", "minuten", "stunde", "stunden", "tag", "tage", "tagen", "woche", "wochen", "monat", "monate", "monaten", "jahr", "jahre", "jahren", "semester"},
-		sizeUnits:   []string{"zeichen", "byte"},
-		frequencies: []string{"täglich", "tägliche", "wöchentlich", "wöchentliche", "monatlich", "monatliche", "jährlich", "jährliche", "stündlich", "nächtlich"},
-		dateWords:   []string{"januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober", "november", "dezember", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"},
-		numberWords: []string{"zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf", "zwölf", "zwanzig", "hundert", "tausend"},
+		numberNouns: []string{
+			"port", "portnummer", "nummer", "zahl", "version", "wert", "standardwert", "code", "abschnitt",
+		},
+		sizeNouns:  []string{"größe", "speicher", "speicherplatz", "platz", "länge", "bandbreite"},
+		moneyNouns: []string{"kosten", "kostet", "gebühr", "preis"},
+		timeUnits: []string{
+			"sekunde", "sekunden", "minute", "minuten", "stunde", "stunden", "tag", "tage", "tagen", "woche", "wochen",
+			"monat", "monate", "monaten", "jahr", "jahre", "jahren", "semester",
+		},
+		sizeUnits: []string{"zeichen", "byte"},
+		frequencies: []string{
+			"täglich", "tägliche", "wöchentlich", "wöchentliche", "monatlich", "monatliche", "jährlich", "jährliche",
+			"stündlich", "nächtlich",
+		},
+		dateWords: []string{
+			"januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober", "november",
+			"dezember", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag",
+		},
+		numberWords: []string{
+			"zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf", "zwölf", "zwanzig",
+			"hundert", "tausend",
+		},
 	},
 	"fr": {
 		duration: phrases("combien de temps", "a quelle frequence", "tous les combien", "en combien de temps"),
@@ -69,11 +83,23 @@ var kindLanguages = map[string]*kindLanguage{
 		numberNouns: []string{"port", "numéro", "nombre", "version", "valeur", "code", "section"},
 		sizeNouns:   []string{"taille", "espace", "mémoire", "longueur"},
 		moneyNouns:  []string{"coûte", "coût", "prix", "frais", "tarif"},
-		timeUnits:   []string{"seconde", "secondes", "minute", "minutes", "heure", "heures", "jour", "jours", "journée", "semaine", "semaines", "mois", "an", "ans", "année", "années", "semestre"},
-		sizeUnits:   []string{"caractère", "octet", "ko", "mo", "go", "to"},
-		frequencies: []string{"quotidien", "quotidienne", "quotidiennement", "hebdomadaire", "mensuel", "mensuelle", "annuel", "annuelle", "chaque"},
-		dateWords:   []string{"janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"},
-		numberWords: []string{"deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze", "vingt", "cent", "mille"},
+		timeUnits: []string{
+			"seconde", "secondes", "minute", "minutes", "heure", "heures", "jour", "jours", "journée", "semaine",
+			"semaines", "mois", "an", "ans", "année", "années", "semestre",
+		},
+		sizeUnits: []string{"caractère", "octet", "ko", "mo", "go", "to"},
+		frequencies: []string{
+			"quotidien", "quotidienne", "quotidiennement", "hebdomadaire", "mensuel", "mensuelle", "annuel", "annuelle",
+			"chaque",
+		},
+		dateWords: []string{
+			"janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre",
+			"décembre", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche",
+		},
+		numberWords: []string{
+			"deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze", "vingt", "cent",
+			"mille",
+		},
 	},
 	"es": {
 		duration: phrases("cuanto tiempo", "con que frecuencia", "cada cuanto", "cuanto tarda", "cuanto dura"),
@@ -84,11 +110,24 @@ var kindLanguages = map[string]*kindLanguage{
 		numberNouns: []string{"puerto", "número", "versión", "valor", "código", "sección"},
 		sizeNouns:   []string{"tamaño", "espacio", "memoria", "longitud"},
 		moneyNouns:  []string{"cuesta", "costo", "coste", "precio", "tarifa"},
-		timeUnits:   []string{"segundo", "segundos", "minuto", "minutos", "hora", "horas", "día", "días", "semana", "semanas", "mes", "meses", "año", "años", "semestre"},
-		sizeUnits:   []string{"carácter", "caracteres", "byte"},
-		frequencies: []string{"diario", "diaria", "diariamente", "semanal", "semanalmente", "mensual", "mensualmente", "anual", "anualmente", "cada"},
-		dateWords:   []string{"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "setiembre", "octubre", "noviembre", "diciembre", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"},
-		numberWords: []string{"dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce", "veinte", "cien", "mil"},
+		timeUnits: []string{
+			"segundo", "segundos", "minuto", "minutos", "hora", "horas", "día", "días", "semana", "semanas", "mes",
+			"meses", "año", "años", "semestre",
+		},
+		sizeUnits: []string{"carácter", "caracteres", "byte"},
+		frequencies: []string{
+			"diario", "diaria", "diariamente", "semanal", "semanalmente", "mensual", "mensualmente", "anual",
+			"anualmente", "cada",
+		},
+		dateWords: []string{
+			"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "setiembre",
+			"octubre", "noviembre", "diciembre", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado",
+			"domingo",
+		},
+		numberWords: []string{
+			"dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce", "veinte",
+			"cien", "mil",
+		},
 	},
 	"it": {
 		duration: phrases("quanto tempo", "ogni quanto", "con quale frequenza", "quanto spesso", "quanto dura"),
@@ -99,11 +138,22 @@ var kindLanguages = map[string]*kindLanguage{
 		numberNouns: []string{"porta", "numero", "versione", "valore", "codice", "sezione"},
 		sizeNouns:   []string{"dimensione", "spazio", "memoria", "lunghezza"},
 		moneyNouns:  []string{"costa", "costo", "prezzo", "tariffa"},
-		timeUnits:   []string{"secondo", "secondi", "minuto", "minuti", "ora", "ore", "giorno", "giorni", "settimana", "settimane", "mese", "mesi", "anno", "anni", "semestre"},
-		sizeUnits:   []string{"carattere", "byte"},
-		frequencies: []string{"giornaliero", "giornaliera", "quotidiano", "quotidiana", "settimanale", "mensile", "annuale", "ogni"},
-		dateWords:   []string{"gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica"},
-		numberWords: []string{"due", "tre", "quattro", "cinque", "sei", "sette", "otto", "nove", "dieci", "undici", "dodici", "venti", "cento", "mille"},
+		timeUnits: []string{
+			"secondo", "secondi", "minuto", "minuti", "ora", "ore", "giorno", "giorni", "settimana", "settimane",
+			"mese", "mesi", "anno", "anni", "semestre",
+		},
+		sizeUnits: []string{"carattere", "byte"},
+		frequencies: []string{
+			"giornaliero", "giornaliera", "quotidiano", "quotidiana", "settimanale", "mensile", "annuale", "ogni",
+		},
+		dateWords: []string{
+			"gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
+			"novembre", "dicembre", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica",
+		},
+		numberWords: []string{
+			"due", "tre", "quattro", "cinque", "sei", "sette", "otto", "nove", "dieci", "undici", "dodici", "venti",
+			"cento", "mille",
+		},
 	},
 	"pt": {
 		duration: phrases("quanto tempo", "com que frequencia", "de quanto em quanto", "quanto demora", "quanto dura"),
@@ -114,26 +164,53 @@ var kindLanguages = map[string]*kindLanguage{
 		numberNouns: []string{"porta", "número", "versão", "valor", "código", "seção", "secção"},
 		sizeNouns:   []string{"tamanho", "espaço", "memória", "comprimento"},
 		moneyNouns:  []string{"custa", "custo", "preço", "taxa"},
-		timeUnits:   []string{"segundo", "segundos", "minuto", "minutos", "hora", "horas", "dia", "dias", "semana", "semanas", "mês", "meses", "ano", "anos", "semestre"},
-		sizeUnits:   []string{"caractere", "caracteres", "byte"},
-		frequencies: []string{"diário", "diária", "diariamente", "semanal", "semanalmente", "mensal", "mensalmente", "anual", "anualmente", "cada"},
-		dateWords:   []string{"janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado", "domingo"},
-		numberWords: []string{"dois", "duas", "três", "quatro", "cinco", "seis", "sete", "oito", "nove", "dez", "onze", "doze", "vinte", "cem", "mil"},
+		timeUnits: []string{
+			"segundo", "segundos", "minuto", "minutos", "hora", "horas", "dia", "dias", "semana", "semanas", "mês",
+			"meses", "ano", "anos", "semestre",
+		},
+		sizeUnits: []string{"caractere", "caracteres", "byte"},
+		frequencies: []string{
+			"diário", "diária", "diariamente", "semanal", "semanalmente", "mensal", "mensalmente", "anual",
+			"anualmente", "cada",
+		},
+		dateWords: []string{
+			"janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
+			"novembro", "dezembro", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira",
+			"sábado", "domingo",
+		},
+		numberWords: []string{
+			"dois", "duas", "três", "quatro", "cinco", "seis", "sete", "oito", "nove", "dez", "onze", "doze", "vinte",
+			"cem", "mil",
+		},
 	},
 	"ru": {
 		duration: phrases("как долго", "сколько времени", "как часто", "как скоро", "как быстро"),
 		number:   phrases("сколько"),
 		date:     []string{"когда"}, person: []string{"кто"},
-		which:       []string{"какой", "какая", "какое", "какие", "каким", "какого", "какую", "который", "которая", "которое"},
+		which: []string{
+			"какой", "какая", "какое", "какие", "каким", "какого", "какую", "который", "которая", "которое",
+		},
 		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "как" },
 		numberNouns: []string{"порт", "номер", "число", "версия", "значение", "код", "раздел"},
 		sizeNouns:   []string{"размер", "место", "память", "длина"},
 		moneyNouns:  []string{"стоит", "стоимость", "цена", "плата"},
-		timeUnits:   []string{"секунда", "минута", "час", "день", "дня", "дней", "неделя", "месяц", "год", "года", "лет", "семестр"},
-		sizeUnits:   []string{"символ", "байт", "кб", "мб", "гб", "тб"},
-		frequencies: []string{"ежедневно", "ежедневный", "еженедельно", "еженедельный", "ежемесячно", "ежемесячный", "ежегодно", "ежегодный", "каждый", "каждые", "каждую", "каждое"},
-		dateWords:   []string{"январь", "января", "февраль", "февраля", "март", "марта", "апрель", "апреля", "май", "мая", "июнь", "июня", "июль", "июля", "август", "августа", "сентябрь", "сентября", "октябрь", "октября", "ноябрь", "ноября", "декабрь", "декабря", "понедельник", "вторник", "среда", "четверг", "пятница", "суббота", "воскресенье"},
-		numberWords: []string{"два", "две", "двух", "три", "трех", "трёх", "четыре", "пять", "пяти", "шесть", "семь", "восемь", "девять", "десять", "двадцать", "сто", "тысяча"},
+		timeUnits: []string{
+			"секунда", "минута", "час", "день", "дня", "дней", "неделя", "месяц", "год", "года", "лет", "семестр",
+		},
+		sizeUnits: []string{"символ", "байт", "кб", "мб", "гб", "тб"},
+		frequencies: []string{
+			"ежедневно", "ежедневный", "еженедельно", "еженедельный", "ежемесячно", "ежемесячный", "ежегодно",
+			"ежегодный", "каждый", "каждые", "каждую", "каждое",
+		},
+		dateWords: []string{
+			"январь", "января", "февраль", "февраля", "март", "марта", "апрель", "апреля", "май", "мая", "июнь", "июня",
+			"июль", "июля", "август", "августа", "сентябрь", "сентября", "октябрь", "октября", "ноябрь", "ноября",
+			"декабрь", "декабря", "понедельник", "вторник", "среда", "четверг", "пятница", "суббота", "воскресенье",
+		},
+		numberWords: []string{
+			"два", "две", "двух", "три", "трех", "трёх", "четыре", "пять", "пяти", "шесть", "семь", "восемь", "девять",
+			"десять", "двадцать", "сто", "тысяча",
+		},
 	},
 }
 
