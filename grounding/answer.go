@@ -5,11 +5,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ragproxy/ragproxy/markdown"
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/siteurl"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // Source is a page an answer draws on.
@@ -320,6 +322,9 @@ func textFragment(unit string) string {
 	if i := strings.IndexByte(text, ' '); i > 0 && i <= 3 && (text[0] == '-' || text[0] == '+' || text[i-1] == '.' || text[i-1] == ')') {
 		text = strings.TrimSpace(text[i+1:]) // a list item's marker is not the page's text
 	}
+	if textnorm.ScriptLanguage(text) != "" {
+		return cjkTextFragment(text)
+	}
 	var words []string
 	n := 0
 	for _, w := range strings.Fields(text) {
@@ -331,18 +336,75 @@ func textFragment(unit string) string {
 	if len(words) < 3 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("#:~:text=")
-	for i, w := range words {
-		if i > 0 {
-			b.WriteString("%20")
+	return "#:~:text=" + fragmentEscape(strings.Join(words, " "))
+}
+
+// Bounds of a text fragment in Chinese, Japanese or Korean, whose sentences have no spaces to count words by.
+const (
+	cjkClauseRunes      = 24 // a first clause this short is the fragment whole
+	cjkFragmentRunes    = 16 // else the fragment ends at a change of script within this many characters
+	cjkFragmentMinRunes = 6
+)
+
+// cjkTextFragment is textFragment for a unit in Chinese, Japanese or Korean. A browser matches a text directive
+// only at word boundaries, which it finds in these languages with a dictionary; the fragment must not end inside a
+// word. It is the unit's first clause (up to "、", "。", "，" ...) when that is short, else its first characters up
+// to the last change of script within cjkFragmentRunes (kanji to kana, kana to Latin: "Debian LTS" of "Debian LTS
+// プロジェクト", "各安定版は" of "各安定版は約5年"), which ends a word in Japanese; "" when neither leaves
+// cjkFragmentMinRunes.
+func cjkTextFragment(text string) string {
+	runes := []rune(strings.Join(strings.Fields(text), " "))
+	clause := len(runes)
+	for i, r := range runes {
+		if strings.ContainsRune("。！？、，；：", r) {
+			clause = i
+			break
 		}
-		for _, c := range []byte(w) {
-			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '~' {
-				b.WriteByte(c)
-			} else {
-				fmt.Fprintf(&b, "%%%02X", c)
+	}
+	end := clause
+	if clause > cjkClauseRunes {
+		end = 0
+		for i := 1; i <= min(cjkFragmentRunes, len(runes)-1); i++ {
+			if scriptClass(runes[i]) != scriptClass(runes[i-1]) {
+				end = i
 			}
+		}
+	}
+	frag := strings.TrimSpace(string(runes[:end]))
+	if utf8.RuneCountInString(frag) < cjkFragmentMinRunes {
+		return ""
+	}
+	return "#:~:text=" + fragmentEscape(frag)
+}
+
+// scriptClass groups characters by the script a word of Chinese, Japanese or Korean text stays within: Han,
+// hiragana, katakana (with its long vowel mark), Hangul, other letters and digits, spaces, the rest.
+func scriptClass(r rune) int {
+	switch {
+	case unicode.Is(unicode.Han, r):
+		return 1
+	case unicode.Is(unicode.Hiragana, r):
+		return 2
+	case unicode.Is(unicode.Katakana, r) || r == 'ー':
+		return 3
+	case unicode.Is(unicode.Hangul, r):
+		return 4
+	case unicode.IsLetter(r) || unicode.IsDigit(r):
+		return 5
+	case unicode.IsSpace(r):
+		return 6
+	}
+	return 7
+}
+
+// fragmentEscape percent-encodes text for a text directive: every byte but ASCII letters, digits and ". _ ~".
+func fragmentEscape(text string) string {
+	var b strings.Builder
+	for _, c := range []byte(text) {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
 		}
 	}
 	return b.String()

@@ -263,6 +263,22 @@ func TestTextFragment(t *testing.T) {
 			t.Errorf("textFragment(%q) = %q, want %q", unit, got, want)
 		}
 	}
+	// Chinese, Japanese and Korean end a fragment where a word ends: a short first clause whole, else at the last
+	// change of script within the first characters.
+	for unit, want := range map[string]string{
+		"各安定版は約5年の寿命が期待されています。":                       "各安定版は約5年の寿命が期待されています",
+		"APT 从这些软件库下载软件包。":                            "APT 从这些软件库下载软件包",
+		"Debian LTS プロジェクトは2014年に始まり、5年間のサポートを目指します。": "Debian LTS",
+		"設定ファイルの読み込み順序とサービスを再起動する方法と管理者の権限について説明します。": "設定ファイルの読み込み順序と",
+		"はい、そうです。": "",
+	} {
+		if want != "" {
+			want = "#:~:text=" + fragmentEscape(want)
+		}
+		if got := textFragment(unit); got != want {
+			t.Errorf("textFragment(%q) = %q, want %q", unit, got, want)
+		}
+	}
 }
 
 // A long code block is quoted by the lines around its first match, with "..." for the lines left out.
