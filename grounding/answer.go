@@ -44,7 +44,7 @@ func SystemPrompt(siteName string, res *retrieval.Result) string {
 		siteName = "this website"
 	}
 	ctx := fenceTag.ReplaceAllStringFunc(res.Context, func(tag string) string { return "&lt;" + tag[1:] })
-	return withRule(fmt.Sprintf(GroundingPrompt, siteName, ctx), answerLanguageRule(res.Lang))
+	return withRule(fmt.Sprintf(GroundingPrompt, siteName, ctx), answerLanguageRule(replyLanguage(res)))
 }
 
 // Cited returns the context pages the answer links to, in context order; when it links to none, the top max
@@ -99,7 +99,7 @@ func mdText(s string) string {
 // DontKnow is the answer given when retrieval found nothing above the confidence floor: no model is asked.
 func DontKnow(res *retrieval.Result, max int) string {
 	var b strings.Builder
-	ph := phrasesFor(res.Lang)
+	ph := phrasesFor(replyLanguage(res))
 	b.WriteString(ph.dontKnow)
 	if len(res.Pages) > 0 {
 		b.WriteString(ph.closestPages)
@@ -145,7 +145,7 @@ const (
 // passage holds most of the question, and that it quotes the site rather than summarising it.
 func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 	var b strings.Builder
-	ph := phrasesFor(res.Lang)
+	ph := phrasesFor(replyLanguage(res))
 	if len(ev) == 0 || ev[0].Own < extractiveFloor && ev[0].Cover < extractiveFloor {
 		b.WriteString(ph.noPassage)
 	}
@@ -215,7 +215,7 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 // pages it links to (see Cited). maxSources bounds the list only of an answer that quotes none.
 func OfflineAnswer(r *retrieval.Retriever, res *retrieval.Result, maxSources int) string {
 	text := ExtractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits))
-	return text + SourcesMarkdownIn(res.Lang, Cited(text, res, maxSources))
+	return text + SourcesMarkdownIn(replyLanguage(res), Cited(text, res, maxSources))
 }
 
 // pageTitle is the title of the retrieved page at url, or url when it has none.

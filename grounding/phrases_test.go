@@ -41,6 +41,33 @@ func TestOwnTextsFollowTheQuestionsLanguage(t *testing.T) {
 	}
 }
 
+// On an English site every question is read as English; ragproxy still writes its own texts, and asks the model
+// to answer, in the language the visitor surely wrote in, and in English when it is not sure.
+func TestVisitorsLanguageOnAnEnglishSite(t *testing.T) {
+	pages := []retrieval.PageHit{{URL: "https://example.org/password", Title: "Passwords"}}
+	for q, want := range map[string]string{
+		"Wie kann ich mein Passwort ändern, wenn ich es vergessen habe?": "Ich weiß es nicht",
+		"¿Cómo cambio mi contraseña si la olvidé?":                       "No lo sé",
+		"Как поменять пароль, если я его забыл?":                         "Не знаю",
+		"パスワードを忘れたらどうすればいいですか？":                                          "わかりません",
+		"how do i change my password if i forgot it?":                    "I don't know",
+		"passwort reset": "I don't know", // not sure: English
+	} {
+		res := &retrieval.Result{Lang: "en", Query: q, Pages: pages}
+		if got := DontKnow(res, 3); !strings.HasPrefix(got, want) {
+			t.Errorf("%q: %q does not start with %q", q, got, want)
+		}
+	}
+	res := &retrieval.Result{Lang: "en", Query: "Wie kann ich mein Passwort ändern, wenn ich es vergessen habe?", Context: "ctx\n"}
+	if got := SystemPrompt("Docs", res); !strings.Contains(got, "answer in German") {
+		t.Errorf("an English site's prompt for a German question lacks the rule:\n%s", got)
+	}
+	res.Lang = "fr" // retrieval's reading among the site's languages stands when it is not English
+	if got := DontKnow(res, 3); !strings.HasPrefix(got, "Je ne sais pas") {
+		t.Errorf("a French reading: %q", got)
+	}
+}
+
 func TestGroundingPromptAsksForTheQuestionsLanguage(t *testing.T) {
 	res := &retrieval.Result{Context: "ctx\n"}
 	if got, want := SystemPrompt("Docs", res), fmt.Sprintf(GroundingPrompt, "Docs", "ctx\n"); got != want {

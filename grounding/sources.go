@@ -34,7 +34,7 @@ func (f *sourcesFilter) Trailer() string {
 	rest := f.links.Flush()
 	f.answer.WriteString(rest)
 	f.cited = Cited(f.answer.String(), f.res, f.max)
-	list := SourcesMarkdownIn(f.res.Lang, f.cited)
+	list := SourcesMarkdownIn(replyLanguage(f.res), f.cited)
 	f.answer.WriteString(list)
 	return rest + list
 }
