@@ -107,7 +107,7 @@ var spokenLanguages = func() []string {
 // replyLanguage is the language ragproxy writes its own texts in, and asks the model to answer in, for res: the
 // question's language as retrieval read it among the site's (res.Lang); but when that is English, as it is for
 // every question on an English site, the language the question is surely written in among those ragproxy speaks
-// (textnorm.DetectQuestion, whose stopword and script rules told none of the 376 English dev and held-out
+// (textnorm.DetectQuestion, whose stopword and script rules told none of the 336 English dev and held-out
 // questions as another of them, and every question of the parallel sets that it was sure of rightly). A German
 // visitor of an English site gets "Quellen" and an answer in German.
 func replyLanguage(res *retrieval.Result) string {
