@@ -350,8 +350,8 @@ const (
 // only at word boundaries, which it finds in these languages with a dictionary; the fragment must not end inside a
 // word. It is the unit's first clause (up to "、", "。", "，" ...) when that is short, else its first characters up
 // to the last change of script within cjkFragmentRunes (kanji to kana, kana to Latin: "Debian LTS" of "Debian LTS
-// プロジェクト", "各安定版は" of "各安定版は約5年"), which ends a word in Japanese; "" when neither leaves
-// cjkFragmentMinRunes.
+// プロジェクトは…", "設定ファイルの読み込み順序と" of "設定ファイルの読み込み順序とサービスを…"), which ends a word in
+// Japanese; "" when neither leaves cjkFragmentMinRunes.
 func cjkTextFragment(text string) string {
 	runes := []rune(strings.Join(strings.Fields(text), " "))
 	clause := len(runes)
