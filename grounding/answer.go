@@ -178,13 +178,15 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 			break
 		}
 	}
-	// When every later quote is of the lead's page, the lead's link names their page too: a second link to it
-	// would only repeat it (the Sources list after the answer names it once more).
-	onePage := !slices.ContainsFunc(quoted, func(e retrieval.Evidence) bool {
-		return res.Chunks[e.Chunk].URL != res.Chunks[quoted[0].Chunk].URL
-	})
+	// Quotes of one page in a row share one link, after the last; the lead's, with the text fragment that opens
+	// its page at the lead, also names the quotes of its page that follow it (the Sources list after the answer
+	// names the page once more), and the answer goes on with "the site also says" at the first quote of another.
+	lead := 1
+	for lead < len(quoted) && res.Chunks[quoted[lead].Chunk].URL == res.Chunks[quoted[0].Chunk].URL {
+		lead++
+	}
 	for i, e := range quoted {
-		if i == 1 {
+		if i == lead {
 			b.WriteString(ph.alsoSays)
 		}
 		if i > 0 {
@@ -195,14 +197,13 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 			b.WriteString(line)
 			b.WriteString("\n")
 		}
-		// The answer's link follows it; the units after it of one page in a row share one link, after the last.
 		c := res.Chunks[e.Chunk]
-		if i > 0 && (onePage || i+1 < len(quoted) && res.Chunks[quoted[i+1].Chunk].URL == c.URL) {
+		if i+1 < len(quoted) && res.Chunks[quoted[i+1].Chunk].URL == c.URL {
 			continue
 		}
 		target := c.URL
-		if i == 0 {
-			target += textFragment(e.Text)
+		if i < lead {
+			target += textFragment(quoted[0].Text)
 		}
 		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), target)
 	}

@@ -131,11 +131,25 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 		{Chunk: 0, Text: long, Own: 0.5, Matched: [][2]int{{len(long) - 10, len(long) - 7}}},
 	}
 	ans := ExtractiveAnswer(res, ev)
-	// The lead's link names the quoted words as a text fragment, which scrolls the page to them.
-	for _, want := range []string{"> Fees are $80. See [forms](https://site.edu/forms/).\n\n— [Page A](https://site.edu/a/#:~:text=Fees%20are%20%2480.)\n",
-		"The site also says:", "> … ", "The fee for a late filing is $80", "No language model is configured"} {
+	// The lead's link names the quoted words as a text fragment, which scrolls the page to them; a quote of the
+	// lead's page right after it shares that link, after it.
+	for _, want := range []string{"> Fees are $80. See [forms](https://site.edu/forms/).\n\n> … ",
+		"The fee for a late filing is $80 in all cases\n\n— [Page A](https://site.edu/a/#:~:text=Fees%20are%20%2480.)\n",
+		"No language model is configured"} {
 		if !strings.Contains(ans, want) {
 			t.Errorf("extractive answer %q lacks %q", ans, want)
+		}
+	}
+	if strings.Contains(ans, "The site also says:") || strings.Count(ans, "— [") != 1 {
+		t.Errorf("quotes of one page are parted: %q", ans)
+	}
+	// A quote of another page goes on with "the site also says", the lead's run linked before it.
+	res.Chunks = append(res.Chunks, retrieval.ChunkHit{ID: 1, URL: "https://site.edu/b/", Text: "Page B says fees are due in May."})
+	two := ExtractiveAnswer(res, append(ev, retrieval.Evidence{Chunk: 1, Text: "Page B says fees are due in May.", Own: 0.5}))
+	for _, want := range []string{"$80 in all cases\n\n— [Page A](https://site.edu/a/#:~:text=Fees%20are%20%2480.)\n\nThe site also says:\n\n> Page B says",
+		"— [Page B](https://site.edu/b/)\n"} {
+		if !strings.Contains(two, want) {
+			t.Errorf("answer of two pages %q lacks %q", two, want)
 		}
 	}
 	if !strings.HasPrefix(ans, "> Fees are $80.") {
