@@ -291,12 +291,11 @@ func kindOf(l *textnorm.Language, question string) (answerKind, []string, bool) 
 			continue
 		}
 		if p := phraseAt(plain, i, k.number); p != nil {
-			switch a := after(i + len(p)); a {
-			case kindDuration, kindMoney, kindSize:
-				set(a, words[i:i+len(p)]...)
-			default:
-				set(kindNumber, words[i:i+len(p)]...)
+			a := after(i + len(p)) // "wie viele Jahre" asks for a duration, "wie viele Ports" a number
+			if a == kindNone {
+				a = kindNumber
 			}
+			set(a, words[i:i+len(p)]...)
 			continue
 		}
 		if slices.Contains(k.which, plain[i]) {
@@ -358,38 +357,4 @@ func unaccent(w string) string {
 		}
 	}
 	return b.String()
-}
-
-// holdsKindIn is holdsKind for text in a language of kindLanguages: its units and words, and the ones every
-// language writes (digits, "GB", currency signs, years).
-func holdsKindIn(buf []byte, text string, k answerKind, l *textnorm.Language, kl *kindLanguage) ([]byte, bool) {
-	sets := kl.sets(l)
-	number := func(w []byte) bool { return statesNumber(w) || sets.numberWords[string(w)] }
-	sinceNumber, found := unitReach+1, false
-	var prev []byte
-	buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
-		isNumber := number(w)
-		prevNumber := sinceNumber <= unitReach
-		// A unit is only stemmed after a number, which keeps the stemmer off most words.
-		unit := func(units map[string]bool) bool { return prevNumber && units[l.Stem(string(w))] }
-		switch k {
-		case kindNumber:
-			found = isNumber
-		case kindDuration:
-			found = sets.frequencies[string(w)] || unit(sets.timeUnits) || prevNumber && timeUnits[string(w)] ||
-				isNumber && unitSuffix(w, timeUnits)
-		case kindSize:
-			found = prevNumber && sizeUnits[string(w)] || unit(sets.sizeUnits) || isNumber && unitSuffix(w, sizeUnits)
-		case kindMoney:
-			found = prevNumber && moneyUnits[string(w)]
-		case kindDate:
-			found = sets.dateWords[string(w)] || year(w) || len(prev) > 0 && isNumber && clock(prev, w)
-		}
-		prev = append(prev[:0], w...)
-		if sinceNumber++; isNumber {
-			sinceNumber = 1
-		}
-		return !found
-	})
-	return buf, found
 }

@@ -222,25 +222,36 @@ func holdsKind(buf []byte, text string, k answerKind, lang string) ([]byte, bool
 	if c := cjkKindLanguages[textnorm.Base(lang)]; c != nil {
 		return buf, holdsKindCJK(text, k, c)
 	}
+	// A language of kindLanguages writes its own frequencies, dates, numbers as words, and time and size units, the
+	// units matched by stem (only after a number, which keeps the stemmer off most words); every language writes
+	// digits, "GB" and "72h".
+	freqs, dates := frequencies, dateWords
+	var l *textnorm.Language
+	var sets *kindSets
 	if kl := kindLanguages[lang]; kl != nil {
-		return holdsKindIn(buf, text, k, textnorm.LanguageOf(lang), kl)
+		l = textnorm.LanguageOf(lang)
+		sets = kl.sets(l)
+		freqs, dates = sets.frequencies, sets.dateWords
 	}
+	stemIn := func(units map[string]bool, w []byte) bool { return units[l.Stem(string(w))] }
 	var prev []byte
 	sinceNumber, found := unitReach+1, false // words since the last number
 	buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
-		number := statesNumber(w)
+		number := statesNumber(w) || sets != nil && sets.numberWords[string(w)]
 		prevNumber := sinceNumber <= unitReach
 		switch k {
 		case kindNumber:
 			found = number
 		case kindDuration:
-			found = prevNumber && timeUnits[string(w)] || frequencies[string(w)] || number && unitSuffix(w, timeUnits)
+			found = prevNumber && (timeUnits[string(w)] || sets != nil && stemIn(sets.timeUnits, w)) || freqs[string(w)] ||
+				number && unitSuffix(w, timeUnits)
 		case kindSize:
-			found = prevNumber && sizeUnits[string(w)] || number && unitSuffix(w, sizeUnits)
+			found = prevNumber && (sizeUnits[string(w)] || sets != nil && stemIn(sets.sizeUnits, w)) ||
+				number && unitSuffix(w, sizeUnits)
 		case kindMoney:
 			found = prevNumber && moneyUnits[string(w)]
 		case kindDate:
-			found = dateWords[string(w)] || year(w) || len(prev) > 0 && number && clock(prev, w)
+			found = dates[string(w)] || year(w) || len(prev) > 0 && number && clock(prev, w)
 		}
 		prev = append(prev[:0], w...)
 		if sinceNumber++; number {
