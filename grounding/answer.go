@@ -144,8 +144,13 @@ const (
 // that holds the fact leads, so that a reader sees it first, and a few more follow, short. It says when no
 // passage holds most of the question, and that it quotes the site rather than summarising it.
 func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
+	return extractiveAnswer(res, ev, replyLanguage(res))
+}
+
+// extractiveAnswer is ExtractiveAnswer with ragproxy's texts in lang.
+func extractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence, lang string) string {
 	var b strings.Builder
-	ph := phrasesFor(replyLanguage(res))
+	ph := phrasesFor(lang)
 	if len(ev) == 0 || ev[0].Own < extractiveFloor && ev[0].Cover < extractiveFloor {
 		b.WriteString(ph.noPassage)
 	}
@@ -215,8 +220,9 @@ func ExtractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence) string {
 // ExtractiveAnswer of r's evidence, then the Sources list of the pages it quotes, as a model's answer lists the
 // pages it links to (see Cited). maxSources bounds the list only of an answer that quotes none.
 func OfflineAnswer(r *retrieval.Retriever, res *retrieval.Result, maxSources int) string {
-	text := ExtractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits))
-	return text + SourcesMarkdownIn(replyLanguage(res), Cited(text, res, maxSources))
+	lang := replyLanguage(res) // told once: the quotes' phrases and the Sources heading are in one language
+	text := extractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits), lang)
+	return text + SourcesMarkdownIn(lang, Cited(text, res, maxSources))
 }
 
 // pageTitle is the title of the retrieved page at url, or url when it has none.
