@@ -24,8 +24,8 @@ import (
 // fall. dropCopies leaves out a PDF most of whose text the site's other pages hold: of its word 5-grams (a sample,
 // see copyShingles), at least copyContained. A PDF that only quotes a page or two (a form, a flyer) holds far
 // less. A PDF left out is not in the index, so the version keeps a record of it (CopiesFile): the next ingest
-// leaves it out again without parsing it while its bytes are unchanged, as an unchanged page is reused (a book's
-// PDF takes seconds to parse; the Debian Reference's seven, a minute).
+// judges it again by the recorded sample while its bytes are unchanged, without parsing it, as an unchanged page is
+// reused (a book's PDF takes seconds to parse; the Debian Reference's seven, a minute).
 const (
 	// copyShingleWords is the length of the word runs compared (w-shingles, as Broder's resemblance and
 	// containment count them: "On the resemblance and containment of documents", 1997).
