@@ -38,6 +38,9 @@ const (
 	// kindCommand is what to do, as documentation writes it: code ("`passwd -l user`", a code block), or a step
 	// that tells the reader what to do ("Choose Tools - Line Numbering.").
 	kindCommand
+	// kindVerdict is a yes or a no, as documentation states one: a rule, a limit or a negation ("permitted only
+	// in the SELECT list", "must have an alphabetic first character", "is not recommended for production").
+	kindVerdict
 )
 
 // Words that set a question's answer kind.
@@ -57,6 +60,15 @@ var (
 	steps        = setOf("choose", "click", "select", "press", "type", "open", "go", "enter", "run", "use", "right-click", "double-click", "drag", "set", "add", "install", "edit", "create")
 	howTo        = setOf("do", "can", "to", "would", "should")
 	commandNouns = setOf("command", "commands", "option", "options", "flag", "flags", "function", "setting", "parameter")
+	// A clause opening with a modal or an auxiliary asks yes or no ("can i use a window function in a WHERE
+	// clause?"), unless it asks whether something exists ("is there a mailing list …"), which a name answers; a
+	// question naming rules asks for them wherever it does.
+	verdictOpeners = setOf("can", "could", "should", "must", "may")
+	ruleWords      = setOf("rule", "rules", "restriction", "restrictions", "restricted", "allowed", "permitted", "forbidden", "prohibited", "mandatory")
+	// verdicts are the words a rule, a limit or a refusal is written with (a negation's contraction read without
+	// its apostrophe, as the word reader gives it).
+	verdicts = setOf("not", "no", "never", "cannot", "cant", "only", "must", "required", "allowed", "permitted", "prohibited", "forbidden", "recommended", "guaranteed", "unlimited", "limited", "restricted", "mandatory", "impossible",
+		"doesnt", "dont", "isnt", "arent", "wont", "mustnt", "shouldnt")
 )
 
 // questionKind is the kind of answer question asks for, and the words of the question that only ask for it
@@ -107,7 +119,27 @@ func questionKind(question string) (answerKind, []string) {
 			set(kindCommand)
 		}
 	}
+	if ask.kind == kindNone && asksVerdict(question) {
+		ask.kind = kindVerdict
+	}
 	return ask.kind, ask.cues
+}
+
+// asksVerdict reports whether question asks for a yes or a no: one of its clauses opens with a modal or an
+// auxiliary and does not ask whether something exists, or it names rules.
+func asksVerdict(question string) bool {
+	for clause := range strings.FieldsFuncSeq(question, func(r rune) bool { return strings.ContainsRune(".,;:?!", r) }) {
+		words := questionWords(clause)
+		if len(words) > 1 && verdictOpeners[words[0]] && words[1] != "there" {
+			return true
+		}
+		for _, w := range words {
+			if ruleWords[w] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // askedKind is the kind a question asks for as its phrases are read in turn, and the words that only ask.
@@ -215,6 +247,13 @@ func holdsKind(buf []byte, text string, k answerKind, lang string) ([]byte, bool
 		return buf, roleLabel(text)
 	case kindCommand:
 		return buf, strings.Contains(text, "`") || imperative(text, lang)
+	case kindVerdict:
+		found := false
+		buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
+			found = verdicts[string(w)]
+			return !found
+		})
+		return buf, found
 	}
 	if k == kindMoney && strings.ContainsAny(text, "$€£¥₽") {
 		return buf, true

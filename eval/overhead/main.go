@@ -41,7 +41,11 @@ func main() {
 	rounds := flag.Int("rounds", 5, "blocks per path and client count (alternating)")
 	words := flag.Int("words", 20, "words in each streamed answer (one chunk each)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memprofile := flag.String("memprofile", "", "write an allocation profile of the whole run to this file")
 	flag.Parse()
+	if *memprofile != "" {
+		defer writeHeapProfile(*memprofile)
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -58,6 +62,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "overhead:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
+	}
+}
+
+// writeHeapProfile writes the allocations made since the start (go tool pprof -sample_index=alloc_space).
+func writeHeapProfile(name string) {
+	f, err := os.Create(name)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "overhead:", err)
 	}
 }
 
