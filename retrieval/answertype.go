@@ -60,10 +60,12 @@ var (
 	steps        = setOf("choose", "click", "select", "press", "type", "open", "go", "enter", "run", "use", "right-click", "double-click", "drag", "set", "add", "install", "edit", "create")
 	howTo        = setOf("do", "can", "to", "would", "should")
 	commandNouns = setOf("command", "commands", "option", "options", "flag", "flags", "function", "setting", "parameter")
-	// A clause opening with a modal or an auxiliary asks yes or no ("can i use a window function in a WHERE
-	// clause?"), unless it asks whether something exists ("is there a mailing list …"), which a name answers; a
-	// question naming rules asks for them wherever it does.
+	// A clause opening with a modal asks yes or no ("can i use a window function in a WHERE clause?"), which the
+	// site answers with a rule or a limit more often than other yes-or-no questions ("does EXPLAIN ANALYZE
+	// execute …?", "is there a mailing list …?"), which a plain statement or a name answers; so does a question
+	// naming rules before any wh-word ("are there any rules on what the database name can be?").
 	verdictOpeners = setOf("can", "could", "should", "must", "may")
+	wh             = setOf("what", "whats", "what's", "which", "where", "who", "when", "how", "why")
 	ruleWords      = setOf("rule", "rules", "restriction", "restrictions", "restricted", "allowed", "permitted", "forbidden", "prohibited", "mandatory")
 	// verdicts are the words a rule, a limit or a refusal is written with (a negation's contraction read without
 	// its apostrophe, as the word reader gives it).
@@ -125,8 +127,8 @@ func questionKind(question string) (answerKind, []string) {
 	return ask.kind, ask.cues
 }
 
-// asksVerdict reports whether question asks for a yes or a no: one of its clauses opens with a modal or an
-// auxiliary and does not ask whether something exists, or it names rules.
+// asksVerdict reports whether question asks for a yes or a no: one of its clauses opens with a modal and does
+// not ask whether something exists, or it names rules before any wh-word.
 func asksVerdict(question string) bool {
 	for clause := range strings.FieldsFuncSeq(question, func(r rune) bool { return strings.ContainsRune(".,;:?!", r) }) {
 		words := questionWords(clause)
@@ -134,6 +136,9 @@ func asksVerdict(question string) bool {
 			return true
 		}
 		for _, w := range words {
+			if wh[w] {
+				break // "which PAM file sets the rules …" asks for the file
+			}
 			if ruleWords[w] {
 				return true
 			}

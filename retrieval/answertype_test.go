@@ -30,6 +30,7 @@ func TestQuestionKind(t *testing.T) {
 		{"going thru the tutorial with createdb.. are there any rules on what the database name can be?", kindVerdict, nil},
 		{"adding a column to a 500gb table.. should i expect a rewrite?", kindVerdict, nil},
 		{"is there a mailing list where debian users help each other?", kindNone, nil},
+		{"which PAM file sets the rules for changing passwords?", kindNone, nil},
 		{"does EXPLAIN ANALYZE actually execute my delete statement", kindNone, nil},
 		{"how do i lock a users account temporarily w/o deleting anything", kindCommand, nil},
 		{"how can I find which package ships a program", kindCommand, nil},
