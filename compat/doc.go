@@ -8,8 +8,8 @@
 // pass through unchanged; the proxy edits only what it must (model, messages,
 // stream_options.include_usage). Chunks are relayed as the upstream's raw JSON
 // and edited in place with sjson when needed, never re-encoded from typed
-// structs; the relay reads what it needs of each chunk (ReadChunk) in the one
-// pass over it that fastjson makes, which also validates it.
+// structs; the relay reads what it needs of each chunk (ReadChunk) in one pass
+// over its bytes that also validates them, building nothing of the rest.
 //
 // Functions are pure and safe for concurrent use; ReadChunk's Chunk belongs to
 // one stream.

@@ -28,3 +28,14 @@ func BenchmarkReadChunk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadChunkFastjson is BenchmarkReadChunk with the fastjson reader the relay used before scanChunk.
+func BenchmarkReadChunkFastjson(b *testing.B) {
+	var c Chunk
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := readChunkFastjson(chunkSample, &c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
