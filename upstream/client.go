@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -245,7 +246,7 @@ func (c *Client) Stream(ctx context.Context, call *Call) (*Stream, Served, error
 			}
 			return err
 		}
-		if !gjson.ValidBytes(s.Chunk()) || !gjson.ParseBytes(s.Chunk()).IsObject() {
+		if first := bytes.TrimLeft(s.Chunk(), " \t\r\n"); !gjson.ValidBytes(first) || first[0] != '{' {
 			// A first event that is no chunk: nothing was sent to the client yet, so another attempt can still
 			// answer.
 			s.Close()

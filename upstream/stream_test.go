@@ -91,6 +91,8 @@ func TestSuccessThatIsNot(t *testing.T) {
 		{"no choices", false, openaitest.Fault{Status: http.StatusOK, Body: `{"id":"x","object":"chat.completion","choices":[]}`}},
 		{"not JSON", false, openaitest.Fault{Status: http.StatusOK, Body: `<html>gateway</html>`}},
 		{"malformed first chunk", true, openaitest.Fault{Status: http.StatusOK, Body: "data: {not json\n\n", ContentType: "text/event-stream"}},
+		{"first chunk not an object", true, openaitest.Fault{Status: http.StatusOK, Body: "data:  [1, 2]\n\n", ContentType: "text/event-stream"}},
+		{"blank first chunk", true, openaitest.Fault{Status: http.StatusOK, Body: "data:  \n\n", ContentType: "text/event-stream"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,7 +114,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	f := s.nextFault()
 	s.mu.Lock()
 	rec.Fault = f
-	n := len(s.reqs)
+	n := s.count
 	s.mu.Unlock()
 	if f != nil {
 		if !sleepCtx(ctx, f.Delay) {

@@ -58,6 +58,9 @@ type Config struct {
 	Fingerprint string
 	// NoRecordBodies skips keeping request bodies (benchmarks).
 	NoRecordBodies bool
+	// NoRecord keeps no request at all (Requests, Received and Wait see none): for load measurements, where a
+	// record of every request grows the heap without bound and the collector's work with it.
+	NoRecord bool
 	// Limits are the quota and rate limits of every key without limits of
 	// its own in KeyLimits; each key (the bearer token, "" when none) is
 	// counted apart. Default: none.
@@ -193,6 +196,8 @@ type Server struct {
 	models      map[string]bool
 	// arrived is closed, and replaced, whenever a request arrives.
 	arrived chan struct{}
+	// count is how many requests arrived, recorded or not.
+	count int
 	// cl100k counts embeddings inputs; it is loaded by the first embeddings
 	// request, so chat-only tests never pay for it.
 	cl100k     *tokenizer.Tokenizer
@@ -353,7 +358,10 @@ func (s *Server) record(next http.Handler) http.Handler {
 			rec.Body = body
 		}
 		s.mu.Lock()
-		s.reqs = append(s.reqs, rec)
+		s.count++
+		if !s.cfg.NoRecord {
+			s.reqs = append(s.reqs, rec)
+		}
 		close(s.arrived)
 		s.arrived = make(chan struct{})
 		s.mu.Unlock()

@@ -86,7 +86,7 @@ func run(clientList string, block time.Duration, rounds, words int) error {
 	// (the clients' label path tells their two paths apart).
 	var fake *openaitest.Server
 	pprof.Do(context.Background(), pprof.Labels("role", "upstream"), func(context.Context) {
-		fake = openaitest.NewServer(openaitest.Config{NoRecordBodies: true,
+		fake = openaitest.NewServer(openaitest.Config{NoRecord: true,
 			Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }})
 	})
 	defer fake.Close()
