@@ -23,7 +23,7 @@ import (
 // streams, and the reloads done.
 func BenchmarkReloadLatency(b *testing.B) {
 	dir, r, tok := berkeleyIndex(b)
-	fake := openaitest.Config{NoRecordBodies: true, ChunkDelay: 5 * time.Millisecond,
+	fake := openaitest.Config{NoRecord: true, ChunkDelay: 5 * time.Millisecond,
 		Reply: func(*openaitest.Request) openaitest.Reply {
 			return openaitest.Reply{Content: strings.Repeat("word ", 30)}
 		}}

@@ -20,7 +20,7 @@ import (
 // p99: the difference is what the HTTP path (request, analysis, response body) adds.
 func BenchmarkRetrieveHTTP(b *testing.B) {
 	_, r, tok := berkeleyIndex(b)
-	h := newHarness(b, server.Config{Grounder: &Grounder{Retriever: r, Tokenizer: tok}}, openaitest.Config{NoRecordBodies: true})
+	h := newHarness(b, server.Config{Grounder: &Grounder{Retriever: r, Tokenizer: tok}}, openaitest.Config{NoRecord: true})
 	var questions []string
 	for _, q := range corpustest.Questions(b) {
 		questions = append(questions, q.Question)

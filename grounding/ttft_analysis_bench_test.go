@@ -40,7 +40,7 @@ func BenchmarkTimeToFirstTokenOnline(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			r, tok := exampleIndex(b)
-			fake := openaitest.Config{NoRecordBodies: true, Reply: func(req *openaitest.Request) openaitest.Reply {
+			fake := openaitest.Config{NoRecord: true, Reply: func(req *openaitest.Request) openaitest.Reply {
 				if len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Text(), "You prepare search queries") {
 					return openaitest.Reply{FirstTokenDelay: bc.analysis,
 						Content: `{"retrieval_needed":true,"rewrites":["tuition per semester","library opening hours","nursing clinical placements"]}`}

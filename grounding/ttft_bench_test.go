@@ -21,7 +21,7 @@ import (
 // of the same loopback fake upstream, alternating request by request. The difference is what retrieval adds.
 func BenchmarkTimeToFirstToken(b *testing.B) {
 	_, r, tok := berkeleyIndex(b)
-	fake := openaitest.Config{NoRecordBodies: true,
+	fake := openaitest.Config{NoRecord: true,
 		Reply: func(*openaitest.Request) openaitest.Reply {
 			return openaitest.Reply{Content: "An answer of a few words."}
 		}}

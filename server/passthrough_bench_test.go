@@ -20,7 +20,7 @@ import (
 // usage chunk, read to the end of the body.
 func BenchmarkPassThrough(b *testing.B) {
 	answer := strings.TrimSpace(strings.Repeat("word ", 20))
-	h := newHarness(b, harnessOpts{fake: openaitest.Config{NoRecordBodies: true,
+	h := newHarness(b, harnessOpts{fake: openaitest.Config{NoRecord: true,
 		Reply: func(*openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: answer} }}})
 	body := []byte(`{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"measure me"}]}`)
 	for _, path := range []struct{ name, url string }{{"direct", h.Fake.URL()}, {"proxy", h.URL}} {

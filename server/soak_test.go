@@ -30,7 +30,7 @@ func TestSoak(t *testing.T) {
 		duration = 20 * time.Second
 	}
 	m := newMetrics(t)
-	fake := openaitest.Config{NoRecordBodies: true, ChunkDelay: 2 * time.Millisecond,
+	fake := openaitest.Config{NoRecord: true, ChunkDelay: 2 * time.Millisecond,
 		Reply: func(*openaitest.Request) openaitest.Reply {
 			return openaitest.Reply{Content: "a short streamed answer of ten words for the soak"}
 		}}
