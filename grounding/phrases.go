@@ -94,14 +94,17 @@ var phrasesByLang = map[string]phrases{
 	},
 }
 
-// spokenLanguages are the languages of phrasesByLang, in a fixed order.
+// spokenLanguages are the languages of phrasesByLang, in a fixed order, English first: the default a question
+// falls to when its language is not sure (textnorm.DetectQuestion reads among[0] so).
 var spokenLanguages = func() []string {
 	out := make([]string, 0, len(phrasesByLang))
 	for lang := range phrasesByLang {
-		out = append(out, lang)
+		if lang != "en" {
+			out = append(out, lang)
+		}
 	}
 	slices.Sort(out)
-	return out
+	return append([]string{"en"}, out...)
 }()
 
 // replyLanguage is the language ragproxy writes its own texts in, and asks the model to answer in, for res: the

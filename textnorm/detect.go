@@ -128,8 +128,9 @@ const MinQuestionStopwords = 2
 // script decides first, then the question's stopwords as DetectPassage counts them (MinQuestionStopwords of one
 // language, and that many more than any other's), then trigrams: as Detect reads them for a question with a
 // letter English does not write ("Tastaturbelegung ändern?"), else only on MinDetectLetters letters or more and
-// when the detector calls its answer reliable. Otherwise ok is false and the caller's default applies (the site's
-// main language).
+// when the detector calls its answer reliable; a question with more stopwords of other languages than of among[0]
+// (the caller's default) is read as the best of the languages with the most by trigrams. Otherwise ok is false and
+// the caller's default applies (the site's main language).
 func DetectQuestion(text string, among []string) (lang string, ok bool) {
 	return detectByWords(text, among, MinQuestionStopwords, true)
 }
@@ -152,8 +153,19 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	if reliable && strings.ContainsAny(text, "¿¡") && slices.Contains(among, "es") {
 		return "es", true
 	}
-	if l, ok := stopwordVote(text, among, min); ok {
+	counts := stopwordCounts(text, among)
+	if l, ok := stopwordVote(counts, min); ok {
 		return l, true
+	}
+	// A question with more stopwords of other languages than of the caller's default (among[0]), but no clear
+	// winner among them, is in one of those: the best of them by trigrams ("a cosa serve la directory /srv?" has
+	// two Italian stopwords, as many Spanish and French ones, one English one, and was read as English).
+	if reliable {
+		if leaders := stopwordLeaders(counts, min); len(leaders) > 0 && !slices.Contains(leaders, among[0]) {
+			if l, ok := detect(text, leaders, false); ok {
+				return l, true
+			}
+		}
 	}
 	// A letter English does not write ("ä", "é") marks a text of another language: its trigrams are read as for
 	// any text among a few languages ("Tastaturbelegung ändern?").
@@ -170,27 +182,34 @@ func accented(text string) bool {
 	return false
 }
 
-// stopwordVote counts each language's stopwords among text's words (English's and the Snowball lists of the
-// others) and names the language with the most when it has min or more and that many more than the next.
-func stopwordVote(text string, among []string, min int) (string, bool) {
-	type count struct {
-		lang string
-		l    *Language
-		n    int
-	}
-	counts := make([]count, 0, len(among))
-	for _, code := range among {
-		counts = append(counts, count{lang: code, l: LanguageOf(code)})
+// stopwordCount is how many of a text's words are stopwords of one language.
+type stopwordCount struct {
+	lang string
+	n    int
+}
+
+// stopwordCounts counts each language's stopwords among text's words (English's and the Snowball lists of the
+// others).
+func stopwordCounts(text string, among []string) []stopwordCount {
+	counts := make([]stopwordCount, len(among))
+	langs := make([]*Language, len(among))
+	for i, code := range among {
+		counts[i].lang, langs[i] = code, LanguageOf(code)
 	}
 	AppendWords(nil, text, func(w []byte) bool {
-		for i := range counts {
-			c := &counts[i]
-			if c.l.IsStopword(string(w)) {
-				c.n++
+		for i, l := range langs {
+			if l.IsStopword(string(w)) {
+				counts[i].n++
 			}
 		}
 		return true
 	})
+	return counts
+}
+
+// stopwordVote names the language with the most stopwords when it has min or more and that many more than the
+// next.
+func stopwordVote(counts []stopwordCount, min int) (string, bool) {
 	best, next := -1, 0
 	for i, c := range counts {
 		switch {
@@ -207,6 +226,21 @@ func stopwordVote(text string, among []string, min int) (string, bool) {
 		return counts[best].lang, true
 	}
 	return "", false
+}
+
+// stopwordLeaders are the languages with the most stopwords, when that is min or more.
+func stopwordLeaders(counts []stopwordCount, min int) []string {
+	top := 0
+	for _, c := range counts {
+		top = max(top, c.n)
+	}
+	var out []string
+	for _, c := range counts {
+		if c.n == top && top >= min {
+			out = append(out, c.lang)
+		}
+	}
+	return out
 }
 
 // scripts are the alphabets and abjads other than Latin, each with the languages written in it that the detector

@@ -269,6 +269,15 @@ func TestDetectQuestion(t *testing.T) {
 			t.Errorf("DetectQuestion(%q) = %q, %v; want %q", q, got, ok, want)
 		}
 	}
+	// More stopwords of other languages than of the default (among[0]), none of them ahead: trigrams choose among
+	// those languages.
+	among = []string{"en", "de", "es", "fr", "it", "ja", "pt", "ru", "zh"}
+	if got, ok := DetectQuestion("comment supprimer un saut de page manuel ?", among); !ok || got != "fr" {
+		t.Errorf("French among nine: %q, %v; want fr", got, ok)
+	}
+	if got, ok := DetectQuestion("dove sta la directory della cache di apt", among); !ok || got != "it" {
+		t.Errorf("Italian among nine: %q, %v; want it", got, ok)
+	}
 	if got, ok := DetectQuestion("зачем нужна директория /srv?", []string{"en", "ru", "uk"}); ok {
 		t.Errorf("two languages of one script: %q, sure", got)
 	}
