@@ -250,10 +250,12 @@ func outcome(q server.Question) string {
 }
 
 // dontKnow are the openings with which answers admit the site does not say: the grounding prompt asks the model
-// to say it does not know, and the offline answer opens with "I don't know".
+// to say it does not know, the offline answer opens with "I don't know", and one that offers the closest
+// passages with "No passage answers this directly".
 var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i couldn't find", "i could not find",
 	"i couldn’t find", "the context does not", "the provided context does not", "i'm not sure", "i’m not sure",
-	"i am not sure", "there is no information", "i don't have information", "i do not have information"}
+	"i am not sure", "there is no information", "i don't have information", "i do not have information",
+	"no passage answers this directly"}
 
 // SaysDontKnow reports whether an answer's first sentence says it does not know.
 func SaysDontKnow(answer string) bool {

@@ -232,6 +232,7 @@ func TestSaysDontKnow(t *testing.T) {
 		"I don't know: I couldn't find this in the site's pages.":      true,
 		"**I do not know** what the shuttle costs.":                    true,
 		"I couldn’t find that on the site.":                            true,
+		"No passage answers this directly; the closest:\n> Tuition …":  true,
 		"The library opens at 9. I don't know about holidays, though.": false,
 		"Tuition is $4,850 a semester.":                                false,
 	} {
