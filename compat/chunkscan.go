@@ -156,18 +156,7 @@ func (s *chunkScanner) fail() { s.ok = false }
 // object reads an object at s.i, calling member with each key (decoded) and s.i at its value, which member must
 // read.
 func (s *chunkScanner) object(member func(key []byte)) {
-	if s.depth++; s.depth > maxChunkDepth {
-		s.fail()
-		return
-	}
-	s.i++ // {
-	s.ws()
-	if s.peek() == '}' {
-		s.i++
-		s.depth--
-		return
-	}
-	for s.ok {
+	s.items('}', func() {
 		raw, escaped := s.rawString()
 		if !s.ok {
 			return
@@ -185,39 +174,28 @@ func (s *chunkScanner) object(member func(key []byte)) {
 		s.i++
 		s.ws()
 		member(key)
-		if !s.ok {
-			return
-		}
-		s.ws()
-		switch s.peek() {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			s.depth--
-			return
-		default:
-			s.fail()
-		}
-	}
+	})
 }
 
 // array reads an array at s.i, calling elem with s.i at each element, which elem must read.
-func (s *chunkScanner) array(elem func()) {
+func (s *chunkScanner) array(elem func()) { s.items(']', elem) }
+
+// items reads the items of the object or array opening at s.i and closing with end, calling item with s.i at
+// each, which item must read.
+func (s *chunkScanner) items(end byte, item func()) {
 	if s.depth++; s.depth > maxChunkDepth {
 		s.fail()
 		return
 	}
-	s.i++ // [
+	s.i++ // { or [
 	s.ws()
-	if s.peek() == ']' {
+	if s.peek() == end {
 		s.i++
 		s.depth--
 		return
 	}
 	for s.ok {
-		elem()
+		item()
 		if !s.ok {
 			return
 		}
@@ -226,7 +204,7 @@ func (s *chunkScanner) array(elem func()) {
 		case ',':
 			s.i++
 			s.ws()
-		case ']':
+		case end:
 			s.i++
 			s.depth--
 			return
