@@ -60,10 +60,10 @@ var (
 	steps        = setOf("choose", "click", "select", "press", "type", "open", "go", "enter", "run", "use", "right-click", "double-click", "drag", "set", "add", "install", "edit", "create")
 	howTo        = setOf("do", "can", "to", "would", "should")
 	commandNouns = setOf("command", "commands", "option", "options", "flag", "flags", "function", "setting", "parameter")
-	// A clause opening with a modal asks yes or no ("can i use a window function in a WHERE clause?"), which the
-	// site answers with a rule or a limit more often than other yes-or-no questions ("does EXPLAIN ANALYZE
-	// execute …?", "is there a mailing list …?"), which a plain statement or a name answers; so does a question
-	// naming rules before any wh-word ("are there any rules on what the database name can be?").
+	// A clause opening with a modal asks yes or no ("can i use a window function in a WHERE clause?"), and the
+	// site's answer to it is most often a rule or a limit; other yes-or-no questions ("does EXPLAIN ANALYZE
+	// execute …?", "is there a mailing list …?") are answered by a plain statement or a name as often. A question
+	// naming rules before any wh-word asks for them too ("are there any rules on what the database name can be?").
 	verdictOpeners = setOf("can", "could", "should", "must", "may")
 	wh             = setOf("what", "whats", "what's", "which", "where", "who", "when", "how", "why")
 	ruleWords      = setOf("rule", "rules", "restriction", "restrictions", "restricted", "allowed", "permitted", "forbidden", "prohibited", "mandatory")

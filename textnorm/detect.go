@@ -158,8 +158,8 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 		return l, true
 	}
 	// A question with more stopwords of other languages than of the caller's default (among[0]), but no clear
-	// winner among them, is in one of those: the best of them by trigrams ("a cosa serve la directory /srv?" has
-	// two Italian stopwords, as many Spanish and French ones, one English one, and was read as English).
+	// winner among them, is in one of those: the best of them by trigrams ("comment supprimer un saut de page
+	// manuel ?" has as many French stopwords as Spanish ones, no English one, and was read as English).
 	if reliable {
 		if leaders := stopwordLeaders(counts, min); len(leaders) > 0 && !slices.Contains(leaders, among[0]) {
 			if l, ok := detect(text, leaders, false); ok {
