@@ -32,7 +32,7 @@ var phrasesByLang = map[string]phrases{
 		sources:      "Quellen",
 		dontKnow:     "Ich weiß es nicht: Ich habe dazu nichts auf den Seiten der Website gefunden.",
 		closestPages: " Diese Seiten kommen der Frage am nächsten:\n",
-		noPassage:    "Keine Stelle beantwortet das direkt; am nächsten kommen:\n",
+		noPassage:    "Keine Stelle beantwortet das direkt; am nächsten kommen diese:\n",
 		alsoSays:     "\nDie Website sagt außerdem:\n",
 		offlineNote:  "\n_Es ist kein Sprachmodell eingerichtet, daher zitiert diese Antwort die Seiten der Website._\n",
 	},
