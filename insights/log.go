@@ -251,11 +251,21 @@ func outcome(q server.Question) string {
 
 // dontKnow are the openings with which answers admit the site does not say: the grounding prompt asks the model
 // to say it does not know, the offline answer opens with "I don't know", and one that offers the closest
-// passages with "No passage answers this directly".
+// passages with "No passage answers this directly"; in each language ragproxy speaks, as the model answers in the
+// visitor's language and ragproxy's own texts follow it.
 var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i couldn't find", "i could not find",
 	"i couldn’t find", "the context does not", "the provided context does not", "i'm not sure", "i’m not sure",
 	"i am not sure", "there is no information", "i don't have information", "i do not have information",
-	"no passage answers this directly"}
+	"no passage answers this directly",
+	"ich weiß es nicht", "ich weiss es nicht", "keine stelle beantwortet das direkt", // German
+	"je ne sais pas", "aucun passage n'y répond", // French
+	"no lo sé", "ningún pasaje responde", // Spanish
+	"non lo so", "nessun passaggio risponde", // Italian
+	"não sei", "nenhum trecho responde", // Portuguese
+	"я не знаю", "не знаю:", "прямого ответа нет", // Russian
+	"わかりません", "分かりません", "直接答えている箇所はありません", // Japanese
+	"我不知道", "没有直接回答的段落", // Chinese
+}
 
 // SaysDontKnow reports whether an answer's first sentence says it does not know.
 func SaysDontKnow(answer string) bool {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ragproxy/ragproxy/compat"
+	"github.com/ragproxy/ragproxy/grounding"
+	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/server"
 )
 
@@ -238,6 +240,32 @@ func TestSaysDontKnow(t *testing.T) {
 	} {
 		if got := SaysDontKnow(text); got != want {
 			t.Errorf("SaysDontKnow(%q) = %v", text, got)
+		}
+	}
+}
+
+// ragproxy's own "I don't know" and "no passage answers directly" texts count as not knowing in every language
+// it speaks, as do the model's usual ways of saying so; an answer that only mentions not knowing further on does
+// not.
+func TestSaysDontKnowInEachLanguage(t *testing.T) {
+	for _, lang := range []string{"en", "de", "fr", "es", "it", "pt", "ru", "ja", "zh"} {
+		res := &retrieval.Result{Lang: lang}
+		for _, text := range []string{grounding.DontKnow(res, 3), grounding.ExtractiveAnswer(res, nil)} {
+			if !SaysDontKnow(text) {
+				t.Errorf("%s: SaysDontKnow(%q) = false", lang, text)
+			}
+		}
+	}
+	for text, want := range map[string]bool{
+		"Ich weiß es nicht. Die Seiten nennen keinen Preis.": true,
+		"Je ne sais pas ; le contexte ne le dit pas.":        true,
+		"Я не знаю, на сайте этого нет.":                     true,
+		"我不知道。": true,
+		"Die Gebühr beträgt 80 $. Ob sie erstattet wird, weiß ich nicht.": false,
+		"La bibliothèque ouvre à 9 h.":                                    false,
+	} {
+		if got := SaysDontKnow(text); got != want {
+			t.Errorf("SaysDontKnow(%q) = %v, want %v", text, got, want)
 		}
 	}
 }
