@@ -112,14 +112,29 @@ func latencyBucket(d time.Duration) int64 {
 // bucketMillis is the upper bound of a latency bucket.
 func bucketMillis(b int64) float64 { return math.Pow(latencyGrowth, float64(b)) }
 
+// keyLanguages are the languages a question's key is read in (those ragproxy speaks), English first: a question
+// not surely in another is read as English.
+var keyLanguages = []string{"en", "de", "es", "fr", "it", "ja", "pt", "ru", "zh"}
+
 // Key is the form near-duplicate questions share: their index terms (stemmed, without stopwords), sorted and
-// without repeats, so that "What are the library's hours?" and "library hours" are one question.
+// without repeats, so that "What are the library's hours?" and "library hours" are one question. A question surely
+// in another language than English (textnorm.DetectQuestion) is read with that language's stems, stopwords and
+// CJK bigrams ("Wie lange hält ein Release?" and "wie lange hält das release" are one question); any other as
+// English, as every question was before.
 func Key(question string) string {
 	var terms []string
-	textnorm.Terms(question, func(t string) bool {
-		terms = append(terms, t)
-		return true
-	})
+	if lang, ok := textnorm.DetectQuestion(question, keyLanguages); ok && !textnorm.IsEnglish(lang) {
+		l := textnorm.LanguageOf(lang)
+		textnorm.Words(l.Normalize(question), func(w string) bool {
+			l.WordTerms(w, textnorm.Options{}, func(t string) { terms = append(terms, t) })
+			return true
+		})
+	} else {
+		textnorm.Terms(question, func(t string) bool {
+			terms = append(terms, t)
+			return true
+		})
+	}
 	if len(terms) == 0 {
 		return strings.ToLower(strings.TrimSpace(question))
 	}

@@ -340,3 +340,20 @@ func TestFAQEntries(t *testing.T) {
 		}
 	})
 }
+
+// A question in another language is keyed by that language's analysis: its inflections and function words make
+// one question of two phrasings, as English ones do; English keys are what they were.
+func TestKeyInItsLanguage(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"Wie lange hält ein Debian-Release?", "wie lange hält das debian release"},
+		{"Combien de temps dure une version stable de Debian ?", "combien de temps dure la version stable de debian"},
+		{"¿Cuánto tiempo dura una versión estable de Debian?", "cuanto tiempo duran las versiones estables de debian"},
+	} {
+		if a, b := Key(pair[0]), Key(pair[1]); a != b {
+			t.Errorf("Key(%q) = %q, Key(%q) = %q; want one key", pair[0], a, pair[1], b)
+		}
+	}
+	if got := Key("What are the library's hours?"); got != "hour librari" {
+		t.Errorf("English key %q, want %q", got, "hour librari")
+	}
+}
