@@ -2,15 +2,17 @@ package compat
 
 import (
 	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // A chunk scanner reads a chat.completion.chunk in one pass over its bytes, checking as it goes that they are
-// JSON (RFC 8259's structure, escapes, numbers, literals and nesting) and decoding only the members the relay reads;
-// every other value is stepped over without building anything. A relay reads one for every token of every answer
-// it passes through, and building a tree of each (as a general parser does) cost it a seventh of its CPU.
+// JSON (RFC 8259's structure, escapes, numbers, literals and nesting; NaN and the infinities besides, see
+// nonFinite) and decoding only the members the relay reads; every other value is stepped over without building
+// anything. A relay reads one for every token of every answer it passes through, and building a tree of each (as
+// a general parser does) cost it a seventh of its CPU.
 
 // maxChunkDepth bounds how deep a chunk's values may nest (a chunk nests four levels; a deeper one is refused
 // rather than followed down the stack), as fastjson bounded it.
@@ -226,12 +228,31 @@ func (s *chunkScanner) skip() {
 	case c == '-' || '0' <= c && c <= '9':
 		s.number()
 	default:
-		s.literal()
+		if !s.literal() && !s.nonFinite() {
+			s.fail()
+		}
 	}
 }
 
-// literal reads true, false or null.
-func (s *chunkScanner) literal() {
+// nonFinite reads NaN or an infinity ("NaN", "Infinity", "-Infinity", "inf", any case), which JSON has no number
+// for but Python's json module writes and fastjson read: an upstream served from Python may put one in a chunk's
+// logprobs. It reports whether it read one.
+func (s *chunkScanner) nonFinite() bool {
+	i := s.i
+	if i < len(s.b) && (s.b[i] == '-' || s.b[i] == '+') {
+		i++
+	}
+	for _, word := range [...]string{"infinity", "inf", "nan"} {
+		if len(s.b)-i >= len(word) && strings.EqualFold(string(s.b[i:i+len(word)]), word) {
+			s.i = i + len(word)
+			return true
+		}
+	}
+	return false
+}
+
+// literal reads true, false or null, reporting whether it read one.
+func (s *chunkScanner) literal() bool {
 	var lit string
 	switch s.peek() {
 	case 't':
@@ -242,10 +263,10 @@ func (s *chunkScanner) literal() {
 		lit = "null"
 	}
 	if lit == "" || len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
-		s.fail()
-		return
+		return false
 	}
 	s.i += len(lit)
+	return true
 }
 
 // number reads a number, returning its bytes.
@@ -260,6 +281,9 @@ func (s *chunkScanner) number() []byte {
 	case '1' <= c && c <= '9':
 		s.digits()
 	default:
+		if s.i = start; s.nonFinite() {
+			return s.b[start:s.i]
+		}
 		s.fail()
 		return nil
 	}

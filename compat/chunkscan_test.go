@@ -25,6 +25,8 @@ var chunkSeeds = []string{
 	`{"id":5,"model":null,"choices":[7,{"index":"x","delta":"y","finish_reason":3}]}`,
 	`{"id":"a","id":"b","choices":[{"delta":{"content":"1"}}],"choices":[{"delta":{"content":"2"}}]}`,
 	`{"created":9223372036854775807,"choices":[{"index":99999999999999999999}]}`,
+	`{"id":"c1","choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[{"token":"x","logprob":NaN,"top_logprobs":[]}]}}]}`,
+	`{"id":"c1","created":-inf,"choices":[{"index":NaN,"delta":{"content":"y"},"logprobs":[Inf,-INF,+inf,nan]}]}`,
 	`{}`,
 	`[]`,
 	`"chunk"`,
@@ -74,6 +76,17 @@ func TestScanChunkAgreesWithFastjson(t *testing.T) {
 		var got, want Chunk
 		ok := scanChunk([]byte(in), &got)
 		if !json.Valid([]byte(in)) {
+			if nonFiniteOnly(in) {
+				// NaN and the infinities, which fastjson read too: both must read the same chunk.
+				if wantOK := readChunkFastjson([]byte(in), &want) == nil; ok && wantOK {
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("scanChunk(%q) (-fastjson +scanChunk):\n%s", in, diff)
+					}
+				} else if ok && !wantOK {
+					t.Errorf("scanChunk accepted %q, which fastjson refused", in)
+				}
+				continue
+			}
 			if ok && !strings.ContainsFunc(in, func(r rune) bool { return r < 0x20 }) {
 				t.Errorf("scanChunk accepted %q, which is not JSON", in)
 			}
@@ -97,6 +110,18 @@ func TestScanChunkAgreesWithFastjson(t *testing.T) {
 	}
 }
 
+// nonFiniteOnly reports whether in would be JSON with its NaN and infinities read as numbers.
+func nonFiniteOnly(in string) bool {
+	lower := strings.ToLower(in)
+	if !strings.Contains(lower, "nan") && !strings.Contains(lower, "inf") {
+		return false
+	}
+	for _, w := range []string{"+infinity", "-infinity", "infinity", "+inf", "-inf", "inf", "+nan", "-nan", "nan"} {
+		lower = strings.ReplaceAll(lower, w, "0")
+	}
+	return json.Valid([]byte(lower))
+}
+
 // FuzzScanChunk checks scanChunk against fastjson and encoding/json on whatever the fuzzer makes of the seeds (go
 // test -fuzz FuzzScanChunk ./compat); as a plain test it runs the seeds.
 func FuzzScanChunk(f *testing.F) {
@@ -106,7 +131,7 @@ func FuzzScanChunk(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var got, want Chunk
 		ok := scanChunk(raw, &got)
-		if !json.Valid(raw) || loneSurrogate.Match(raw) {
+		if !json.Valid(raw) || loneSurrogate.Match(raw) || nonFiniteOnly(string(raw)) {
 			return // scanChunk may accept a raw control character in a string; nothing else (see the test above)
 		}
 		if wantOK := readChunkFastjson(raw, &want) == nil; ok != wantOK {
@@ -142,6 +167,21 @@ func TestReadChunkErrors(t *testing.T) {
 		err := ReadChunk([]byte(raw), &c)
 		if err == nil || !strings.HasPrefix(err.Error(), "parse chunk: ") {
 			t.Errorf("ReadChunk(%q) = %v, want a parse chunk error", raw, err)
+		}
+	}
+}
+
+// An upstream served from Python may write NaN or an infinity in a chunk's logprobs, which JSON has no number for;
+// the chunk is read, as fastjson read it.
+func TestScanChunkNonFinite(t *testing.T) {
+	var c Chunk
+	raw := `{"id":"c1","choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[{"logprob":NaN},{"logprob":-Infinity}]}}]}`
+	if err := ReadChunk([]byte(raw), &c); err != nil || len(c.Choices) != 1 || c.Choices[0].Content != "x" {
+		t.Fatalf("ReadChunk(%q) = %+v, %v", raw, c, err)
+	}
+	for _, bad := range []string{`{"a":nul}`, `{"a":Infinit}`, `{"a":-}`, `{"a":NaNa}`} {
+		if err := ReadChunk([]byte(bad), &c); err == nil {
+			t.Errorf("ReadChunk(%q) accepted it", bad)
 		}
 	}
 }
