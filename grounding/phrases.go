@@ -107,6 +107,10 @@ var spokenLanguages = func() []string {
 	return append([]string{"en"}, out...)
 }()
 
+// SpokenLanguages returns the languages ragproxy writes its own texts in (ISO 639-1), English first: the default
+// a question falls to when textnorm.DetectQuestion is not sure of its language among them.
+func SpokenLanguages() []string { return slices.Clone(spokenLanguages) }
+
 // replyLanguage is the language ragproxy writes its own texts in, and asks the model to answer in, for res: the
 // question's language as retrieval read it among the site's (res.Lang); but when that is English, as it is for
 // every question on an English site, the language the question is surely written in among those ragproxy speaks

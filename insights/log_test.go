@@ -248,7 +248,7 @@ func TestSaysDontKnow(t *testing.T) {
 // it speaks, as do the model's usual ways of saying so; an answer that only mentions not knowing further on does
 // not.
 func TestSaysDontKnowInEachLanguage(t *testing.T) {
-	for _, lang := range []string{"en", "de", "fr", "es", "it", "pt", "ru", "ja", "zh"} {
+	for _, lang := range keyLanguages {
 		res := &retrieval.Result{Lang: lang}
 		for _, text := range []string{grounding.DontKnow(res, 3), grounding.ExtractiveAnswer(res, nil)} {
 			if !SaysDontKnow(text) {

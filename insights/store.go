@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ragproxy/ragproxy/grounding"
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
@@ -112,9 +113,9 @@ func latencyBucket(d time.Duration) int64 {
 // bucketMillis is the upper bound of a latency bucket.
 func bucketMillis(b int64) float64 { return math.Pow(latencyGrowth, float64(b)) }
 
-// keyLanguages are the languages a question's key is read in (those ragproxy speaks), English first: a question
+// keyLanguages are the languages a question's key is read in, those ragproxy speaks, English first: a question
 // not surely in another is read as English.
-var keyLanguages = []string{"en", "de", "es", "fr", "it", "ja", "pt", "ru", "zh"}
+var keyLanguages = grounding.SpokenLanguages()
 
 // Key is the form near-duplicate questions share: their index terms (stemmed, without stopwords), sorted and
 // without repeats, so that "What are the library's hours?" and "library hours" are one question. A question surely
