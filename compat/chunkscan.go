@@ -351,19 +351,6 @@ func (s *chunkScanner) rawString() (raw []byte, escaped bool) {
 	}
 	s.i++
 	start := s.i
-	// Keys and most values are a few bytes: a plain loop finds their end sooner than the call would.
-	for n := min(len(s.b), s.i+16); s.i < n; s.i++ {
-		switch s.b[s.i] {
-		case '"':
-			s.i++
-			return s.b[start : s.i-1], false
-		case '\\':
-			n = 0 // the loop below reads the escapes
-		}
-		if n == 0 {
-			break
-		}
-	}
 	for {
 		end := bytes.IndexByte(s.b[s.i:], '"')
 		if end < 0 {
