@@ -109,13 +109,14 @@ func (g *Grounder) siteFAQ(r *retrieval.Retriever) *faq.Matcher {
 		return set.m
 	}
 	var entries []faq.Entry
-	for _, p := range r.Index().Pages {
+	ix := r.Index()
+	for i, p := range ix.Pages {
 		for _, e := range p.FAQ {
 			entries = append(entries, faq.Entry{Question: e.Question, Answer: e.Answer, URL: e.URL, Title: p.Title,
-				Alternatives: e.Alternatives, Source: e.Source})
+				Alternatives: e.Alternatives, Source: e.Source, Lang: ix.PageLang(i)})
 		}
 	}
-	set := &siteFAQSet{ix: r.Index()}
+	set := &siteFAQSet{ix: ix}
 	if len(entries) > 0 {
 		set.m = faq.NewMatcher(entries)
 	}

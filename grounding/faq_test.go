@@ -163,3 +163,35 @@ func TestSiteFAQ(t *testing.T) {
 		})
 	}
 }
+
+// TestSiteFAQInPageLanguage checks that an entry a German page marks up is read as German: a question that writes
+// its words in other forms ("Segelclub" for "Segelclubs", "vom" for "des") is answered from it directly.
+func TestSiteFAQInPageLanguage(t *testing.T) {
+	base, tok := exampleIndex(t)
+	ix := *base.Index()
+	ix.Pages = slices.Clone(ix.Pages)
+	const lifeURL = "https://www.lakeshore-poly.example/student-life/"
+	p, ok := ix.PageByURL(lifeURL)
+	if !ok {
+		t.Fatal("no student life page")
+	}
+	p.Lang = "de"
+	p.FAQ = []index.FAQEntry{{Question: "Wo liegen die Boote des Segelclubs?", Answer: "Die Boote liegen am Nordufer.",
+		URL: lifeURL + "#segeln", Source: "heading"}}
+	emb, err := retrieval.EmbedderFor(&ix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := retrieval.New(&ix, emb, tok, base.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, server.Config{Grounder: &Grounder{Retriever: r, Tokenizer: tok, SiteFAQ: SiteFAQDirect}}, replying("an answer"))
+	_, out := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":[{"role":"user","content":"Wo liegen denn die Boote vom Segelclub?"}]}`)
+	if n := len(h.Fake.Requests()); n != 0 {
+		t.Fatalf("the question went upstream (%d requests): the German entry did not match", n)
+	}
+	if a := ssetest.Answer(t, out); !strings.HasPrefix(a, "Die Boote liegen am Nordufer.") {
+		t.Errorf("direct answer = %q", a)
+	}
+}

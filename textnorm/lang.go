@@ -1,6 +1,7 @@
 package textnorm
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -446,6 +447,20 @@ func ScriptLanguage(s string) string {
 		return "zh"
 	}
 	return ""
+}
+
+// Analysed returns the languages with an analysis of their own here (ISO 639-1: a Snowball stemmer and stopword
+// list, or CJK bigrams), English first and the others sorted: the languages Detect may be asked to choose among
+// for a text whose language nothing else tells.
+func Analysed() []string {
+	out := []string{"en"}
+	for tag := range languages {
+		if tag != "nb" && tag != "nn" { // Norwegian's written standards, analysed as "no"
+			out = append(out, tag)
+		}
+	}
+	slices.Sort(out[1:])
+	return out
 }
 
 var languages = func() map[string]*Language {

@@ -293,3 +293,16 @@ func TestNilLanguageIsEnglish(t *testing.T) {
 		t.Errorf("nil Language stopwords: the %v, kernel %v, und %v", en.IsStopword("the"), en.IsStopword("kernel"), en.IsStopword("und"))
 	}
 }
+
+func TestAnalysed(t *testing.T) {
+	got := Analysed()
+	if got[0] != "en" || !slices.Contains(got, "de") || !slices.Contains(got, "ja") || slices.Contains(got, "nb") ||
+		!slices.IsSorted(got[1:]) {
+		t.Errorf("Analysed() = %v: English first, then each analysed language once, sorted", got)
+	}
+	for _, tag := range got[1:] {
+		if LanguageOf(tag) == nil || LanguageOf(tag).Tag() != tag {
+			t.Errorf("%s has no analysis of its own", tag)
+		}
+	}
+}

@@ -6,9 +6,12 @@
 // Matching is lexical and strict by design: a direct answer skips the model, so a question that differs from an
 // FAQ's in a word that carries meaning ("spring" for "fall", "graduate" for "undergraduate") must not match.
 // The score is a weighted Dice coefficient of the two questions' index terms (stemmed, stopwords dropped), each
-// term weighted by its rarity among the FAQ's questions, so the words that tell questions apart weigh most. A
-// question's word that the FAQ's question writes as a WordNet synonym (in one of the word's most frequent senses)
-// counts for most of a match, so that a close paraphrase ("when do fall classes start") is still answered.
+// term weighted by its rarity among the FAQ's questions, so the words that tell questions apart weigh most. Each
+// entry is read in its own language (its Lang, else the one its text is written in): the visitor's question is
+// analysed as that language analyses text (its Snowball stems and stopwords, CJK bigrams), so "Wann beginnen die
+// Vorlesungen?" meets "Wann beginnt die Vorlesung?". A question's word that an English FAQ's question writes as a
+// WordNet synonym (in one of the word's most frequent senses) counts for most of a match, so that a close
+// paraphrase ("when do fall classes start") is still answered.
 //
 // A Matcher is safe for concurrent use.
 package faq
@@ -52,6 +55,9 @@ type Entry struct {
 	Alternatives []string `json:"alternatives,omitempty" yaml:"alternatives,omitempty"`
 	// Source says where the entry comes from: "operator" for the operator's file, else the page markup kind.
 	Source string `json:"source,omitempty" yaml:"source,omitempty"`
+	// Lang is the language the entry is written in, a BCP 47 tag ("de", "pt-BR"); empty: the language its
+	// question and answer are surely written in, else English.
+	Lang string `json:"lang,omitempty" yaml:"lang,omitempty"`
 }
 
 // Load reads an operator's FAQ file: JSON Lines (one entry per line, .jsonl), a JSON array (.json) or YAML (a
@@ -110,6 +116,8 @@ func (e *Entry) validate() error {
 		return fmt.Errorf("question %q has no answer", e.Question)
 	case !strings.HasPrefix(e.URL, "https://") && !strings.HasPrefix(e.URL, "http://"):
 		return fmt.Errorf("question %q: url %q is not an absolute http(s) URL", e.Question, e.URL)
+	case e.Lang != "" && textnorm.Base(e.Lang) == "":
+		return fmt.Errorf("question %q: lang %q is not a language tag (such as \"de\" or \"pt-BR\")", e.Question, e.Lang)
 	}
 	return nil
 }
@@ -128,14 +136,17 @@ type Match struct {
 type Matcher struct {
 	entries   []Entry
 	phrasings []phrasing
-	idf       map[string]float64
+	// langs are the analyses the entries are read in, nil for English; a phrasing names its by index.
+	langs []*textnorm.Language
+	idf   map[string]float64
 	// unseen is the weight of a term no FAQ question has: the rarest weight.
 	unseen float64
 }
 
-// phrasing is one question or alternative of an entry, as terms.
+// phrasing is one question or alternative of an entry, as terms of its entry's language (Matcher.langs).
 type phrasing struct {
 	entry int
+	lang  int
 	text  string
 	terms map[string]bool
 }
@@ -151,14 +162,20 @@ func NewMatcher(entries []Entry) *Matcher {
 		}
 		id := len(m.entries)
 		added := false
+		l := entryLanguage(&e)
+		li := slices.Index(m.langs, l)
+		if li < 0 {
+			li = len(m.langs)
+			m.langs = append(m.langs, l)
+		}
 		for _, q := range append([]string{e.Question}, e.Alternatives...) {
-			terms := termSet(q)
-			key := setKey(terms)
+			terms := termSet(q, l)
+			key := tag(l) + ":" + setKey(terms)
 			if len(terms) == 0 || seen[key] {
 				continue
 			}
 			seen[key] = true
-			m.phrasings = append(m.phrasings, phrasing{entry: id, text: q, terms: terms})
+			m.phrasings = append(m.phrasings, phrasing{entry: id, lang: li, text: q, terms: terms})
 			added = true
 		}
 		if added {
@@ -185,20 +202,25 @@ func (m *Matcher) Len() int { return len(m.entries) }
 // Entries are the entries indexed, in order.
 func (m *Matcher) Entries() []Entry { return m.entries }
 
-// Match returns the entry whose phrasing scores best against question; ok is false when no phrasing shares a
-// term with it.
+// Match returns the entry whose phrasing scores best against question, read in each entry's language; ok is
+// false when no phrasing shares a term with it.
 func (m *Matcher) Match(question string) (Match, bool) {
-	q := termSet(question)
-	if len(q) == 0 {
-		return Match{}, false
+	// The question's terms and their weight in each language of the entries.
+	asked := make([]map[string]bool, len(m.langs))
+	weights := make([]float64, len(m.langs))
+	for i, l := range m.langs {
+		asked[i] = termSet(question, l)
+		for t := range asked[i] {
+			weights[i] += m.weight(t)
+		}
 	}
-	var syn map[string][]string // the question's synonyms, looked up once a phrasing shares a term
-	qw := 0.0
-	for t := range q {
-		qw += m.weight(t)
-	}
+	var syn map[string][]string // the question's synonyms, looked up once an English phrasing shares a term
 	var best Match
 	for _, p := range m.phrasings {
+		q, qw := asked[p.lang], weights[p.lang]
+		if len(q) == 0 {
+			continue
+		}
 		shared, pw := 0.0, 0.0
 		for t := range p.terms {
 			w := m.weight(t)
@@ -210,10 +232,12 @@ func (m *Matcher) Match(question string) (Match, bool) {
 		if shared == 0 {
 			continue
 		}
-		if syn == nil {
-			syn = synonyms(question, q)
+		if m.langs[p.lang] == nil { // WordNet is English
+			if syn == nil {
+				syn = synonyms(question, q)
+			}
+			shared += m.bridged(q, syn, p.terms)
 		}
-		shared += m.bridged(q, syn, p.terms)
 		if s := 2 * shared / (qw + pw); s > best.Score {
 			best = Match{Entry: &m.entries[p.entry], Phrasing: p.text, Score: s}
 		}
@@ -294,10 +318,29 @@ func (m *Matcher) weight(t string) float64 {
 	return m.unseen
 }
 
-// termSet is the set of a question's index terms (see textnorm.Terms), with the question words kept that change
-// what is asked of the same subject ("when" and "where", "how much" and "how many", a negation).
-func termSet(s string) map[string]bool {
+// termSet is the set of a question's index terms in language l (nil: English; see textnorm.Terms and
+// textnorm.Language.WordTerms), with the question words kept that change what is asked of the same subject
+// ("when" and "where", "how much" and "how many", a negation).
+func termSet(s string, l *textnorm.Language) map[string]bool {
 	out := map[string]bool{}
+	if l != nil {
+		keep := questionWordsIn[l.Tag()]
+		s = l.Normalize(s)
+		textnorm.Words(s, func(w string) bool {
+			if keep[w] {
+				out[w] = true
+				return true
+			}
+			l.WordTerms(w, textnorm.Options{}, func(t string) { out[t] = true })
+			return true
+		})
+		for w := range kanaQuestionWords[l.Tag()] { // bigrams of two hiragana are not terms
+			if strings.Contains(s, w) {
+				out[w] = true
+			}
+		}
+		return out
+	}
 	textnorm.AppendWords(nil, s, func(w []byte) bool {
 		word := string(w)
 		switch {
@@ -310,10 +353,6 @@ func termSet(s string) map[string]bool {
 	})
 	return out
 }
-
-// questionWords tell apart what a question asks; stopword lists drop them.
-var questionWords = map[string]bool{"when": true, "where": true, "who": true, "whom": true, "why": true,
-	"much": true, "many": true, "not": true, "no": true}
 
 func setKey(terms map[string]bool) string {
 	keys := make([]string, 0, len(terms))

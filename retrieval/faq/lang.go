@@ -1,0 +1,63 @@
+package faq
+
+import (
+	"sync"
+
+	"github.com/ragproxy/ragproxy/textnorm"
+)
+
+// entryLanguage is the analysis entry e is read in (nil: English): its Lang's, else that of the language its
+// question and answer are surely written in among those analysed here (textnorm.DetectQuestion, English the
+// default when it is not sure).
+func entryLanguage(e *Entry) *textnorm.Language {
+	if e.Lang != "" {
+		return textnorm.LanguageOf(e.Lang)
+	}
+	if lang, ok := textnorm.DetectQuestion(e.Question+"\n"+e.Answer, analysed()); ok {
+		return textnorm.LanguageOf(lang)
+	}
+	return nil
+}
+
+var analysed = sync.OnceValue(textnorm.Analysed)
+
+// tag is l's primary subtag, "en" for English (nil).
+func tag(l *textnorm.Language) string {
+	if l == nil {
+		return "en"
+	}
+	return l.Tag()
+}
+
+// questionWords tell apart what an English question asks; stopword lists drop them.
+var questionWords = map[string]bool{"when": true, "where": true, "who": true, "whom": true, "why": true,
+	"much": true, "many": true, "not": true, "no": true}
+
+// questionWordsIn are, for other languages, the words of the kind questionWords keeps that their Snowball
+// stopword lists hold, as Normalize writes them (the others, German "wann" and French "où", are terms anyway);
+// a test holds each to its list.
+var questionWordsIn = map[string]map[string]bool{
+	"de": set("wo", "viel", "nicht", "kein", "keine"),
+	"fr": set("qui", "ne", "pas"),
+	"es": set("cuando", "donde", "quien", "mucho", "muchos", "no"),
+	"it": set("dove", "chi", "perché", "quanto", "quanti", "quante", "non"),
+	"pt": set("quando", "quem", "não"),
+	"nl": set("niet", "geen"),
+	"sv": set("när", "vem", "varför", "inte", "ingen"),
+	"ru": set("когда", "где", "кто", "не", "нет"),
+}
+
+// kanaQuestionWords are the Japanese question words written in two or three hiragana, which CJK bigrams leave
+// out (a bigram of two hiragana is a particle or an ending far more often than not): when, where, who, why, how
+// much, how many.
+var kanaQuestionWords = map[string]map[string]bool{
+	"ja": set("いつ", "どこ", "だれ", "なぜ", "いくら", "いくつ"),
+}
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
