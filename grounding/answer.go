@@ -243,9 +243,9 @@ func quote(e retrieval.Evidence, limit int) string {
 		return text
 	}
 	n := utf8.RuneCountInString(text)
-	// A unit ending on a colon announces what follows it: its block may take a lead's room, or the quote would
-	// end on "as in this example:" and show no example.
-	announces := strings.HasSuffix(text, ":")
+	// A unit ending on a colon, or a caption, announces what follows it: its block may take a lead's room, or the
+	// quote would end on "as in this example:" and show no example.
+	announces := markdown.Announces(text)
 	for _, s := range e.Next {
 		block := markdown.FenceLine(s) || markdown.ListItem(s)
 		room := limit

@@ -243,6 +243,11 @@ func TestQuoteLeadsIntoItsBlock(t *testing.T) {
 	if got := quote(e, extractiveMore); got != e.Text {
 		t.Errorf("quote of a unit announcing a block longer than a lead = %q, want the unit alone", got)
 	}
+	// So may what a caption announces.
+	e = retrieval.Evidence{Text: "**Example 3. CSP hosts**", Next: []string{example}}
+	if got, want := quote(e, extractiveMore), e.Text+"\n"+example; got != want {
+		t.Errorf("quote = %q, want %q", got, want)
+	}
 	long := retrieval.Evidence{Text: "Fees are $80.", Next: []string{example}} // no colon: the shorter room holds
 	if got := quote(long, extractiveMore); got != long.Text {
 		t.Errorf("quote = %q, want the unit alone", got)

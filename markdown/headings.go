@@ -102,3 +102,17 @@ func OrderedItem(t string) bool {
 	}
 	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
 }
+
+// Announces reports whether a paragraph introduces the block after it: it ends with a colon ("try the command:"),
+// or it is bold text alone, the caption of an example or a table ("**Example 10.12. Excerpt of named.conf**").
+func Announces(p string) bool {
+	p = strings.TrimSpace(p)
+	if strings.HasSuffix(p, ":") {
+		return true
+	}
+	inner, ok := strings.CutPrefix(p, "**")
+	if inner, ok = strings.CutSuffix(inner, "**"); !ok || inner == "" {
+		return false
+	}
+	return !strings.Contains(inner, "**")
+}

@@ -55,3 +55,21 @@ func TestHeadingLevel(t *testing.T) {
 		}
 	}
 }
+
+func TestAnnounces(t *testing.T) {
+	for p, want := range map[string]bool{
+		"To launch Python 3.7, try the command:":                        true,
+		"**Example 10.12. Excerpt of `/etc/bind/named.conf.local`**":    true,
+		"  **Table 3. Options** ":                                       true,
+		"The file is **important** and **short**":                       false,
+		"**Note** the first line is read once.":                         false,
+		"****":                                                          false,
+		"**Bold** then **bold**":                                        false,
+		"The default is `4**2`.":                                        false,
+		"Set `max_connections` in **postgresql.conf** before starting.": false,
+	} {
+		if got := Announces(p); got != want {
+			t.Errorf("Announces(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

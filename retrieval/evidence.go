@@ -153,7 +153,7 @@ func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string 
 	for u.para != 0 && end < len(units) && units[end].para == u.para {
 		end++
 	}
-	if end == k+1 && strings.HasSuffix(strings.TrimSpace(u.text), ":") {
+	if end == k+1 && markdown.Announces(u.text) {
 		return leadsInto(units, k)
 	}
 	if u.para == 0 && markdown.OrderedItem(u.text) {
@@ -184,8 +184,8 @@ func (q *evidenceQuery) next(units []evidenceUnit, k int, text string) []string 
 	return out
 }
 
-// leadsInto is what a unit ending its paragraph with a colon introduces ("to launch Python 3.7, try the
-// command:"): the code block, or the list items, right after it in its section.
+// leadsInto is what a unit ending its paragraph with a colon, or a caption, introduces ("to launch Python 3.7,
+// try the command:"; markdown.Announces): the code block, or the list items, right after it in its section.
 func leadsInto(units []evidenceUnit, k int) []string {
 	var out []string
 	for t := range blocksAfter(units, k) {
@@ -657,6 +657,9 @@ func sentences(p string) []string {
 		if c == '.' && abbreviation(p[start:i]) {
 			continue
 		}
+		if inBold(p[start:i]) {
+			continue // a caption's number ("**Example 10.12. Excerpt of …**") ends no sentence
+		}
 		out = append(out, strings.TrimSpace(p[start:j]))
 		start = k
 		i = k - 1
@@ -665,6 +668,22 @@ func sentences(p string) []string {
 		out = append(out, rest)
 	}
 	return out
+}
+
+// inBold reports whether text ends inside bold markdown: it opens more "**" than it closes, outside code spans
+// ("`4**2`" is no bold).
+func inBold(text string) bool {
+	open, code := false, false
+	for i := 0; i < len(text); i++ {
+		switch {
+		case text[i] == '`':
+			code = !code
+		case !code && text[i] == '*' && i+1 < len(text) && text[i+1] == '*':
+			open = !open
+			i++
+		}
+	}
+	return open
 }
 
 // abbreviations are the words a period follows without ending a sentence.

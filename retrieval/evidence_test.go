@@ -45,6 +45,9 @@ func TestSentences(t *testing.T) {
 		"APT は sources.list を読みます。設定は /etc/apt にあります！本当？はい。": {"APT は sources.list を読みます。", "設定は /etc/apt にあります！", "本当？", "はい。"},
 		"Fees are due. Ask Dr. Smith why.": {"Fees are due.", "Ask Dr. Smith why."},
 		"在这里。":                             {"在这里。"},
+		// A period inside bold text (a caption's number) ends no sentence; "**" in code is no bold.
+		"**Example 10.12. Excerpt of `/etc/bind/named.conf.local`**": {"**Example 10.12. Excerpt of `/etc/bind/named.conf.local`**"},
+		"All return `4**2`, i.e. `16`. You can verify this.":         {"All return `4**2`, i.e. `16`.", "You can verify this."},
 	} {
 		if got := sentences(p); !slices.Equal(got, want) {
 			t.Errorf("sentences(%q) = %q, want %q", p, got, want)
@@ -81,7 +84,8 @@ func TestEvidenceScore(t *testing.T) {
 func TestEvidenceNextLeadsIntoItsBlock(t *testing.T) {
 	units := evidenceUnits("## Launcher\n\nSeveral versions can be installed. To launch Python 3.7, try the command:\n\n" +
 		"```\npy -3.7\n```\n\nThe options are:\n\n- `-v` prints more\n- `-q` prints less\n\nMore text.\n\n" +
-		"It ends on a colon:\n\n## Next section\n\n- an item of another section\n")
+		"It ends on a colon:\n\n## Next section\n\n- an item of another section\n\n" +
+		"**Example 10.12. Excerpt of `named.conf.local`**\n\n```\nzone \"falcot.com\" {\n```\n")
 	q := &evidenceQuery{passageQuery: newPassageQuery("how do i start python 3.7", nil)}
 	find := func(text string) int {
 		i := slices.IndexFunc(units, func(u evidenceUnit) bool { return u.text == text })
@@ -95,6 +99,8 @@ func TestEvidenceNextLeadsIntoItsBlock(t *testing.T) {
 		"The options are:":                       {"- `-v` prints more", "- `-q` prints less"},
 		"Several versions can be installed.":     {"To launch Python 3.7, try the command:"},
 		"It ends on a colon:":                    nil, // what follows is another section's
+		// A caption (bold alone, its number's period no sentence's end) leads into its example too.
+		"**Example 10.12. Excerpt of `named.conf.local`**": {"```\nzone \"falcot.com\" {\n```"},
 	} {
 		k := find(text)
 		if got := q.next(units, k, text); !slices.Equal(got, want) {
