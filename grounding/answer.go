@@ -282,10 +282,17 @@ func clip(e retrieval.Evidence, limit int) string {
 	for len(e.Matched) > 0 && e.Matched[len(e.Matched)-1][1] > len(text) {
 		e.Matched = e.Matched[:len(e.Matched)-1]
 	}
+	var spans [][2]int // code spans and links are quoted whole or not at all
+	if strings.ContainsAny(text, "`[") {
+		spans = markdown.Spans(text)
+	}
 	start := 0
 	if len(e.Matched) > 0 && e.Matched[0][0] > limit/2 {
 		start = e.Matched[0][0] - limit/4
 		start = strings.LastIndexByte(text[:start], ' ') + 1
+		if sp, in := markdown.SpanAt(spans, start); in {
+			start = sp[0]
+		}
 	}
 	end := start
 	for n := 0; end < len(text) && n < limit; n++ {
@@ -300,6 +307,13 @@ func clip(e retrieval.Evidence, limit int) string {
 	if end < len(text) {
 		if cut := strings.LastIndexByte(text[start:end], ' '); cut > 0 && start+cut >= lastMatchBefore(e.Matched, end) {
 			end = start + cut
+		}
+		if sp, in := markdown.SpanAt(spans, end); in {
+			if sp[0] > start && sp[0] >= lastMatchBefore(e.Matched, end) {
+				end = sp[0] // before the span, which the cut would break
+			} else {
+				end = sp[1]
+			}
 		}
 	}
 	out := strings.TrimSpace(text[start:end])

@@ -269,6 +269,28 @@ func TestClipKeepsTheMatches(t *testing.T) {
 	}
 }
 
+// A cut never falls inside a link or a code span: the quote keeps one whole (when a match is in it) or stops before
+// it, and starts at a link rather than inside its text.
+func TestClipKeepsSpansWhole(t *testing.T) {
+	link := "[Section 6.2.5, “Managing Package Priorities”](https://handbook.example/apt.html#sect.apt-pinning)"
+	text := "This can help manage package installation priorities with the preferences file (see " + link + ") " +
+		strings.Repeat("and more words after it ", 10)
+	i := strings.Index(text, "priorities")
+	got := clip(retrieval.Evidence{Text: text, Matched: [][2]int{{i, i + 10}}}, 100)
+	if strings.Contains(got, "[") || !strings.HasSuffix(got, "(see …") {
+		t.Errorf("clip = %q, want it to stop before the link", got)
+	}
+	j := strings.Index(text, "Managing")
+	if got := clip(retrieval.Evidence{Text: text, Matched: [][2]int{{i, i + 10}, {j, j + 8}}}, 100); !strings.Contains(got, link) {
+		t.Errorf("clip = %q, want the link holding a match whole", got)
+	}
+	code := strings.Repeat("words before the command ", 8) + "run `wine .../setup.exe` to install " + strings.Repeat("the tail ", 20)
+	k := strings.Index(code, "install")
+	if got := clip(retrieval.Evidence{Text: code, Matched: [][2]int{{k, k + 7}}}, 60); strings.Count(got, "`")%2 != 0 {
+		t.Errorf("clip = %q cuts a code span", got)
+	}
+}
+
 func TestTextFragment(t *testing.T) {
 	for unit, want := range map[string]string{
 		"All passwords must have eight or more characters.":                      "#:~:text=All%20passwords%20must%20have%20eight",

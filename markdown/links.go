@@ -226,3 +226,65 @@ func withoutFragment(u string) string {
 func IsCodeSpan(s string) bool {
 	return len(s) > 2 && s[0] == '`' && s[len(s)-1] == '`' && !strings.Contains(s[1:len(s)-1], "`")
 }
+
+// Spans returns the byte ranges of s's code spans ("`a.b`") and links ("[a. b](u)", the target included), in
+// order: text a reader takes whole, which a sentence's end or a cut must not fall inside.
+func Spans(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '`':
+			if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
+				out = append(out, [2]int{i, i + j + 2})
+				i += j + 1
+			}
+		case '[':
+			if end := linkEnd(s, i); end > 0 {
+				out = append(out, [2]int{i, end})
+				i = end - 1
+			}
+		}
+	}
+	return out
+}
+
+// linkEnd is the end of the link that opens at s[i] ("[" text "](" target ")"), 0 when none does: its text may
+// hold code spans and brackets in pairs, not a line break.
+func linkEnd(s string, i int) int {
+	depth := 0
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\n':
+			return 0
+		case '`':
+			if k := strings.IndexByte(s[j+1:], '`'); k >= 0 {
+				j += k + 1
+			}
+		case '[':
+			depth++
+		case ']':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if j+1 < len(s) && s[j+1] == '(' {
+				return linkTargetEnd(s, j+1)
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// SpanAt returns the span of spans (Spans) that holds byte i strictly inside it, and whether one does.
+func SpanAt(spans [][2]int, i int) ([2]int, bool) {
+	for _, sp := range spans {
+		if sp[0] < i && i < sp[1] {
+			return sp, true
+		}
+		if sp[0] >= i {
+			break
+		}
+	}
+	return [2]int{}, false
+}

@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,23 @@ func TestLinks(t *testing.T) {
 		if s[l.Start] != '[' || s[l.End-1] != ')' {
 			t.Errorf("link %+v does not span its markdown", l)
 		}
+	}
+}
+
+func TestSpans(t *testing.T) {
+	s := "See [E.5.1. Migration to 15.5](https://x.example/r.html#m) and `a.b()`, [not a link] or `open"
+	got := Spans(s)
+	want := [][2]int{{4, strings.Index(s, ")") + 1}, {strings.Index(s, "`a"), strings.Index(s, "()`") + 3}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Spans = %v, want %v", got, want)
+	}
+	if sp, ok := SpanAt(got, strings.Index(s, "Migration")); !ok || sp != want[0] {
+		t.Errorf("SpanAt(inside the link) = %v %v", sp, ok)
+	}
+	if _, ok := SpanAt(got, 4); ok {
+		t.Error("a span's first byte is not inside it")
+	}
+	if _, ok := SpanAt(got, strings.Index(s, "not a")); ok {
+		t.Error("brackets without a target are no span")
 	}
 }

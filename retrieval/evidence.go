@@ -619,6 +619,10 @@ func tableSeparator(h string) string {
 // Japanese ("。", "！", "？"), which no space follows.
 func sentences(p string) []string {
 	var out []string
+	var spans [][2]int // a period in a code span or a link's text ends no sentence ("[E.5.1. Migration](…)")
+	if strings.ContainsAny(p, "`[") {
+		spans = markdown.Spans(p)
+	}
 	start := 0
 	for i := 0; i < len(p); i++ {
 		c := p[i]
@@ -657,8 +661,8 @@ func sentences(p string) []string {
 		if c == '.' && abbreviation(p[start:i]) {
 			continue
 		}
-		if inBold(p[start:i]) {
-			continue // a caption's number ("**Example 10.12. Excerpt of …**") ends no sentence
+		if _, in := markdown.SpanAt(spans, i); in || inBold(p[start:i]) {
+			continue // a caption's number ("**Example 10.12. Excerpt of …**") ends no sentence either
 		}
 		out = append(out, strings.TrimSpace(p[start:j]))
 		start = k

@@ -48,6 +48,10 @@ func TestSentences(t *testing.T) {
 		// A period inside bold text (a caption's number) ends no sentence; "**" in code is no bold.
 		"**Example 10.12. Excerpt of `/etc/bind/named.conf.local`**": {"**Example 10.12. Excerpt of `/etc/bind/named.conf.local`**"},
 		"All return `4**2`, i.e. `16`. You can verify this.":         {"All return `4**2`, i.e. `16`.", "You can verify this."},
+		// Nor does one in a link's text or a code span.
+		"See [E.5.1. Migration to Version 15.5](https://x.example/r.html). It lists changes.": {
+			"See [E.5.1. Migration to Version 15.5](https://x.example/r.html).", "It lists changes."},
+		"Run `make. Then` now. Done.": {"Run `make. Then` now.", "Done."},
 	} {
 		if got := sentences(p); !slices.Equal(got, want) {
 			t.Errorf("sentences(%q) = %q, want %q", p, got, want)
