@@ -194,10 +194,14 @@ func extractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence, lang strin
 		if i == lead {
 			b.WriteString(ph.alsoSays)
 		}
-		if i > 0 {
+		text := texts[i]
+		// A row of the table quoted just before goes on under its header, which is written once.
+		if i > 0 && continuesTable(texts[i-1], text) && res.Chunks[quoted[i-1].Chunk].URL == res.Chunks[e.Chunk].URL {
+			text = strings.TrimPrefix(text, tableHead(text))
+		} else if i > 0 {
 			b.WriteString("\n")
 		}
-		for _, line := range strings.Split(texts[i], "\n") {
+		for _, line := range strings.Split(text, "\n") {
 			b.WriteString("> ")
 			b.WriteString(line)
 			b.WriteString("\n")
@@ -214,6 +218,27 @@ func extractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence, lang strin
 	}
 	b.WriteString(ph.offlineNote)
 	return b.String()
+}
+
+// tableHead is the header and separator rows that text, a quoted table row, starts with (through the newline
+// after the separator), or "".
+func tableHead(text string) string {
+	header, rest, ok := strings.Cut(text, "\n")
+	if !ok || !strings.HasPrefix(header, "|") {
+		return ""
+	}
+	sep, _, ok := strings.Cut(rest, "\n")
+	if !ok || !strings.HasPrefix(sep, "| ---") {
+		return ""
+	}
+	return header + "\n" + sep + "\n"
+}
+
+// continuesTable reports whether quote, a table row with its header, is a row of the table that prev, the quote
+// before it, is a row of (the same header).
+func continuesTable(prev, quote string) bool {
+	head := tableHead(quote)
+	return head != "" && tableHead(prev) == head
 }
 
 // OfflineAnswer is the whole answer written without a model for a result above the confidence floor: the

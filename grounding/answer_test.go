@@ -175,6 +175,15 @@ func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	if !strings.HasPrefix(row, "> | Residency |") {
 		t.Errorf("a table row that answers under its heading is not offered as the answer: %q", row)
 	}
+	// Rows of one table quoted in a row read as one table, its header once; a row of another table starts anew.
+	head := "| Residency | Full-time |\n| --- | --- |\n"
+	rows := ExtractiveAnswer(res, []retrieval.Evidence{
+		{Chunk: 0, Text: head + "| In-state | $4,850 |", Own: 0.6, Cover: 0.9, Score: 1},
+		{Chunk: 0, Text: head + "| Out-of-state | $9,700 |", Own: 0.6, Cover: 0.9, Score: 0.9},
+		{Chunk: 0, Text: "| Fee | Amount |\n| --- | --- |\n| Parking | $180 |", Own: 0.6, Cover: 0.9, Score: 0.8}})
+	if want := "> | Residency | Full-time |\n> | --- | --- |\n> | In-state | $4,850 |\n> | Out-of-state | $9,700 |\n\n> | Fee | Amount |"; !strings.HasPrefix(rows, want) {
+		t.Errorf("rows of one table = %q, want them to start %q", rows, want)
+	}
 	dk := DontKnow(res, 1)
 	if !strings.HasPrefix(dk, "I don't know") || !strings.Contains(dk, "[Page A](https://site.edu/a/)") || strings.Contains(dk, "Page B") {
 		t.Errorf("DontKnow = %q", dk)
