@@ -284,7 +284,7 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	if q.n == 0 {
 		return e
 	}
-	own, matched := q.matches(u.text)
+	own, matched := q.matches(withoutTargets(u.text))
 	if u.header != "" {
 		own |= q.contextMask(u.header)
 	}
@@ -672,6 +672,28 @@ func sentences(p string) []string {
 		out = append(out, rest)
 	}
 	return out
+}
+
+// withoutTargets is text with the targets of its links blanked out, byte for byte: a unit holds the words it
+// shows, not those of a URL it links to ("[Continue Reading](…/Danny_Angus_Infra_VP.html)" names no one).
+func withoutTargets(text string) string {
+	if !strings.Contains(text, "](") {
+		return text
+	}
+	var b []byte
+	for l := range markdown.Links(text) {
+		if b == nil {
+			b = []byte(text)
+		}
+		from := l.Start + 1 + len(l.Text) + 1 // after the "]" that ends the link's text
+		for i := from; i < l.End; i++ {
+			b[i] = ' '
+		}
+	}
+	if b == nil {
+		return text
+	}
+	return string(b)
 }
 
 // inBold reports whether text ends inside bold markdown: it opens more "**" than it closes, outside code spans

@@ -172,3 +172,19 @@ func TestEvidenceOpeningSentenceAnswersTellMeAbout(t *testing.T) {
 		t.Error("a passage from the middle of a page opens it")
 	}
 }
+
+// A unit holds the words it shows, not those of the URLs it links to.
+func TestEvidenceIgnoresLinkTargets(t *testing.T) {
+	q := &evidenceQuery{passageQuery: newPassageQuery("who is danny angus", nil)}
+	link := evidenceUnit{text: "- [Continue Reading](https://infra.example.org/blog/Danny_Angus_Infra_VP.html)"}
+	if e := q.score(link, 0); e.Score != 0 {
+		t.Errorf("a link named for its target scores %.3f", e.Score)
+	}
+	named := evidenceUnit{text: "We spoke with [Danny Angus](https://infra.example.org/blog/vp.html), VP since 2025."}
+	if e := q.score(named, 0); e.Own != 1 || len(e.Matched) != 2 {
+		t.Errorf("a link's text: own %.2f, matched %v; want both words", e.Own, e.Matched)
+	}
+	if got := withoutTargets(named.text); len(got) != len(named.text) || strings.Contains(got, "vp.html") || !strings.Contains(got, "[Danny Angus]") {
+		t.Errorf("withoutTargets = %q", got)
+	}
+}
