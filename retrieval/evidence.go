@@ -533,7 +533,15 @@ func evidenceUnits(text string) []evidenceUnit {
 			topic = joined
 		}
 	}
+	fenceQuoted := false // the fence being read opened in a blockquote, whose marker its lines repeat
 	for line := range strings.Lines(text) {
+		// A blockquote's lines read as their text (the page indents a table or a note; the answer quotes anyway).
+		quoted := false
+		if fence == nil || fenceQuoted {
+			if q := unquote(line); q != line {
+				line, quoted = q, true
+			}
+		}
 		t := strings.TrimSpace(line)
 		if fence != nil {
 			fence = append(fence, strings.TrimRight(line, "\n"))
@@ -545,7 +553,7 @@ func evidenceUnits(text string) []evidenceUnit {
 		}
 		if markdown.FenceLine(t) {
 			flush()
-			fence = []string{strings.TrimRight(line, "\n")}
+			fence, fenceQuoted = []string{strings.TrimRight(line, "\n")}, quoted
 			continue
 		}
 		if level := markdown.HeadingLevel(t); level > 0 {
@@ -591,6 +599,18 @@ func evidenceUnits(text string) []evidenceUnit {
 	}
 	flush()
 	return out
+}
+
+// unquote is line without its blockquote markers ("> ", nested ones too), or line itself when it has none.
+func unquote(line string) string {
+	t := strings.TrimLeft(line, " ")
+	if !strings.HasPrefix(t, ">") {
+		return line
+	}
+	for strings.HasPrefix(t, ">") {
+		t = strings.TrimPrefix(strings.TrimPrefix(t, ">"), " ")
+	}
+	return t
 }
 
 // opensTopic reports whether a paragraph introduces what follows rather than stating something: it does not end

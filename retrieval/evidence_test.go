@@ -188,3 +188,20 @@ func TestEvidenceIgnoresLinkTargets(t *testing.T) {
 		t.Errorf("withoutTargets = %q", got)
 	}
 }
+
+// A blockquote's lines read as their text: a table the page indents is a table, its rows read with its header,
+// and a quoted fence is code.
+func TestEvidenceUnitsInBlockquotes(t *testing.T) {
+	units := evidenceUnits("## Align\n\n> | Option | Meaning |\n> |---|---|\n> | `'<'` | Left-aligned. It is the default. |\n" +
+		"> | `'^'` | Centered. |\n\n> > Nested note. Second sentence.\n\n> ```\n> x = 1\n> ```\n")
+	want := []evidenceUnit{
+		{text: "| `'<'` | Left-aligned. It is the default. |", heading: "Align", header: "| Option | Meaning |"},
+		{text: "| `'^'` | Centered. |", heading: "Align", header: "| Option | Meaning |"},
+		{text: "Nested note.", heading: "Align", para: 1},
+		{text: "Second sentence.", heading: "Align", para: 1},
+		{text: "```\nx = 1\n```", heading: "Align"},
+	}
+	if diff := cmp.Diff(want, units, cmp.AllowUnexported(evidenceUnit{})); diff != "" {
+		t.Errorf("evidenceUnits (-want +got):\n%s", diff)
+	}
+}
