@@ -93,7 +93,10 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	if off.Kinds {
 		kind, cues = kindNone, nil
 	}
-	q := &evidenceQuery{passageQuery: r.passageQuery(res.Lang, withoutWords(res.Query, cues)), kind: kind, off: off}
+	// A Japanese unit is read by its words' bigrams alone: those that join a particle to the next word count for
+	// every sentence alike (textnorm.Options.WordBigrams).
+	words := textnorm.Options{WordBigrams: true}
+	q := &evidenceQuery{passageQuery: r.passageQueryWith(res.Lang, withoutWords(res.Query, cues), words), kind: kind, off: off}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}

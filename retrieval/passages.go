@@ -186,6 +186,7 @@ type passageQuery struct {
 	// lang, for a question in a language other than English, is its analysis (newLangPassageQuery); langWords
 	// caches each word's terms in it.
 	lang      *textnorm.Language
+	opt       textnorm.Options // how lang's words are read
 	langWords map[string][]int
 	known     func(term string) bool // the site's vocabulary, for compound parts
 	scratch   []int
@@ -199,8 +200,13 @@ type passageQuery struct {
 // spellings of its words and their related forms (forms from the lexicon and WordNet, both English); another
 // language's counts its own stems and CJK bigrams.
 func (r *Retriever) passageQuery(lang, question string) *passageQuery {
+	return r.passageQueryWith(lang, question, textnorm.Options{})
+}
+
+// passageQueryWith is passageQuery with the words of a language other than English read with opt.
+func (r *Retriever) passageQueryWith(lang, question string, opt textnorm.Options) *passageQuery {
 	if l := textnorm.LanguageOf(lang); l != nil {
-		return newLangPassageQuery(question, l, r.chunkBM25.Has)
+		return newLangPassageQuery(question, l, opt, r.chunkBM25.Has)
 	}
 	return newPassageQuery(question, r.lex.passageForms(r.wordNet()))
 }
@@ -219,12 +225,12 @@ func (r *Retriever) wordNet() *wordnet.DB {
 // texts: a passage writing "Zeilen nummerieren" holds the question's "Zeilennummerierung", and one writing the
 // compound holds the question's "Zeilen" and "nummerieren". Its coverage reads texts in l as well, each bigram
 // of a run a position.
-func newLangPassageQuery(question string, l *textnorm.Language, known func(term string) bool) *passageQuery {
-	q := &passageQuery{terms: map[string]int{}, lang: l, langWords: map[string][]int{}, known: known}
+func newLangPassageQuery(question string, l *textnorm.Language, opt textnorm.Options, known func(term string) bool) *passageQuery {
+	q := &passageQuery{terms: map[string]int{}, lang: l, opt: opt, langWords: map[string][]int{}, known: known}
 	var alias [][2]string // a compound's part, the compound's term
 	textnorm.Words(l.Normalize(question), func(w string) bool {
 		var last string
-		l.WordTerms(w, textnorm.Options{}, func(t string) {
+		l.WordTerms(w, opt, func(t string) {
 			last = t
 			if _, ok := q.terms[t]; !ok && q.n < maxPassageTerms {
 				q.terms[t] = q.n
@@ -318,7 +324,7 @@ func (q *passageQuery) langTerms(w []byte) []int {
 	if cjk {
 		bits = q.scratch[:0]
 	}
-	q.lang.WordTerms(word, textnorm.Options{}, func(t string) {
+	q.lang.WordTerms(word, q.opt, func(t string) {
 		if i, ok := q.terms[t]; ok {
 			bits = append(bits, i)
 		} else {

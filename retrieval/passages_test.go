@@ -289,13 +289,13 @@ func TestLangPassageCoverage(t *testing.T) {
 		{"words question, compound passage", de, "Wie kann ich Zeilen nummerieren?", "Die Zeilennummerierung steht unter Extras.", 1},
 		{"Japanese bigrams", ja, "設定ファイルを変更する", "設定ファイルはここにあります。", 5.0 / 9}, // 設定 定フ ファ ァイ イル of nine,
 	} {
-		q := newLangPassageQuery(c.question, c.lang, known)
+		q := newLangPassageQuery(c.question, c.lang, textnorm.Options{}, known)
 		if _, got := q.coverage(c.text); got != c.want {
 			t.Errorf("%s: coverage %.3f, want %.3f (terms %v)", c.name, got, c.want, q.terms)
 		}
 	}
 	// Offline answers weigh a unit by the question terms it holds: a Japanese run holds several.
-	q := newLangPassageQuery("設定ファイルを変更する", ja, known)
+	q := newLangPassageQuery("設定ファイルを変更する", ja, textnorm.Options{}, known)
 	if m, ranges := q.matches("設定ファイルは ここ です"); bits.OnesCount64(m) != 5 || len(ranges) != 1 {
 		t.Errorf("Japanese unit: %d terms in %d ranges, want 5 in 1", bits.OnesCount64(m), len(ranges))
 	}

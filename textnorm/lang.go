@@ -197,7 +197,7 @@ func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 		}
 		part := w[start:end]
 		if cjk {
-			bigrams(katakanaStem(part), yield)
+			bigrams(katakanaStem(part), opt.WordBigrams, yield)
 		} else if opt.KeepStopwords || !l.IsStopword(part) {
 			if opt.NoStem {
 				yield(fold(part))
@@ -231,6 +231,12 @@ type Options struct {
 	NoBigrams bool
 	// NoCompounds leaves compounds whole (Decompound finds no parts).
 	NoCompounds bool
+	// WordBigrams leaves out the bigrams of a CJK run that join two words rather than two characters of one:
+	// where katakana meets hiragana ("インストールされ": a loanword and the verb it is used as), and where hiragana
+	// meets kanji or katakana ("を一覧", "にインストール": a particle and the next word). Search keeps them (a
+	// page writes its phrases as a question does); choosing an answer's sentence does not, since every sentence
+	// has such joins and a short one is made of little else.
+	WordBigrams bool
 }
 
 // bigrams yields the overlapping character bigrams of run, a string of CJK characters, but for those of two
@@ -239,12 +245,12 @@ type Options struct {
 // of two hiragana is grammar that every page holds, which in a short question outweighs the one or two bigrams
 // of the thing asked about (BM25's IDF leaves it a small weight, but one per occurrence, and a question has many).
 // A bigram that joins a hiragana to a kanji or katakana stays: it is how a verb's stem meets its ending.
-func bigrams(run string, yield func(term string)) {
+func bigrams(run string, words bool, yield func(term string)) {
 	prev := -1
 	n := 0
 	var prevRune rune
 	for i, r := range run {
-		if prev >= 0 && !(isHiragana(prevRune) && isHiragana(r)) {
+		if prev >= 0 && !(isHiragana(prevRune) && isHiragana(r)) && !(words && joinsWords(prevRune, r)) {
 			_, size := utf8.DecodeRuneInString(run[i:])
 			yield(run[prev : i+size])
 		}
@@ -257,6 +263,14 @@ func bigrams(run string, yield func(term string)) {
 }
 
 func isHiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
+
+// joinsWords reports whether characters a and b, in this order, are most likely the ends of two words
+// (Options.WordBigrams): a katakana (or its prolonged sound mark) before a hiragana, a hiragana before anything
+// else. A kanji before a hiragana is a verb's or adjective's stem and its ending ("始まる", "新しい"): it stays.
+func joinsWords(a, b rune) bool {
+	katakana := a == 'ー' || unicode.Is(unicode.Katakana, a)
+	return katakana && isHiragana(b) || isHiragana(a) && !isHiragana(b)
+}
 
 // katakanaStem drops the prolonged sound mark "ー" that ends a katakana word of four characters or more, which
 // Japanese writes or leaves out for the same word ("サーバー" and "サーバ", "ユーザー" and "ユーザ" are both on

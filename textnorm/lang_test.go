@@ -105,6 +105,19 @@ func TestCJKBigrams(t *testing.T) {
 			t.Errorf("%s: bigrams %q, want %q", text, got, want)
 		}
 	}
+	// With WordBigrams the joins of two words go too: katakana before hiragana, hiragana before anything else; a
+	// kanji before hiragana stays (an ending, or a particle: "定を", "業は").
+	for text, want := range map[string][]string{
+		"設定を変更しますか":       {"設定", "定を", "変更", "更し"},
+		"インストールされているフォント": {"イン", "ンス", "スト", "トー", "ール", "フォ", "ォン", "ント"},
+		"授業は始まります":        {"授業", "業は", "始ま"},
+	} {
+		got = got[:0]
+		ja.WordTerms(text, Options{WordBigrams: true}, func(term string) { got = append(got, term) })
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: word bigrams %q, want %q", text, got, want)
+		}
+	}
 	for s, want := range map[string]string{"設定ファイル": "ja", "设置邮件服务器": "zh", "단락의 줄": "ko", "Zeile": ""} {
 		if got := ScriptLanguage(s); got != want {
 			t.Errorf("ScriptLanguage(%q) = %q, want %q", s, got, want)
