@@ -138,6 +138,8 @@ type Matcher struct {
 	phrasings []phrasing
 	// langs are the analyses the entries are read in, nil for English; a phrasing names its by index.
 	langs []*textnorm.Language
+	// vocabulary holds the terms of the entries' questions, which compounds are split against.
+	vocabulary map[string]bool
 	idf   map[string]float64
 	// unseen is the weight of a term no FAQ question has: the rarest weight.
 	unseen float64
@@ -154,23 +156,38 @@ type phrasing struct {
 // NewMatcher indexes entries. Entries without a question or an answer are skipped; when two entries ask the same
 // question (the same terms), the first is kept, so an operator's entry listed first wins over the site's markup.
 func NewMatcher(entries []Entry) *Matcher {
-	m := &Matcher{idf: map[string]float64{}}
-	seen := map[string]bool{}
+	m := &Matcher{idf: map[string]float64{}, vocabulary: map[string]bool{}}
+	type asked struct {
+		entry Entry
+		lang  *textnorm.Language
+	}
+	var all []asked
 	for _, e := range entries {
 		if strings.TrimSpace(e.Question) == "" || strings.TrimSpace(e.Answer) == "" {
 			continue
 		}
+		l := entryLanguage(&e)
+		all = append(all, asked{e, l})
+		// The terms of the questions, which a compound is split against (German "Vorlesungsbeginn" where another
+		// entry writes "Vorlesungen" and "beginnen").
+		for _, q := range append([]string{e.Question}, e.Alternatives...) {
+			for t := range termSet(q, l, nil) {
+				m.vocabulary[t] = true
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, a := range all {
 		id := len(m.entries)
 		added := false
-		l := entryLanguage(&e)
-		li := slices.Index(m.langs, l)
+		li := slices.Index(m.langs, a.lang)
 		if li < 0 {
 			li = len(m.langs)
-			m.langs = append(m.langs, l)
+			m.langs = append(m.langs, a.lang)
 		}
-		for _, q := range append([]string{e.Question}, e.Alternatives...) {
-			terms := termSet(q, l)
-			key := tag(l) + ":" + setKey(terms)
+		for _, q := range append([]string{a.entry.Question}, a.entry.Alternatives...) {
+			terms := termSet(q, a.lang, m.known)
+			key := tag(a.lang) + ":" + setKey(terms)
 			if len(terms) == 0 || seen[key] {
 				continue
 			}
@@ -179,7 +196,7 @@ func NewMatcher(entries []Entry) *Matcher {
 			added = true
 		}
 		if added {
-			m.entries = append(m.entries, e)
+			m.entries = append(m.entries, a.entry)
 		}
 	}
 	df := map[string]int{}
@@ -209,7 +226,7 @@ func (m *Matcher) Match(question string) (Match, bool) {
 	asked := make([]map[string]bool, len(m.langs))
 	weights := make([]float64, len(m.langs))
 	for i, l := range m.langs {
-		asked[i] = termSet(question, l)
+		asked[i] = termSet(question, l, m.known)
 		for t := range asked[i] {
 			weights[i] += m.weight(t)
 		}
@@ -320,8 +337,9 @@ func (m *Matcher) weight(t string) float64 {
 
 // termSet is the set of a question's index terms in language l (nil: English; see textnorm.Terms and
 // textnorm.Language.WordTerms), with the question words kept that change what is asked of the same subject
-// ("when" and "where", "how much" and "how many", a negation).
-func termSet(s string, l *textnorm.Language) map[string]bool {
+// ("when" and "where", "how much" and "how many", a negation), and a compound that known does not hold as its
+// parts when it holds them all (compoundParts).
+func termSet(s string, l *textnorm.Language, known func(term string) bool) map[string]bool {
 	out := map[string]bool{}
 	if l != nil {
 		keep := questionWordsIn[l.Tag()]
@@ -329,6 +347,12 @@ func termSet(s string, l *textnorm.Language) map[string]bool {
 		textnorm.Words(s, func(w string) bool {
 			if keep[w] {
 				out[w] = true
+				return true
+			}
+			if parts := compoundParts(w, l, known); parts != nil {
+				for _, t := range parts {
+					out[t] = true
+				}
 				return true
 			}
 			l.WordTerms(w, textnorm.Options{}, func(t string) { out[t] = true })

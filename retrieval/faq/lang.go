@@ -61,3 +61,24 @@ func set(words ...string) map[string]bool {
 	}
 	return m
 }
+
+// known reports whether term is a term of the entries' questions.
+func (m *Matcher) known(term string) bool { return m.vocabulary[term] }
+
+// compoundParts are the terms of word w's parts, when l writes compounds, w's own term is not one known holds
+// and known holds each of its parts (textnorm.Language.Decompound); else nil.
+func compoundParts(w string, l *textnorm.Language, known func(term string) bool) []string {
+	if known == nil || !l.Compounds() || known(l.Stem(w)) {
+		return nil
+	}
+	parts := l.Decompound(w, textnorm.Options{}, known)
+	if len(parts) < 2 {
+		return nil
+	}
+	for _, p := range parts {
+		if !known(p) {
+			return nil
+		}
+	}
+	return parts
+}

@@ -61,6 +61,8 @@ func TestMatchInEntryLanguage(t *testing.T) {
 		{"授業はいつ始まりますか", "授業はいつ始まりますか？", true},
 		{"授業はどこで始まりますか", "授業はいつ始まりますか？", false},
 		{"when do fall classes start", "When do fall classes begin?", true}, // English keeps its synonyms
+		// A compound whose parts the entries write is read as its parts.
+		{"Wintersemestervorlesungen: wann beginnen die?", "Wann beginnen die Vorlesungen im Wintersemester?", true},
 	} {
 		got, ok := m.Match(c.q)
 		if !ok || got.Entry.Question != c.want || (got.Score >= DefaultDirectThreshold) != c.direct {
