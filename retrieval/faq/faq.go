@@ -140,7 +140,7 @@ type Matcher struct {
 	langs []*textnorm.Language
 	// vocabulary holds the terms of the entries' questions, which compounds are split against.
 	vocabulary map[string]bool
-	idf   map[string]float64
+	idf        map[string]float64
 	// unseen is the weight of a term no FAQ question has: the rarest weight.
 	unseen float64
 }
