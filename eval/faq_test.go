@@ -10,18 +10,7 @@ import (
 // TestCalibrateFAQExample calibrates direct answers on the example site's FAQ and its labelled questions (near
 // misses included): the serving default must keep precision at or above 0.98 there, and answer some directly.
 func TestCalibrateFAQExample(t *testing.T) {
-	entries, err := faq.Load("../examples/faq.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs, err := LoadFAQQuestions("../examples/faq-questions.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := CalibrateFAQ(faq.NewMatcher(entries), qs, 0.98, faq.DefaultDirectThreshold)
-	for _, l := range rep.Lines() {
-		t.Log(l)
-	}
+	_, _, rep := calibrate(t, "../examples/faq.yaml", "../examples/faq-questions.jsonl")
 	if rep.AtDefault.Precision < 0.98 {
 		t.Errorf("precision of direct answers at the default threshold %.2f = %.3f, want >= 0.98", rep.Threshold, rep.AtDefault.Precision)
 	}
@@ -45,18 +34,7 @@ func TestCalibrateFAQExample(t *testing.T) {
 // directly, and more of them than when the same entries are read as English, as they were before entries had
 // languages.
 func TestCalibrateFAQGerman(t *testing.T) {
-	entries, err := faq.Load("testdata/faq/faq-de.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs, err := LoadFAQQuestions("testdata/faq/faq-de-questions.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := CalibrateFAQ(faq.NewMatcher(entries), qs, 0.98, faq.DefaultDirectThreshold)
-	for _, l := range rep.Lines() {
-		t.Log(l)
-	}
+	entries, qs, rep := calibrate(t, "testdata/faq/faq-de.yaml", "testdata/faq/faq-de-questions.jsonl")
 	if rep.AtChosen.Precision < 0.98 || rep.AtChosen.Recall < 0.5 {
 		t.Errorf("at the calibrated threshold %.2f: precision %.3f, recall %.3f; want >= 0.98 and >= 0.5", rep.Chosen,
 			rep.AtChosen.Precision, rep.AtChosen.Recall)
@@ -72,4 +50,23 @@ func TestCalibrateFAQGerman(t *testing.T) {
 		t.Errorf("read as German, recall %.3f at precision %.3f; as English %.3f at %.3f: the German analysis should answer more",
 			rep.AtChosen.Recall, rep.AtChosen.Precision, asEnglish.AtChosen.Recall, asEnglish.AtChosen.Precision)
 	}
+}
+
+// calibrate loads an FAQ file and its labelled questions and calibrates direct answers on them at a target
+// precision of 0.98, logging the report.
+func calibrate(t *testing.T, faqFile, questions string) ([]faq.Entry, []FAQQuestion, FAQReport) {
+	t.Helper()
+	entries, err := faq.Load(faqFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := LoadFAQQuestions(questions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := CalibrateFAQ(faq.NewMatcher(entries), qs, 0.98, faq.DefaultDirectThreshold)
+	for _, l := range rep.Lines() {
+		t.Log(l)
+	}
+	return entries, qs, rep
 }

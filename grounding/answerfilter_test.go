@@ -60,7 +60,6 @@ func TestEveryAnswerPathIsClean(t *testing.T) {
 			planted = true
 		}
 	}
-	const lifeURL = "https://www.lakeshore-poly.example/student-life/"
 	life, ok := ix.PageByURL(lifeURL)
 	if !ok || !planted {
 		t.Fatal("no student life page, or no tuition chunk")

@@ -13,6 +13,7 @@ import (
 	"github.com/ragproxy/ragproxy/retrieval"
 	"github.com/ragproxy/ragproxy/retrieval/faq"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/tokenizer"
 )
 
 // exampleFAQ is the example site's operator FAQ.
@@ -114,24 +115,8 @@ func TestFAQEvidence(t *testing.T) {
 // TestSiteFAQ checks the FAQ entries an index's pages mark up: by default they lead the context and the model
 // answers; with SiteFAQDirect a close match is answered from them; with SiteFAQOff they are ignored.
 func TestSiteFAQ(t *testing.T) {
-	base, tok := exampleIndex(t)
-	ix := *base.Index()
-	ix.Pages = slices.Clone(ix.Pages)
-	const lifeURL = "https://www.lakeshore-poly.example/student-life/"
-	p, ok := ix.PageByURL(lifeURL)
-	if !ok {
-		t.Fatal("no student life page")
-	}
-	p.FAQ = []index.FAQEntry{{Question: "How many boats does the sailing club own?", Answer: "The sailing club owns 12 dinghies.",
-		URL: lifeURL + "#sailing", Source: "heading"}}
-	emb, err := retrieval.EmbedderFor(&ix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := retrieval.New(&ix, emb, tok, base.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, tok := withLifeFAQ(t, "", index.FAQEntry{Question: "How many boats does the sailing club own?",
+		Answer: "The sailing club owns 12 dinghies.", URL: lifeURL + "#sailing", Source: "heading"})
 	const ask = `{"model":"ragproxy","messages":[{"role":"user","content":"how many boats does the sailing club own"}]}`
 	for _, c := range []struct {
 		name     string
@@ -167,25 +152,8 @@ func TestSiteFAQ(t *testing.T) {
 // TestSiteFAQInPageLanguage checks that an entry a German page marks up is read as German: a question that writes
 // its words in other forms ("Segelclub" for "Segelclubs", "vom" for "des") is answered from it directly.
 func TestSiteFAQInPageLanguage(t *testing.T) {
-	base, tok := exampleIndex(t)
-	ix := *base.Index()
-	ix.Pages = slices.Clone(ix.Pages)
-	const lifeURL = "https://www.lakeshore-poly.example/student-life/"
-	p, ok := ix.PageByURL(lifeURL)
-	if !ok {
-		t.Fatal("no student life page")
-	}
-	p.Lang = "de"
-	p.FAQ = []index.FAQEntry{{Question: "Wo liegen die Boote des Segelclubs?", Answer: "Die Boote liegen am Nordufer.",
-		URL: lifeURL + "#segeln", Source: "heading"}}
-	emb, err := retrieval.EmbedderFor(&ix, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := retrieval.New(&ix, emb, tok, base.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, tok := withLifeFAQ(t, "de", index.FAQEntry{Question: "Wo liegen die Boote des Segelclubs?",
+		Answer: "Die Boote liegen am Nordufer.", URL: lifeURL + "#segeln", Source: "heading"})
 	h := newHarness(t, server.Config{Grounder: &Grounder{Retriever: r, Tokenizer: tok, SiteFAQ: SiteFAQDirect}}, replying("an answer"))
 	_, out := h.post(t, "/chat/completions", `{"model":"ragproxy","messages":[{"role":"user","content":"Wo liegen denn die Boote vom Segelclub?"}]}`)
 	if n := len(h.Fake.Requests()); n != 0 {
@@ -194,4 +162,32 @@ func TestSiteFAQInPageLanguage(t *testing.T) {
 	if a := ssetest.Answer(t, out); !strings.HasPrefix(a, "Die Boote liegen am Nordufer.") {
 		t.Errorf("direct answer = %q", a)
 	}
+}
+
+// lifeURL is the example site's student life page, which the site FAQ tests give entries.
+const lifeURL = "https://www.lakeshore-poly.example/student-life/"
+
+// withLifeFAQ is a retriever of the example index whose student life page marks up entries, in lang when set.
+func withLifeFAQ(t *testing.T, lang string, entries ...index.FAQEntry) (*retrieval.Retriever, *tokenizer.Tokenizer) {
+	t.Helper()
+	base, tok := exampleIndex(t)
+	ix := *base.Index()
+	ix.Pages = slices.Clone(ix.Pages)
+	p, ok := ix.PageByURL(lifeURL)
+	if !ok {
+		t.Fatal("no student life page")
+	}
+	if lang != "" {
+		p.Lang = lang
+	}
+	p.FAQ = entries
+	emb, err := retrieval.EmbedderFor(&ix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := retrieval.New(&ix, emb, tok, base.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, tok
 }
