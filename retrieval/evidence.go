@@ -69,6 +69,9 @@ const (
 	// and a reader takes the sentence in at a glance; unless the question asks for a command, which the block
 	// then is.
 	evidenceCode = 0.5
+	// evidenceLink multiplies the score of a unit that is a link and nothing more (an item of a page's table of
+	// contents, "- [E.16. Release 15.5](…)"): it points to an answer rather than states one.
+	evidenceLink = 0.5
 	// evidenceContext is what a question term counts for when only the unit's heading, page title or topic line
 	// (see evidenceUnit.topic) holds it: the unit is about it without naming it again.
 	evidenceContext = 0.75
@@ -319,6 +322,8 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	}
 	if markdown.FenceLine(u.text) && !q.off.Code && q.kind != kindCommand {
 		e.Score *= evidenceCode
+	} else if onlyLink(u.text) {
+		e.Score *= evidenceLink
 	} else if n := utf8.RuneCountInString(u.text); n > evidenceLongRunes {
 		e.Score *= math.Sqrt(float64(evidenceLongRunes) / float64(n))
 	}
@@ -695,6 +700,15 @@ func sentences(p string) []string {
 		out = append(out, rest)
 	}
 	return out
+}
+
+// onlyLink reports whether text, a list item's marker aside, is one markdown link and nothing else.
+func onlyLink(text string) bool {
+	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(text), "-*+"))
+	for l := range markdown.Links(t) {
+		return l.Start == 0 && l.End == len(t)
+	}
+	return false
 }
 
 // withoutTargets is text with the targets of its links blanked out, byte for byte: a unit holds the words it

@@ -205,3 +205,23 @@ func TestEvidenceUnitsInBlockquotes(t *testing.T) {
 		t.Errorf("evidenceUnits (-want +got):\n%s", diff)
 	}
 }
+
+// A unit that is only a link (a table of contents' item) scores half what the same words state in a sentence.
+func TestEvidenceLinkOnly(t *testing.T) {
+	q := &evidenceQuery{passageQuery: newPassageQuery("what changed in release 15.5", nil)}
+	toc := q.score(evidenceUnit{text: "- [E.16. Release 15.5](https://x.example/release-15-5.html)"}, 0)
+	said := q.score(evidenceUnit{text: "- E.16. Release 15.5"}, 0)
+	if said.Score == 0 || toc.Score != said.Score*evidenceLink {
+		t.Errorf("link only %.3f, the same words %.3f", toc.Score, said.Score)
+	}
+	for text, want := range map[string]bool{
+		"[E.16. Release 15.5](https://x.example/r.html)":        true,
+		"- [Continue Reading](https://x.example/r.html)":        true,
+		"See [E.16](https://x.example/r.html) for the changes.": false,
+		"[a](https://x.example/a) and [b](https://x.example/b)": false,
+	} {
+		if got := onlyLink(text); got != want {
+			t.Errorf("onlyLink(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
