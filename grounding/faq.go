@@ -191,14 +191,16 @@ func (g *Grounder) operatorFAQ() *faq.Matcher {
 // API, which answer from the next question on. It is safe for concurrent use.
 type LiveFAQ struct {
 	file []faq.Entry
+	lang string // the language of entries that do not say theirs and whose text does not tell (faq.WithLanguage)
 	m    atomic.Pointer[faq.Matcher]
 	// added is a digest of the added entries, "" when there are none.
 	added atomic.Pointer[string]
 }
 
-// NewLiveFAQ returns the FAQ of the file's entries (none for no file).
-func NewLiveFAQ(file []faq.Entry) *LiveFAQ {
-	l := &LiveFAQ{file: file}
+// NewLiveFAQ returns the FAQ of the file's entries (none for no file), for a site whose main language is lang: an
+// entry, of the file or added, that does not say its language and whose text does not tell is read in lang.
+func NewLiveFAQ(file []faq.Entry, lang string) *LiveFAQ {
+	l := &LiveFAQ{file: file, lang: lang}
 	l.Set(nil)
 	return l
 }
@@ -220,7 +222,7 @@ func (l *LiveFAQ) Set(added []faq.Entry) {
 		l.m.Store(nil)
 		return
 	}
-	l.m.Store(faq.NewMatcher(entries))
+	l.m.Store(faq.NewMatcher(faq.WithLanguage(entries, l.lang)))
 }
 
 // Added is a digest of the added entries, "" when there are none: answers are cached by it (see Grounder.Vary),

@@ -65,7 +65,7 @@ func TestTopic(t *testing.T) {
 // stops that.
 func TestLiveFAQ(t *testing.T) {
 	r, tok := exampleIndex(t)
-	live := NewLiveFAQ(nil)
+	live := NewLiveFAQ(nil, "")
 	g := &Grounder{Retriever: r, Tokenizer: tok, LiveFAQ: live}
 	ask := func() *server.Grounding {
 		msgs := []compat.Message{compat.TextMessage("user", "Is there a shuttle from the train station to campus?")}
@@ -92,7 +92,7 @@ func TestLiveFAQ(t *testing.T) {
 }
 
 func TestLiveFAQVary(t *testing.T) {
-	live := NewLiveFAQ(nil)
+	live := NewLiveFAQ(nil, "")
 	g := &Grounder{LiveFAQ: live}
 	before := g.Vary(nil)
 	live.Set([]faq.Entry{{Question: "q", Answer: "a", URL: "https://u.example/"}})

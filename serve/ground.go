@@ -51,7 +51,7 @@ func (c *Config) ground(ctx context.Context, scfg *server.Config, client *upstre
 		}
 	}
 	// The file's entries, and those the admin API adds while serving (see wireInsights).
-	g.LiveFAQ = grounding.NewLiveFAQ(entries)
+	g.LiveFAQ = grounding.NewLiveFAQ(entries, r.Languages()[0])
 	if gc.FAQFile != "" {
 		logger.Info("faq loaded", "file", gc.FAQFile, "entries", g.LiveFAQ.Matcher().Len(), "direct_threshold", gc.FAQDirect)
 	}

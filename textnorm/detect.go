@@ -135,6 +135,33 @@ func DetectQuestion(text string, among []string) (lang string, ok bool) {
 	return detectByWords(text, among, MinQuestionStopwords, true)
 }
 
+// DetectAmongMany is Detect for a short text (a question and its answer) whose language may be any of many
+// (among, nil for any): a script that only one language among writes decides, else a stopword vote as
+// DetectQuestion's (MinQuestionStopwords of one language, and that many more than any other's), else the best by
+// trigrams of the languages with the most stopwords (MinQuestionStopwords or more), else the detector's trigrams
+// as for a text of any language (MinDetectLetters letters or more and a reliable answer) when that language is
+// among. Among many languages the trigrams of a few words tell none: "Parkplätze? Parkplatz B."
+// is French to them when they must choose.
+func DetectAmongMany(text string, among []string) (lang string, ok bool) {
+	if s := ScriptLanguage(text); s != "" {
+		return Detect(text, among)
+	}
+	if s := scriptAmong(text, among, false); s != "" {
+		return s, true
+	}
+	counts := stopwordCounts(text, among)
+	if l, ok := stopwordVote(counts, MinQuestionStopwords); ok {
+		return l, true
+	}
+	if leaders := stopwordLeaders(counts, MinQuestionStopwords); len(leaders) > 0 {
+		return detect(text, leaders, false) // the best of a few, by trigrams
+	}
+	if l, ok := Detect(text, nil); ok && (among == nil || slices.Contains(among, l)) {
+		return l, true
+	}
+	return "", false
+}
+
 // detectByWords tells text's language among among by its script, else by a stopword vote needing min, else by
 // trigrams (detect, reliable as asked).
 func detectByWords(text string, among []string, min int, reliable bool) (lang string, ok bool) {

@@ -42,7 +42,7 @@ func TestAdminPageBrowser(t *testing.T) {
 	defer store.Close()
 	r, tok := indextest.Shared(t)
 	g := &grounding.Grounder{Retriever: r, Tokenizer: tok, SiteName: "Lakeshore Polytechnic", Offline: true,
-		LiveFAQ: grounding.NewLiveFAQ(nil)}
+		LiveFAQ: grounding.NewLiveFAQ(nil, "")}
 	log := insights.NewLog(insights.LogConfig{Store: store})
 	api := &insights.API{Store: store, Log: log, FAQChanged: func(_ context.Context, es []insights.FAQEntry) error {
 		entries := make([]faq.Entry, len(es))

@@ -1,22 +1,46 @@
 package faq
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // entryLanguage is the analysis entry e is read in (nil: English): its Lang's, else that of the language its
-// question and answer are surely written in among those analysed here (textnorm.DetectQuestion, English the
-// default when it is not sure).
+// question and answer are surely written in (detect), else English.
 func entryLanguage(e *Entry) *textnorm.Language {
 	if e.Lang != "" {
 		return textnorm.LanguageOf(e.Lang)
 	}
-	if lang, ok := textnorm.DetectQuestion(e.Question+"\n"+e.Answer, analysed()); ok {
+	if lang, ok := detect(e); ok {
 		return textnorm.LanguageOf(lang)
 	}
 	return nil
+}
+
+// detect is the language e's question and answer are surely written in, among those analysed here
+// (textnorm.DetectAmongMany).
+func detect(e *Entry) (string, bool) {
+	return textnorm.DetectAmongMany(e.Question+"\n"+e.Answer, analysed())
+}
+
+// WithLanguage returns entries with the Lang of each that has none set: the language its question and answer are
+// surely written in, else lang (a site's main language, for the entries an operator writes for it: "Parken?" and
+// "Parkplatz B." say too little to tell, and a German site's are German). entries is not changed.
+func WithLanguage(entries []Entry, lang string) []Entry {
+	out := slices.Clone(entries)
+	for i := range out {
+		if out[i].Lang != "" {
+			continue
+		}
+		if l, ok := detect(&out[i]); ok {
+			out[i].Lang = l
+		} else {
+			out[i].Lang = lang
+		}
+	}
+	return out
 }
 
 var analysed = sync.OnceValue(textnorm.Analysed)

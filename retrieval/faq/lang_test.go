@@ -2,6 +2,7 @@ package faq
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/textnorm"
@@ -97,5 +98,28 @@ func TestLoadRefusesBadLang(t *testing.T) {
 	es, err := Load(write(t, "faq.yaml", "- question: Wo ist die Bibliothek?\n  answer: Gebäude 4.\n  url: https://x.example/\n  lang: de\n"))
 	if err != nil || len(es) != 1 || es[0].Lang != "de" {
 		t.Fatalf("entries %+v, err %v", es, err)
+	}
+}
+
+// WithLanguage gives an entry that does not say its language the one its text surely is in, else the site's: a
+// German site's terse entry is read as German ("Parkplatz" meets "Parkplätze"), a plainly English one stays English.
+func TestWithLanguage(t *testing.T) {
+	entries := []Entry{
+		{Question: "Parkplätze?", Answer: "Parkplatz B.", URL: "https://u.example/de/"},
+		{Question: "Where is the library and when does it open?", Answer: "In building 4, from 8 a.m.", URL: "https://u.example/"},
+		{Question: "Wifi?", Answer: "LPC-Secure.", URL: "https://u.example/", Lang: "en"},
+	}
+	got := WithLanguage(entries, "de")
+	if langs := []string{got[0].Lang, got[1].Lang, got[2].Lang}; !slices.Equal(langs, []string{"de", "en", "en"}) {
+		t.Errorf("languages %q, want de, en, en", langs)
+	}
+	if entries[0].Lang != "" {
+		t.Error("WithLanguage changed its argument")
+	}
+	if m, ok := NewMatcher(got).Match("Parkplatz?"); !ok || m.Score < DefaultDirectThreshold {
+		t.Errorf("read as German: %+v", m)
+	}
+	if m, ok := NewMatcher(entries).Match("Parkplatz?"); ok && m.Score >= DefaultDirectThreshold {
+		t.Errorf("read as English, the forms met: %+v", m)
 	}
 }
