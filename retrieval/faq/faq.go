@@ -8,8 +8,8 @@
 // The score is a weighted Dice coefficient of the two questions' index terms (stemmed, stopwords dropped), each
 // term weighted by its rarity among the FAQ's questions, so the words that tell questions apart weigh most. Each
 // entry is read in its own language (its Lang, else the one its text is written in): the visitor's question is
-// analysed as that language analyses text (its Snowball stems and stopwords, CJK bigrams), so "Wann beginnen die
-// Vorlesungen?" meets "Wann beginnt die Vorlesung?". A question's word that an English FAQ's question writes as a
+// analysed as that language analyses text (its Snowball stems and stopwords, CJK bigrams), so "Wo sind die
+// Bibliotheken?" meets "Wo ist die Bibliothek?". A question's word that an English FAQ's question writes as a
 // WordNet synonym (in one of the word's most frequent senses) counts for most of a match, so that a close
 // paraphrase ("when do fall classes start") is still answered.
 //
@@ -56,7 +56,7 @@ type Entry struct {
 	// Source says where the entry comes from: "operator" for the operator's file, else the page markup kind.
 	Source string `json:"source,omitempty" yaml:"source,omitempty"`
 	// Lang is the language the entry is written in, a BCP 47 tag ("de", "pt-BR"); empty: the language its
-	// question and answer are surely written in, else English.
+	// question and answer are surely written in, else English (WithLanguage gives a site's language instead).
 	Lang string `json:"lang,omitempty" yaml:"lang,omitempty"`
 }
 
