@@ -3,7 +3,6 @@ package retrieval
 import (
 	"iter"
 	"math"
-	"math/bits"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -295,12 +294,13 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 		// states the kind of answer asked for and its heading, title or topic line names one of them.
 		return e
 	}
-	terms := q.n
+	all := uint64(1)<<q.n - 1
+	terms := q.weigh(all)
 	if q.quantity != 0 {
 		terms++
 	}
-	e.Cover = (float64(bits.OnesCount64(own)) + evidenceContext*float64(bits.OnesCount64(context))) / float64(terms)
-	e.Own = float64(bits.OnesCount64(own&^q.quantity)) / float64(q.n)
+	e.Cover = (q.weigh(own) + evidenceContext*q.weigh(context)) / terms
+	e.Own = q.weigh(own&^q.quantity) / q.weigh(all)
 	e.Score = e.Cover * e.Cover
 	if typed {
 		e.Score *= evidenceKind

@@ -185,8 +185,10 @@ type passageQuery struct {
 
 	// lang, for a question in a language other than English, is its analysis (newLangPassageQuery); langWords
 	// caches each word's terms in it.
-	lang      *textnorm.Language
-	opt       textnorm.Options // how lang's words are read
+	lang *textnorm.Language
+	opt  textnorm.Options // how lang's words are read
+	// weights are the bits' weights when opt.WordBigrams: a CJK word's bigrams share one word's weight.
+	weights   []float64
 	langWords map[string][]int
 	known     func(term string) bool // the site's vocabulary, for compound parts
 	scratch   []int
@@ -228,16 +230,45 @@ func (r *Retriever) wordNet() *wordnet.DB {
 func newLangPassageQuery(question string, l *textnorm.Language, opt textnorm.Options, known func(term string) bool) *passageQuery {
 	q := &passageQuery{terms: map[string]int{}, lang: l, opt: opt, langWords: map[string][]int{}, known: known}
 	var alias [][2]string // a compound's part, the compound's term
+	// Japanese writes its words in kanji, katakana and hiragana by turns: with the joins of two words left out
+	// (opt.WordBigrams), the bigrams that overlap one after another are one word's and share its weight, so that
+	// "インストール" (five bigrams) counts as much as "記録" (one). Chinese runs are whole clauses: no weights.
+	words := opt.WordBigrams && l.Tag() == "ja"
+	var group []int // the bits of the word being read
+	endGroup := func() {
+		for _, b := range group {
+			q.weights[b] = min(q.weights[b], 1/float64(len(group)))
+		}
+		group = group[:0]
+	}
+	var prevTerm string
 	textnorm.Words(l.Normalize(question), func(w string) bool {
 		var last string
 		l.WordTerms(w, opt, func(t string) {
 			last = t
-			if _, ok := q.terms[t]; !ok && q.n < maxPassageTerms {
+			bit, ok := q.terms[t]
+			if !ok && q.n < maxPassageTerms {
+				bit = q.n
 				q.terms[t] = q.n
 				q.first[t[0]] = true
 				q.n++
+				if words {
+					q.weights = append(q.weights, 1)
+				}
+			} else if !ok {
+				return
 			}
+			if !words {
+				return
+			}
+			if !overlaps(prevTerm, t) {
+				endGroup()
+			}
+			group = append(group, bit)
+			prevTerm = t
 		})
+		endGroup()
+		prevTerm = ""
 		for _, part := range l.Decompound(w, textnorm.Options{}, known) {
 			alias = append(alias, [2]string{part, last})
 		}
@@ -348,6 +379,32 @@ func (q *passageQuery) langTerms(w []byte) []int {
 	}
 	q.langWords[word] = bits
 	return bits
+}
+
+// overlaps reports whether CJK bigram b follows bigram a in one run ("イン" then "ンス").
+func overlaps(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	r, _ := utf8.DecodeLastRuneInString(a)
+	f, _ := utf8.DecodeRuneInString(b)
+	return r == f && r >= 0x2E80
+}
+
+// weigh is the weight of mask's bits: their count, or their weights' sum when the query has weights.
+func (q *passageQuery) weigh(mask uint64) float64 {
+	if q.weights == nil {
+		return float64(bits.OnesCount64(mask))
+	}
+	w := 0.0
+	for m := mask; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros64(m); i < len(q.weights) {
+			w += q.weights[i]
+		} else {
+			w++ // the quantity
+		}
+	}
+	return w
 }
 
 // termHit is a question term found at a position of a text.

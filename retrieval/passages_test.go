@@ -304,3 +304,24 @@ func TestLangPassageCoverage(t *testing.T) {
 		t.Errorf("the English analysis brought Absätze and Absatz together")
 	}
 }
+
+// A Japanese question read by words (textnorm.Options.WordBigrams) weighs each word once, however many bigrams
+// it has: a unit holding "インストール" (five bigrams) and one holding "記録" (one) hold as much of the question.
+func TestJapaneseWordWeights(t *testing.T) {
+	ja := textnorm.LanguageOf("ja")
+	q := newLangPassageQuery("インストールの記録", ja, textnorm.Options{WordBigrams: true}, func(string) bool { return false })
+	install, _ := q.matches("インストール")
+	record, _ := q.matches("記録")
+	if a, b := q.weigh(install), q.weigh(record); a != b || a != 1 {
+		t.Errorf("インストール weighs %.2f, 記録 %.2f; want one word each", a, b)
+	}
+	// Read by bigrams, as search reads them, the long word is five terms to the short one's one.
+	plain := newLangPassageQuery("インストールの記録", ja, textnorm.Options{}, func(string) bool { return false })
+	if m, _ := plain.matches("インストール"); plain.weigh(m) != 5 {
+		t.Errorf("by bigrams インストール weighs %.2f, want 5", plain.weigh(m))
+	}
+	// Chinese runs are whole clauses: no weights.
+	if zh := newLangPassageQuery("如何列出字体", textnorm.LanguageOf("zh"), textnorm.Options{WordBigrams: true}, nil); zh.weights != nil {
+		t.Errorf("a Chinese question has weights %v", zh.weights)
+	}
+}
