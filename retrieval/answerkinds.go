@@ -24,8 +24,8 @@ type kindLanguage struct {
 	// many" or "how much"; a number phrase followed by a time unit asks for a duration, by a money noun for an
 	// amount, by a size noun for a size.
 	duration, number [][]string
-	// date and person are the words that, opening a question, ask "when" and "who".
-	date, person []string
+	// date, person and place are the words that, opening a question, ask "when", "who" and "where".
+	date, person, place []string
 	// which are the interrogative determiners that ask for a number before a noun of numberNouns ("welcher
 	// Port"), or for a size before one of sizeNouns.
 	which []string
@@ -48,7 +48,7 @@ var kindLanguages = map[string]*kindLanguage{
 	"de": {
 		duration: phrases("wie lange", "wie oft", "wie schnell", "wie bald", "wie haufig"),
 		number:   phrases("wie viele", "wie viel", "wieviele", "wieviel", "wie hoch"),
-		date:     []string{"wann"}, person: []string{"wer"},
+		date:     []string{"wann"}, person: []string{"wer"}, place: []string{"wo"},
 		which: []string{"welche", "welcher", "welches", "welchen", "welchem"},
 		howTo: func(w []string) bool { return len(w) > 2 && w[0] == "wie" && w[2] == "ich" }, howToAnywhere: true,
 		numberNouns: []string{
@@ -77,7 +77,7 @@ var kindLanguages = map[string]*kindLanguage{
 	"fr": {
 		duration: phrases("combien de temps", "a quelle frequence", "tous les combien", "en combien de temps"),
 		number:   phrases("combien"),
-		date:     []string{"quand"}, person: []string{"qui"},
+		date:     []string{"quand"}, person: []string{"qui"}, place: []string{"ou"}, // "où", read without its accent
 		which: []string{"quel", "quelle", "quels", "quelles"},
 		howTo: func(w []string) bool { return len(w) > 1 && w[0] == "comment" }, howToAnywhere: true,
 		numberNouns: []string{"port", "numéro", "nombre", "version", "valeur", "code", "section"},
@@ -104,7 +104,7 @@ var kindLanguages = map[string]*kindLanguage{
 	"es": {
 		duration: phrases("cuanto tiempo", "con que frecuencia", "cada cuanto", "cuanto tarda", "cuanto dura"),
 		number:   phrases("cuantos", "cuantas", "cuanto", "cuanta"),
-		date:     []string{"cuando"}, person: []string{"quien", "quienes"},
+		date:     []string{"cuando"}, person: []string{"quien", "quienes"}, place: []string{"donde"},
 		which:       []string{"que", "cual", "cuales"},
 		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "como" },
 		numberNouns: []string{"puerto", "número", "versión", "valor", "código", "sección"},
@@ -132,7 +132,7 @@ var kindLanguages = map[string]*kindLanguage{
 	"it": {
 		duration: phrases("quanto tempo", "ogni quanto", "con quale frequenza", "quanto spesso", "quanto dura"),
 		number:   phrases("quanti", "quante", "quanto", "quanta"),
-		date:     []string{"quando"}, person: []string{"chi"},
+		date:     []string{"quando"}, person: []string{"chi"}, place: []string{"dove"},
 		which:       []string{"quale", "quali", "che"},
 		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "come" },
 		numberNouns: []string{"porta", "numero", "versione", "valore", "codice", "sezione"},
@@ -158,7 +158,7 @@ var kindLanguages = map[string]*kindLanguage{
 	"pt": {
 		duration: phrases("quanto tempo", "com que frequencia", "de quanto em quanto", "quanto demora", "quanto dura"),
 		number:   phrases("quantos", "quantas", "quanto", "quanta"),
-		date:     []string{"quando"}, person: []string{"quem"},
+		date:     []string{"quando"}, person: []string{"quem"}, place: []string{"onde"},
 		which:       []string{"qual", "quais", "que"},
 		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "como" },
 		numberNouns: []string{"porta", "número", "versão", "valor", "código", "seção", "secção"},
@@ -186,7 +186,7 @@ var kindLanguages = map[string]*kindLanguage{
 	"ru": {
 		duration: phrases("как долго", "сколько времени", "как часто", "как скоро", "как быстро"),
 		number:   phrases("сколько"),
-		date:     []string{"когда"}, person: []string{"кто"},
+		date:     []string{"когда"}, person: []string{"кто"}, place: []string{"где"},
 		which: []string{
 			"какой", "какая", "какое", "какие", "каким", "какого", "какую", "который", "которая", "которое",
 		},
@@ -313,6 +313,8 @@ func kindOf(l *textnorm.Language, question string) (answerKind, []string, bool) 
 			set(kindDate, words[0])
 		case slices.Contains(k.person, plain[0]):
 			set(kindPerson, words[0])
+		case slices.Contains(k.place, plain[0]) && ask.kind == kindNone: // "wo sehe ich, wie viele …" asks a number
+			set(kindPlace, words[0])
 		}
 	}
 	return ask.kind, ask.cues, true

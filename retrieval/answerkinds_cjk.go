@@ -15,8 +15,8 @@ import (
 // cjkKinds is how one language written without spaces asks for kinds of answer and states them.
 type cjkKinds struct {
 	// Phrases that ask for each kind, the first that a question holds deciding (in this order: duration, size,
-	// money, date, person, command, number: "ポートを開くには" asks how, "何番ポート" which number).
-	duration, size, money, date, person, number, command []string
+	// money, date, person, place, command, number: "ポートを開くには" asks how, "何番ポート" which number).
+	duration, size, money, date, person, place, number, command []string
 	// Units written after a number, and words that state a frequency.
 	timeUnits, sizeUnits, moneyUnits, dateUnits, frequencies []string
 }
@@ -29,6 +29,7 @@ var cjkKindLanguages = map[string]*cjkKinds{
 		money:  []string{"いくら", "料金", "費用", "値段"},
 		date:   []string{"いつ", "何月", "何曜日"},
 		person: []string{"誰", "だれ"},
+		place:  []string{"どこ"},
 		number: []string{
 			"いくつ", "何個", "何台", "何人", "何件", "何番", "何本", "何回", "どのくらい", "どれくらい", "最大", "最小", "ポート", "番号", "デフォルト値", "既定値",
 		},
@@ -46,6 +47,7 @@ var cjkKindLanguages = map[string]*cjkKinds{
 		money:       []string{"多少钱", "价格", "费用"},
 		date:        []string{"什么时候", "何时", "哪天", "哪一年"},
 		person:      []string{"谁"},
+		place:       []string{"哪里", "哪儿", "在哪"},
 		number:      []string{"多少", "几个", "最多", "最少", "端口", "编号", "默认值"},
 		command:     []string{"如何", "怎么", "怎样", "命令", "方法"},
 		timeUnits:   []string{"年", "天", "日", "小时", "分钟", "秒", "周", "星期", "个月"},
@@ -63,7 +65,7 @@ func cjkKindOf(k *cjkKinds, question string) answerKind {
 		phrases []string
 		kind    answerKind
 	}{{k.duration, kindDuration}, {k.size, kindSize}, {k.money, kindMoney}, {k.date, kindDate}, {k.person, kindPerson},
-		{k.command, kindCommand}, {k.number, kindNumber}} {
+		{k.place, kindPlace}, {k.command, kindCommand}, {k.number, kindNumber}} {
 		for _, p := range c.phrases {
 			if strings.Contains(q, p) {
 				return c.kind

@@ -41,6 +41,9 @@ const (
 	// kindVerdict is a yes or a no, as documentation states one: a rule, a limit or a negation ("permitted only
 	// in the SELECT list", "must have an alphabetic first character", "is not recommended for production").
 	kindVerdict
+	// kindPlace is where something is, as a site writes it: a file or directory path ("/etc/default/keyboard"),
+	// a URL or an email address, or a street address or room ("260 Cesar Chavez Student Center").
+	kindPlace
 )
 
 // Words that set a question's answer kind.
@@ -65,6 +68,7 @@ var (
 	// execute …?", "is there a mailing list …?") are answered by a plain statement or a name as often. A question
 	// naming rules before any wh-word asks for them too ("are there any rules on what the database name can be?").
 	verdictOpeners = setOf("can", "could", "should", "must", "may")
+	auxiliaries    = setOf("is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "shall", "may", "might", "must")
 	wh             = setOf("what", "whats", "what's", "which", "where", "who", "when", "how", "why")
 	ruleWords      = setOf("rule", "rules", "restriction", "restrictions", "restricted", "allowed", "permitted", "forbidden", "prohibited", "mandatory")
 	// verdicts are the words a rule, a limit or a refusal is written with (a negation's contraction read without
@@ -79,6 +83,7 @@ func questionKind(question string) (answerKind, []string) {
 	words := questionWords(question)
 	var ask askedKind
 	set := ask.set
+	where := false // "where" asks for a place, unless the question asks for something more precise too
 	for i, w := range words {
 		next := ""
 		if i+1 < len(words) {
@@ -117,9 +122,14 @@ func questionKind(question string) (answerKind, []string) {
 			set(kindNumber)
 		case w == "how" && howTo[next]:
 			set(kindCommand)
+		case (w == "where" && auxiliaries[next]) || w == "where's" || w == "wheres":
+			where = true // not "a WHERE clause", "the point where"
 		case commandNouns[w] && askedFor(words, i):
 			set(kindCommand)
 		}
+	}
+	if ask.kind == kindNone && where {
+		ask.kind = kindPlace
 	}
 	if ask.kind == kindNone && asksVerdict(question) {
 		ask.kind = kindVerdict
@@ -248,6 +258,8 @@ func holdsKind(buf []byte, text string, k answerKind, lang string) ([]byte, bool
 	switch k {
 	case kindNone:
 		return buf, false
+	case kindPlace:
+		return buf, statesPlace(text)
 	case kindPerson:
 		return buf, roleLabel(text)
 	case kindCommand:
@@ -363,4 +375,62 @@ func roleLabel(text string) bool {
 		}
 	}
 	return true
+}
+
+// statesPlace reports whether text states where something is (kindPlace): a path ("/etc/default/keyboard",
+// "~/.bashrc", "debian/control.in"), a URL or an email address, or a street address or room (a number, then within
+// four words one of placeNouns). A link's target is not what a text states; its text is.
+func statesPlace(text string) bool {
+	if !strings.ContainsAny(text, "/@\\") && !strings.ContainsFunc(text, unicode.IsDigit) {
+		return false
+	}
+	sinceNumber := 4 // words since the last number
+	for _, w := range strings.Fields(withoutTargets(text)) {
+		t := strings.Trim(w, "\"'`()[]<>{},;:.!?*“”„«»「」『』（）、。")
+		switch {
+		case t == "":
+		case strings.Contains(t, "://") || isEmail(t) || isPath(t):
+			return true
+		case sinceNumber <= 3 && placeNouns[strings.ToLower(t)]:
+			return true
+		}
+		if statesNumber([]byte(t)) {
+			sinceNumber = 0
+		} else {
+			sinceNumber++
+		}
+	}
+	return false
+}
+
+// placeNouns end a street address or name a room ("Sproul Hall", "Student Center", "Room 120").
+var placeNouns = setOf("hall", "center", "centre", "building", "street", "st", "avenue", "ave", "road", "rd", "room", "floor", "suite", "boulevard", "blvd")
+
+// isPath reports whether word is a file or directory path: absolute ("/etc/skel/", "~/.ssh", "C:\Users"), or
+// relative with two slashes or a file name after one ("debian/control.in"; not "and/or", "TCP/IP").
+func isPath(w string) bool {
+	if len(w) > 3 && (w[1] == ':' && w[2] == '\\') {
+		return true
+	}
+	rest, abs := strings.CutPrefix(w, "~/")
+	if !abs {
+		rest, abs = strings.CutPrefix(w, "./")
+	}
+	if !abs {
+		rest, abs = strings.CutPrefix(w, "/")
+	}
+	if abs {
+		return strings.ContainsFunc(rest, unicode.IsLetter)
+	}
+	i := strings.LastIndexByte(w, '/')
+	if i <= 0 || !unicode.IsLetter(rune(w[0])) {
+		return false
+	}
+	return strings.Count(w, "/") >= 2 || strings.Contains(w[i:], ".")
+}
+
+// isEmail reports whether word is an email address ("root@infra.apache.org").
+func isEmail(w string) bool {
+	at := strings.IndexByte(w, '@')
+	return at > 0 && strings.Contains(w[at+1:], ".") && !strings.HasPrefix(w[at+1:], ".")
 }

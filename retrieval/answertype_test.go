@@ -40,6 +40,12 @@ func TestQuestionKind(t *testing.T) {
 		{"what exit code should my archive_command script return?", kindNumber, nil},
 		{"what manual section documents config file formats", kindNumber, nil},
 		{"is the old version still supported?", kindNone, nil},
+		{"where is the disabled students program located", kindPlace, nil},
+		{"files i want every newly created user to get in their home dir, where do those go?", kindPlace, nil},
+		{"where's the nginx config", kindPlace, nil},
+		{"where do i see how many words my text has", kindNumber, nil},
+		{"i'm transferring a lot of units, is there a point where i have to stop?", kindNone, nil},
+		{"whats the name of the python style where you just try the thing", kindNone, nil},
 	} {
 		kind, cues := questionKind(c.question)
 		if kind != c.kind || !slices.Equal(cues, c.cues) {
@@ -78,14 +84,21 @@ func TestHowToInGermanAndFrench(t *testing.T) {
 		{"ru", "как долго хранятся журналы?", kindDuration},
 		{"ru", "какой порт открыть для munin?", kindNumber},
 		{"ru", "как узнать версию debian?", kindCommand},
-		{"ru", "где лежат файлы html?", kindNone},
+		{"ru", "где лежат файлы html?", kindPlace},
 		{"ja", "Debianの安定版は何年くらいサポートされますか？", kindDuration},
 		{"ja", "muninはどのポートを使いますか？", kindNumber},
 		{"ja", "ポートを開くにはどうしますか？", kindCommand},
-		{"ja", "アーカイブはどこで設定しますか？", kindNone},
+		{"ja", "アーカイブはどこで設定しますか？", kindPlace},
 		{"zh-cn", "Debian 稳定版支持多久？", kindDuration},
 		{"zh-cn", "如何列出系统上安装的字体？", kindCommand},
 		{"zh-cn", "RAID 6 最多可以坏几块硬盘？", kindNumber},
+		// "Where", which a path, an address or a URL answers; a number asked for in the same question comes first.
+		{"de", "Wo wird die Tastaturbelegung der Konsole gespeichert?", kindPlace},
+		{"fr", "Où est enregistrée la disposition du clavier de la console ?", kindPlace},
+		{"es", "¿dónde se guardan las reglas del cortafuegos?", kindPlace},
+		{"it", "dove si configura il proxy di apt?", kindPlace},
+		{"pt", "onde ficam os arquivos de log?", kindPlace},
+		{"zh-cn", "GRUB 启动时使用的内核参数在哪里修改？", kindPlace},
 	} {
 		if kind, _ := questionKindIn(c.lang, c.question); kind != c.kind {
 			t.Errorf("questionKindIn(%s, %q) = %d, want %d", c.lang, c.question, kind, c.kind)
@@ -134,6 +147,14 @@ func TestHoldsKind(t *testing.T) {
 		{"reboots at 0200 UTC when necessary", kindDate, true},
 		{"starts at 14:30", kindDate, true},
 		{"It takes a while.", kindDate, false},
+		{"The firewall rules are located in `/etc/nftables.conf`.", kindPlace, true},
+		{"Put it in ~/.bashrc and log in again.", kindPlace, true},
+		{"See debian/control.in for the template.", kindPlace, true},
+		{"Send it to root@infra.apache.org, encrypted.", kindPlace, true},
+		{"The office is at 260 Cesar Chavez Student Center.", kindPlace, true},
+		{"設定は \"/etc/default/keyboard\" に保存されます。", kindPlace, true},
+		{"Use TCP/IP and/or UDP, 1/2 of the time, as in release 15.5.", kindPlace, false},
+		{"See [the policy](https://infra.example.org/policy.html) first.", kindPlace, false},
 		{"**Instructor:** Zucman", kindPerson, true},
 		{"**Department Chair**\nShachar Kariv", kindPerson, true},
 		{"**Prerequisites:** Economics 100B", kindPerson, false},
