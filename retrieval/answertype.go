@@ -122,8 +122,8 @@ func questionKind(question string) (answerKind, []string) {
 			set(kindNumber)
 		case w == "how" && howTo[next]:
 			set(kindCommand)
-		case (w == "where" && auxiliaries[next]) || w == "where's" || w == "wheres":
-			where = true // not "a WHERE clause", "the point where"
+		case (w == "where" && (auxiliaries[next] || next == "to")) || w == "where's" || w == "wheres":
+			where = true // "where is", "where to report"; not "a WHERE clause", "the point where"
 		case commandNouns[w] && askedFor(words, i):
 			set(kindCommand)
 		}

@@ -43,6 +43,7 @@ func TestQuestionKind(t *testing.T) {
 		{"where is the disabled students program located", kindPlace, nil},
 		{"files i want every newly created user to get in their home dir, where do those go?", kindPlace, nil},
 		{"where's the nginx config", kindPlace, nil},
+		{"where to report a security issue in an apache project", kindPlace, nil},
 		{"where do i see how many words my text has", kindNumber, nil},
 		{"i'm transferring a lot of units, is there a point where i have to stop?", kindNone, nil},
 		{"whats the name of the python style where you just try the thing", kindNone, nil},
