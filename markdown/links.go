@@ -65,25 +65,34 @@ func byteSet(chars string) (set [256]bool) {
 // linkTargetEnd returns the index after the ")" closing a link target that starts with "(" at i (one level of
 // nested parentheses and an optional quoted title allowed), or 0 when there is none.
 func linkTargetEnd(s string, i int) int {
+	if j := closing(s, i, '(', ')', '"'); j >= 0 {
+		return j + 1
+	}
+	return 0
+}
+
+// closing returns the index of the byte that closes the bracket open at s[i] (close at depth zero: brackets
+// between in pairs, and what a pair of quote bytes encloses skipped), or -1 at a line break or the end first.
+func closing(s string, i int, open, close, quote byte) int {
 	depth := 0
 	for j := i + 1; j < len(s); j++ {
 		switch s[j] {
-		case '(':
+		case open:
 			depth++
-		case ')':
+		case close:
 			if depth == 0 {
-				return j + 1
+				return j
 			}
 			depth--
 		case '\n':
-			return 0
-		case '"':
-			if k := strings.IndexByte(s[j+1:], '"'); k >= 0 {
+			return -1
+		case quote:
+			if k := strings.IndexByte(s[j+1:], quote); k >= 0 {
 				j += k + 1
 			}
 		}
 	}
-	return 0
+	return -1
 }
 
 func isURLStart(s string, i int) bool {
@@ -251,27 +260,8 @@ func Spans(s string) [][2]int {
 // linkEnd is the end of the link that opens at s[i] ("[" text "](" target ")"), 0 when none does: its text may
 // hold code spans and brackets in pairs, not a line break.
 func linkEnd(s string, i int) int {
-	depth := 0
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\n':
-			return 0
-		case '`':
-			if k := strings.IndexByte(s[j+1:], '`'); k >= 0 {
-				j += k + 1
-			}
-		case '[':
-			depth++
-		case ']':
-			if depth > 0 {
-				depth--
-				continue
-			}
-			if j+1 < len(s) && s[j+1] == '(' {
-				return linkTargetEnd(s, j+1)
-			}
-			return 0
-		}
+	if j := closing(s, i, '[', ']', '`'); j >= 0 && j+1 < len(s) && s[j+1] == '(' {
+		return linkTargetEnd(s, j+1)
 	}
 	return 0
 }
