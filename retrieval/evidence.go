@@ -488,6 +488,9 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\
 // onlyLink reports whether text, a list item's marker aside, is one markdown link and nothing else.
 func onlyLink(text string) bool {
 	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(text), "-*+"))
+	if !strings.HasPrefix(t, "[") {
+		return false // most units: no link opens them
+	}
 	for l := range markdown.Links(t) {
 		return l.Start == 0 && l.End == len(t)
 	}
