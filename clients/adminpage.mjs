@@ -97,8 +97,15 @@ try {
     assert.equal(await page.inputValue('#faq-question'), gap);
     await page.fill('#faq-answer', 'The 22 bus runs hourly from the station.');
     await page.fill('#faq-url', 'https://www.lakeshore-poly.example/visit/');
+    // A language that is no tag is refused with the API's message, and the form keeps what was written.
+    await page.fill('#faq-lang', 'english');
+    await page.click('#faq-add');
+    await eventually('the refusal', async () => /^Not added: Invalid 'lang'/.test(await page.locator('#faq-status').textContent()));
+    assert.equal(await page.inputValue('#faq-answer'), 'The 22 bus runs hourly from the station.');
+    await page.fill('#faq-lang', 'en');
     await page.click('#faq-add');
     await eventually('the entry in the list', async () => (await page.locator('#faq tbody').textContent()).includes(gap));
+    assert.equal(await page.locator('#faq tbody tr td:nth-child(4)').first().textContent(), 'en');
     assert.match(await page.locator('#faq-status').textContent(), /^Added/);
     const res = await fetch(base + '/v1/chat/completions', {
       method: 'POST',

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ragproxy/ragproxy/compat"
 	"github.com/ragproxy/ragproxy/server"
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // API serves the insights over HTTP: feedback under /v1 (client keys) and the reports and FAQ entries under
@@ -210,11 +211,13 @@ func (a *API) faqAdd(ctx context.Context, req *server.Request) (any, error) {
 		Answer   string `json:"answer"`
 		URL      string `json:"url"`
 		Title    string `json:"title"`
+		Lang     string `json:"lang"`
 	}
 	if err := compat.DecodeStrict(req.Body, &e); err != nil {
 		return nil, err
 	}
 	e.Question, e.Answer, e.URL, e.Title = strings.TrimSpace(e.Question), strings.TrimSpace(e.Answer), strings.TrimSpace(e.URL), strings.TrimSpace(e.Title)
+	e.Lang = strings.TrimSpace(e.Lang)
 	for _, f := range []struct{ name, v string }{{"question", e.Question}, {"answer", e.Answer}, {"url", e.URL}} {
 		if f.v == "" {
 			return nil, compat.InvalidRequest(f.name, "missing_required_parameter", "Missing required parameter: '%s'.", f.name)
@@ -223,7 +226,10 @@ func (a *API) faqAdd(ctx context.Context, req *server.Request) (any, error) {
 	if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, compat.InvalidRequest("url", "invalid_url", "Invalid 'url': expected an absolute http(s) URL of the site's page that answers the question.")
 	}
-	entry, err := a.Store.AddFAQ(ctx, FAQEntry{Question: e.Question, Answer: e.Answer, URL: e.URL, Title: e.Title})
+	if e.Lang != "" && textnorm.Base(e.Lang) == "" {
+		return nil, compat.InvalidRequest("lang", "invalid_value", "Invalid 'lang': expected a BCP 47 language tag such as \"de\" or \"pt-BR\", or none for the language the entry is written in.")
+	}
+	entry, err := a.Store.AddFAQ(ctx, FAQEntry{Question: e.Question, Answer: e.Answer, URL: e.URL, Title: e.Title, Lang: e.Lang})
 	if err != nil {
 		return nil, err
 	}

@@ -138,8 +138,8 @@ func TestAPI(t *testing.T) {
 			t.Errorf("insights with a client key: %d", status)
 		}
 		// FAQ entries: added, listed, deleted, and handed on each time.
-		status, body := gw.do(t, "POST", "/admin/faq", adminKey, `{"question":"Where do the rules for parking stand?","answer":"On the parking page.","url":"https://u.example/parking/"}`)
-		if status != 200 || gjson.Get(body, "object").String() != "faq.entry" {
+		status, body := gw.do(t, "POST", "/admin/faq", adminKey, `{"question":"Where do the rules for parking stand?","answer":"On the parking page.","url":"https://u.example/parking/","lang":" en-GB "}`)
+		if status != 200 || gjson.Get(body, "object").String() != "faq.entry" || gjson.Get(body, "lang").String() != "en-GB" {
 			t.Fatalf("faq add: %d %s", status, body)
 		}
 		parking := gjson.Get(body, "id").String()
@@ -150,6 +150,10 @@ func TestAPI(t *testing.T) {
 		if status, body := gw.do(t, "POST", "/admin/faq", adminKey, `{"question":"x","answer":"y","url":"/relative"}`); status != 400 || gjson.Get(body, "error.code").String() != "invalid_url" {
 			t.Errorf("faq with a relative url: %d %s", status, body)
 		}
+		if status, body := gw.do(t, "POST", "/admin/faq", adminKey, `{"question":"Parkplätze?","answer":"B.","url":"https://u.example/p/","lang":"deutsch"}`); status != 400 ||
+			gjson.Get(body, "error.param").String() != "lang" || gjson.Get(body, "error.code").String() != "invalid_value" {
+			t.Errorf("faq with a language that is no tag: %d %s", status, body)
+		}
 		if status, body := gw.do(t, "DELETE", "/admin/faq/"+gjson.Get(body, "id").String(), adminKey, ""); status != 200 {
 			t.Fatalf("faq delete: %d %s", status, body)
 		}
@@ -157,7 +161,7 @@ func TestAPI(t *testing.T) {
 			t.Errorf("deleting an unknown entry: %d %s", status, body)
 		}
 		gw.mu.Lock()
-		if len(gw.faq) != 3 || len(gw.faq[2]) != 1 || gw.faq[2][0].Question != "Where do the rules for parking stand?" {
+		if len(gw.faq) != 3 || len(gw.faq[2]) != 1 || gw.faq[2][0].Question != "Where do the rules for parking stand?" || gw.faq[2][0].Lang != "en-GB" {
 			t.Errorf("FAQ entries handed on: %+v", gw.faq)
 		}
 		gw.mu.Unlock()

@@ -67,11 +67,14 @@ const (
 
 // FAQEntry is an FAQ entry an operator added.
 type FAQEntry struct {
-	ID        int64     `json:"id"`
-	Question  string    `json:"question"`
-	Answer    string    `json:"answer"`
-	URL       string    `json:"url"`
-	Title     string    `json:"title,omitempty"`
+	ID       int64  `json:"id"`
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+	URL      string `json:"url"`
+	Title    string `json:"title,omitempty"`
+	// Lang is the language the entry is written in, a BCP 47 tag ("de", "pt-BR"); empty: the language its text is
+	// surely written in, else the site's main language.
+	Lang      string    `json:"lang,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 

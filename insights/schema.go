@@ -127,12 +127,18 @@ CREATE TABLE faq_entries (
 )`)
 }
 
+// faqLang is version 2: an FAQ entry's language (a BCP 47 tag; "" for the entries before it, read in the
+// language their text is surely written in, else the site's).
+const faqLang = `ALTER TABLE faq_entries ADD COLUMN lang TEXT NOT NULL DEFAULT ''`
+
 var (
 	sqliteDialect = dialect{name: "sqlite", migrations: []string{
 		schema("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", " WITHOUT ROWID"),
+		faqLang,
 	}}
 	postgresDialect = dialect{name: "postgres", numbered: true, migrations: []string{
 		schema("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION", ""),
+		faqLang,
 	},
 		// Replicas starting together each migrate; the first holds the others off until it committed, and they
 		// then find nothing left to do. The key is an arbitrary constant of this schema.

@@ -382,8 +382,8 @@ func (s *sqlStore) AddFAQ(ctx context.Context, e FAQEntry) (FAQEntry, error) {
 		e.CreatedAt = s.cfg.now()
 	}
 	e.CreatedAt = e.CreatedAt.UTC().Truncate(time.Microsecond)
-	q := `INSERT INTO faq_entries (question, answer, url, title, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`
-	if err := s.db.QueryRowContext(ctx, s.d.bind(q), e.Question, e.Answer, e.URL, e.Title, e.CreatedAt.UnixMicro()).Scan(&e.ID); err != nil {
+	q := `INSERT INTO faq_entries (question, answer, url, title, lang, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`
+	if err := s.db.QueryRowContext(ctx, s.d.bind(q), e.Question, e.Answer, e.URL, e.Title, e.Lang, e.CreatedAt.UnixMicro()).Scan(&e.ID); err != nil {
 		return FAQEntry{}, fmt.Errorf("insights: add faq entry: %w", err)
 	}
 	return e, nil
@@ -391,7 +391,7 @@ func (s *sqlStore) AddFAQ(ctx context.Context, e FAQEntry) (FAQEntry, error) {
 
 // FAQEntries implements Store.
 func (s *sqlStore) FAQEntries(ctx context.Context) ([]FAQEntry, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, question, answer, url, title, created_at FROM faq_entries ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, question, answer, url, title, lang, created_at FROM faq_entries ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("insights: faq entries: %w", err)
 	}
@@ -400,7 +400,7 @@ func (s *sqlStore) FAQEntries(ctx context.Context) ([]FAQEntry, error) {
 	for rows.Next() {
 		var e FAQEntry
 		var at int64
-		if err := rows.Scan(&e.ID, &e.Question, &e.Answer, &e.URL, &e.Title, &at); err != nil {
+		if err := rows.Scan(&e.ID, &e.Question, &e.Answer, &e.URL, &e.Title, &e.Lang, &at); err != nil {
 			return nil, fmt.Errorf("insights: faq entries: %w", err)
 		}
 		e.CreatedAt = time.UnixMicro(at).UTC()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -318,7 +319,7 @@ func TestFAQEntries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b2, err := s.AddFAQ(ctx, FAQEntry{Question: "Where do I park?", Answer: "Lot C.", URL: "https://u.example/parking/", Title: "Parking"})
+		b2, err := s.AddFAQ(ctx, FAQEntry{Question: "Parkplätze?", Answer: "Parkplatz C.", URL: "https://u.example/parking/", Title: "Parken", Lang: "de"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,6 +338,51 @@ func TestFAQEntries(t *testing.T) {
 		}
 		if diff := cmp.Diff([]FAQEntry{b2}, got); diff != "" {
 			t.Errorf("entries (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// A database of schema version 1 (before entries had a language) is brought to the newest version with its
+// entries kept, each without a language.
+func TestMigrationKeepsFAQEntries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.mustOpen(t, Config{})
+		// Back to version 1: the schema as the first release wrote it, with an entry of that release.
+		d := b.d
+		d.migrations = d.migrations[:1]
+		for _, stmt := range []string{`DROP TABLE faq_entries`, `DELETE FROM schema_migrations`} {
+			if _, err := db(s).ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, stmt := range strings.Split(d.migrations[0], ";\n") {
+			if !strings.Contains(stmt, "CREATE TABLE faq_entries") {
+				continue
+			}
+			if _, err := db(s).ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db(s).ExecContext(ctx, d.bind(`INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db(s).ExecContext(ctx, d.bind(`INSERT INTO faq_entries (question, answer, url, title, created_at) VALUES (?, ?, ?, ?, ?)`),
+			"Is there a shuttle?", "Yes.", "https://u.example/shuttle/", "", day0.UnixMicro()); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = b.mustOpen(t, Config{})
+		got, err := s.FAQEntries(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []FAQEntry{{ID: got[0].ID, Question: "Is there a shuttle?", Answer: "Yes.", URL: "https://u.example/shuttle/", CreatedAt: day0}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("entries after the migration (-want +got):\n%s", diff)
+		}
+		if e, err := s.AddFAQ(ctx, FAQEntry{Question: "Parkplätze?", Answer: "C.", URL: "https://u.example/p/", Lang: "de"}); err != nil || e.Lang != "de" {
+			t.Errorf("an entry with a language after the migration: %+v, %v", e, err)
 		}
 	})
 }

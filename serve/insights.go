@@ -93,7 +93,7 @@ var _ insights.Metrics = (*observability.Metrics)(nil)
 func faqEntries(es []insights.FAQEntry) []faq.Entry {
 	out := make([]faq.Entry, len(es))
 	for i, e := range es {
-		out[i] = faq.Entry{Question: e.Question, Answer: e.Answer, URL: e.URL, Title: e.Title, Source: "admin"}
+		out[i] = faq.Entry{Question: e.Question, Answer: e.Answer, URL: e.URL, Title: e.Title, Lang: e.Lang, Source: "admin"}
 	}
 	return out
 }

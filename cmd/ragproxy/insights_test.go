@@ -96,9 +96,15 @@ func TestServeInsightsSurviveRestart(t *testing.T) {
 			if _, answer := ask(shuttle); !strings.HasPrefix(answer, "Yes, line 22, hourly.") {
 				t.Errorf("the added entry did not answer after the restart: %q", answer)
 			}
+			// An entry in another language than the site's is read in the language it is given: "Parkplatz?" meets
+			// "Parkplätze?" as German, not as English (the site's language, which the entry's words do not overrule).
+			call("POST", "/admin/faq", testAdminKey, `{"question":"Parkplätze?","answer":"Parkplatz B.","url":"https://www.lakeshore-poly.example/visit/","lang":"de"}`)
+			if _, answer := ask("Parkplatz?"); !strings.HasPrefix(answer, "Parkplatz B.") {
+				t.Errorf("the German entry did not answer: %q", answer)
+			}
 			for deadline := time.Now().Add(10 * time.Second); ; {
 				report = call("GET", "/admin/insights?since=7d", testAdminKey, "")
-				if gjson.Get(report, "totals.questions").Int() == 4 || time.Now().After(deadline) {
+				if gjson.Get(report, "totals.questions").Int() == 5 || time.Now().After(deadline) {
 					break
 				}
 				time.Sleep(50 * time.Millisecond)
@@ -131,7 +137,7 @@ func TestServeInsightsSurviveRestart(t *testing.T) {
 			if err := run(context.Background(), cli); err != nil {
 				t.Fatal(err)
 			}
-			if text := string(stdout()); !strings.Contains(text, "questions          4") {
+			if text := string(stdout()); !strings.Contains(text, "questions          5") {
 				t.Errorf("the text report:\n%s", text)
 			}
 		})

@@ -179,7 +179,7 @@
       del.type = 'button';
       del.textContent = 'Delete';
       del.addEventListener('click', () => api('DELETE', '/admin/faq/' + e.id).then(loadFAQ).catch(showError));
-      row(tb, [e.question, e.answer, link(e.url), del]);
+      row(tb, [e.question, e.answer, link(e.url), e.lang || '', del]);
     }
   }
 
@@ -203,6 +203,8 @@
   $('faq-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     const entry = { question: $('faq-question').value.trim(), answer: $('faq-answer').value.trim(), url: $('faq-url').value.trim() };
+    const lang = $('faq-lang').value.trim();
+    if (lang) entry.lang = lang;
     api('POST', '/admin/faq', entry).then(() => {
       $('faq-status').textContent = 'Added: visitors asking this get the answer from now on.';
       $('faq-form').reset();
