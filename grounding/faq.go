@@ -212,7 +212,7 @@ func (l *LiveFAQ) Set(added []faq.Entry) {
 	if len(added) > 0 {
 		h := sha256.New()
 		for _, e := range added {
-			fmt.Fprintf(h, "%q %q %q %q %q\n", e.Question, e.Answer, e.URL, e.Title, e.Alternatives)
+			fmt.Fprintf(h, "%q %q %q %q %q %q\n", e.Question, e.Answer, e.URL, e.Title, e.Alternatives, e.Lang)
 		}
 		digest = hex.EncodeToString(h.Sum(nil)[:8])
 	}

@@ -97,9 +97,12 @@ func TestLiveFAQVary(t *testing.T) {
 	before := g.Vary(nil)
 	live.Set([]faq.Entry{{Question: "q", Answer: "a", URL: "https://u.example/"}})
 	added := g.Vary(nil)
+	// The same entry in another language matches other questions: answers given before are not replayed.
+	live.Set([]faq.Entry{{Question: "q", Answer: "a", URL: "https://u.example/", Lang: "de"}})
+	german := g.Vary(nil)
 	live.Set(nil)
-	if before != "" || added == before || g.Vary(nil) != before {
-		t.Errorf("Vary: %q before, %q with an entry, %q after removing it", before, added, g.Vary(nil))
+	if before != "" || added == before || german == added || g.Vary(nil) != before {
+		t.Errorf("Vary: %q before, %q with an entry, %q with it in German, %q after removing it", before, added, german, g.Vary(nil))
 	}
 }
 
