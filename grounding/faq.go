@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ragproxy/ragproxy/index"
@@ -61,7 +62,7 @@ func (g *Grounder) matchFAQ(r *retrieval.Retriever, question string) (faqMatch, 
 	if question == "" {
 		return faqMatch{}, false
 	}
-	best, found := g.classify(g.operatorFAQ(), question, true)
+	best, found := g.classify(g.operatorFAQ(r), question, true)
 	if found && best.direct || g.SiteFAQ == SiteFAQOff {
 		return best, found
 	}
@@ -179,10 +180,15 @@ func (g *Grounder) reportFAQ(ctx context.Context, kind string) {
 	}
 }
 
-// operatorFAQ is the matcher of the operator's entries: LiveFAQ's when set, else FAQ.
-func (g *Grounder) operatorFAQ() *faq.Matcher {
+// operatorFAQ is the matcher of the operator's entries: LiveFAQ's, for the main language of r's site, when set;
+// else FAQ.
+func (g *Grounder) operatorFAQ(r *retrieval.Retriever) *faq.Matcher {
 	if g.LiveFAQ != nil {
-		return g.LiveFAQ.Matcher()
+		lang := ""
+		if r != nil {
+			lang = r.Languages()[0]
+		}
+		return g.LiveFAQ.MatcherIn(lang)
 	}
 	return g.FAQ
 }
@@ -191,48 +197,73 @@ func (g *Grounder) operatorFAQ() *faq.Matcher {
 // API, which answer from the next question on. It is safe for concurrent use.
 type LiveFAQ struct {
 	file []faq.Entry
-	lang string // the language of entries that do not say theirs and whose text does not tell (faq.WithLanguage)
-	m    atomic.Pointer[faq.Matcher]
-	// added is a digest of the added entries, "" when there are none.
-	added atomic.Pointer[string]
+	mu   sync.Mutex // one build at a time
+	st   atomic.Pointer[liveFAQState]
+}
+
+// liveFAQState is what LiveFAQ answers with, swapped whole.
+type liveFAQState struct {
+	added []faq.Entry
+	// digest is a digest of the added entries, "" when there are none.
+	digest string
+	// lang is the language of entries that do not say theirs and whose text does not tell (faq.WithLanguage): the
+	// site's main language.
+	lang string
+	m    *faq.Matcher // nil when there are no entries
 }
 
 // NewLiveFAQ returns the FAQ of the file's entries (none for no file), for a site whose main language is lang: an
 // entry, of the file or added, that does not say its language and whose text does not tell is read in lang.
 func NewLiveFAQ(file []faq.Entry, lang string) *LiveFAQ {
-	l := &LiveFAQ{file: file, lang: lang}
-	l.Set(nil)
+	l := &LiveFAQ{file: file}
+	l.st.Store(l.build(nil, lang))
 	return l
 }
 
-// Set replaces the added entries: the matcher of the file's and these entries is built, then swapped in, so a
-// question in flight uses the old one or the new one whole.
-func (l *LiveFAQ) Set(added []faq.Entry) {
-	digest := ""
+// build is the state of the file's entries and added, read for a site of main language lang.
+func (l *LiveFAQ) build(added []faq.Entry, lang string) *liveFAQState {
+	st := &liveFAQState{added: added, lang: lang}
 	if len(added) > 0 {
 		h := sha256.New()
 		for _, e := range added {
 			fmt.Fprintf(h, "%q %q %q %q %q %q\n", e.Question, e.Answer, e.URL, e.Title, e.Alternatives, e.Lang)
 		}
-		digest = hex.EncodeToString(h.Sum(nil)[:8])
+		st.digest = hex.EncodeToString(h.Sum(nil)[:8])
 	}
-	l.added.Store(&digest)
-	entries := append(append([]faq.Entry(nil), l.file...), added...)
-	if len(entries) == 0 {
-		l.m.Store(nil)
-		return
+	if entries := append(append([]faq.Entry(nil), l.file...), added...); len(entries) > 0 {
+		st.m = faq.NewMatcher(faq.WithLanguage(entries, lang))
 	}
-	l.m.Store(faq.NewMatcher(faq.WithLanguage(entries, l.lang)))
+	return st
+}
+
+// Set replaces the added entries: the matcher of the file's and these entries is built, then swapped in, so a
+// question in flight uses the old one or the new one whole.
+func (l *LiveFAQ) Set(added []faq.Entry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.st.Store(l.build(added, l.st.Load().lang))
 }
 
 // Added is a digest of the added entries, "" when there are none: answers are cached by it (see Grounder.Vary),
 // so an answer given before an entry was added is not replayed after.
-func (l *LiveFAQ) Added() string {
-	if d := l.added.Load(); d != nil {
-		return *d
-	}
-	return ""
-}
+func (l *LiveFAQ) Added() string { return l.st.Load().digest }
 
 // Matcher is the current matcher, nil when there are no entries.
-func (l *LiveFAQ) Matcher() *faq.Matcher { return l.m.Load() }
+func (l *LiveFAQ) Matcher() *faq.Matcher { return l.st.Load().m }
+
+// MatcherIn is the current matcher for a site whose main language is lang ("": the one it was built for), built
+// again when that language changed: an index reloaded to a version of another main language reads the entries
+// that do not tell theirs in the new one.
+func (l *LiveFAQ) MatcherIn(lang string) *faq.Matcher {
+	if st := l.st.Load(); lang == "" || st.lang == lang {
+		return st.m
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.st.Load()
+	if st.lang != lang {
+		st = l.build(st.added, lang)
+		l.st.Store(st)
+	}
+	return st.m
+}

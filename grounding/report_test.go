@@ -106,6 +106,32 @@ func TestLiveFAQVary(t *testing.T) {
 	}
 }
 
+// TestLiveFAQSiteLanguage checks that an entry that does not tell its language is read in the main language of
+// the site being served, also after a reload to a site of another main language.
+func TestLiveFAQSiteLanguage(t *testing.T) {
+	live := NewLiveFAQ(nil, "en")
+	live.Set([]faq.Entry{{Question: "Parkplätze?", Answer: "Parkplatz B.", URL: "https://u.example/"}})
+	direct := func(m *faq.Matcher) bool {
+		got, ok := m.Match("Parkplatz?")
+		return ok && got.Score >= faq.DefaultDirectThreshold
+	}
+	digest := live.Added()
+	if direct(live.MatcherIn("en")) {
+		t.Error("read as English, the German forms met")
+	}
+	if !direct(live.MatcherIn("de")) || !direct(live.Matcher()) || !direct(live.MatcherIn("")) {
+		t.Error("not read as German on a German site")
+	}
+	if live.Added() != digest {
+		t.Error("the added entries' digest changed with the site's language")
+	}
+	// Entries added later are read in the language the site has now.
+	live.Set([]faq.Entry{{Question: "Fahrräder?", Answer: "Hof C.", URL: "https://u.example/"}})
+	if got, ok := live.Matcher().Match("Fahrrad?"); !ok || got.Score < faq.DefaultDirectThreshold {
+		t.Errorf("an entry added after the change: %+v", got)
+	}
+}
+
 // standaloneAnalyzer is a model's analysis that completes a follow-up from the conversation.
 type standaloneAnalyzer struct{ rewrite string }
 
