@@ -243,10 +243,16 @@ func continuesTable(prev, quote string) bool {
 
 // OfflineAnswer is the whole answer written without a model for a result above the confidence floor: the
 // ExtractiveAnswer of r's evidence, then the Sources list of the pages it quotes, as a model's answer lists the
-// pages it links to (see Cited). maxSources bounds the list only of an answer that quotes none.
+// pages it links to (see Cited). When no unit of the passages holds a word of the question (a question in
+// another language than the pages', or one the dense search alone matched), there is nothing to quote: the
+// answer is DontKnow's, with its closest pages, at most maxSources.
 func OfflineAnswer(r *retrieval.Retriever, res *retrieval.Result, maxSources int) string {
+	ev := r.Evidence(res, 4*ExtractiveUnits)
+	if len(ev) == 0 {
+		return DontKnow(res, maxSources)
+	}
 	lang := replyLanguage(res) // told once: the quotes' phrases and the Sources heading are in one language
-	text := extractiveAnswer(res, r.Evidence(res, 4*ExtractiveUnits), lang)
+	text := extractiveAnswer(res, ev, lang)
 	return text + SourcesMarkdownIn(lang, Cited(text, res, maxSources))
 }
 

@@ -391,3 +391,20 @@ func TestExtractiveAnswerLinksOnePageOnce(t *testing.T) {
 		t.Errorf("quotes of two pages: %d links to A (want 2), %d to B (want 1): %q", na, nb, two)
 	}
 }
+
+// An offline answer whose passages hold no word of the question quotes nothing: it says it does not know and
+// offers the closest pages, rather than announcing the closest passages and showing none.
+func TestOfflineAnswerNothingToQuote(t *testing.T) {
+	r, _ := exampleIndex(t)
+	res := testResult()
+	res.Query = "Parkplatz?"
+	got := OfflineAnswer(r, res, 2)
+	want := DontKnow(res, 2)
+	if got != want || !strings.Contains(got, "](https://site.edu/b/)") {
+		t.Errorf("answer:\n%s\nwant:\n%s", got, want)
+	}
+	res.Query = "When are fees due?"
+	if got := OfflineAnswer(r, res, 2); !strings.Contains(got, "> Fees are $80.") {
+		t.Errorf("an answer with a passage to quote:\n%s", got)
+	}
+}
