@@ -1,6 +1,8 @@
 package retrieval
 
 import (
+	"math"
+
 	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/textnorm"
 )
@@ -23,9 +25,22 @@ func siteLanguages(ix *index.Index) []string {
 // QuestionLanguage is the language a question is analysed in: the site's own language when the site has one;
 // else the language among the site's that the question's script or words tell (textnorm.DetectQuestion), and
 // the site's main language when they do not tell it surely (a short question, or one of commands and names).
+// When its stopwords are as many in several languages, the one whose pages on this site use its other words most
+// (lexical.BM25.LanguageFit) is chosen rather than the detector's trigrams: "a cosa serve la directory /srv?"
+// holds Italian's and Spanish's "a" and "la", and its trigrams read Spanish, but the Italian pages write
+// "directory" and "serve" more often than the Spanish ones, which write "directorio" and "sirve".
 func (r *Retriever) QuestionLanguage(question string) string {
 	langs := r.Languages()
-	if l, ok := textnorm.DetectQuestion(question, langs); ok {
+	l, ok, tied := textnorm.DetectQuestionTie(question, langs)
+	if len(tied) > 1 && r.chunkBM25 != nil {
+		best := math.Inf(-1)
+		for _, t := range tied {
+			if fit, known := r.chunkBM25.LanguageFit(t, question); known && fit > best {
+				l, ok, best = t, true, fit
+			}
+		}
+	}
+	if ok {
 		return l
 	}
 	return langs[0]

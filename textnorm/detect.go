@@ -115,7 +115,8 @@ const MinPassageStopwords = 3
 // from a few hundred letters at many times the cost (Detect is about 0.4 ms on 2 KB of text, this about a
 // hundredth of it). A passage they do not tell apart (a table of commands) goes to Detect.
 func DetectPassage(text string, among []string) (lang string, ok bool) {
-	return detectByWords(text, among, MinPassageStopwords, false)
+	lang, ok, _ = detectByWords(text, among, MinPassageStopwords, false)
+	return lang, ok
 }
 
 // MinQuestionStopwords is the fewest stopwords of its language that DetectQuestion needs to name a question's
@@ -132,6 +133,15 @@ const MinQuestionStopwords = 2
 // (the caller's default) is read as the best of the languages with the most by trigrams. Otherwise ok is false and
 // the caller's default applies (the site's main language).
 func DetectQuestion(text string, among []string) (lang string, ok bool) {
+	lang, ok, _ = detectByWords(text, among, MinQuestionStopwords, true)
+	return lang, ok
+}
+
+// DetectQuestionTie is DetectQuestion, and when it chose by trigrams among several languages that the stopword
+// vote left level (none of them among[0]), those languages, else nil. Trigrams of a few words are a weak witness
+// ("a cosa serve la directory /srv?" has the "a" and "la" of Italian and of Spanish, and its trigrams read
+// Spanish): a caller that knows which of them the site writes the question's words in can choose better.
+func DetectQuestionTie(text string, among []string) (lang string, ok bool, tied []string) {
 	return detectByWords(text, among, MinQuestionStopwords, true)
 }
 
@@ -163,40 +173,46 @@ func DetectAmongMany(text string, among []string) (lang string, ok bool) {
 }
 
 // detectByWords tells text's language among among by its script, else by a stopword vote needing min, else by
-// trigrams (detect, reliable as asked).
-func detectByWords(text string, among []string, min int, reliable bool) (lang string, ok bool) {
+// trigrams (detect, reliable as asked); tied are the languages the vote left level when trigrams chose among them
+// (see DetectQuestionTie).
+func detectByWords(text string, among []string, min int, reliable bool) (lang string, ok bool, tied []string) {
 	if len(among) == 1 {
-		return among[0], true
+		return among[0], true, nil
 	}
 	if ScriptLanguage(text) != "" {
-		return Detect(text, among)
+		lang, ok = Detect(text, among)
+		return lang, ok, nil
 	}
 	if s := scriptAmong(text, among, !reliable); s != "" {
-		return s, true
+		return s, true, nil
 	}
 	// Spanish alone opens a question or an exclamation with an inverted mark; Portuguese, whose trigrams are
 	// close to Spanish's, never does ("¿cuántos discos pueden morir antes de que pierda datos?" was Portuguese). A
 	// passage (not reliable) has stopwords enough, and may quote a Spanish line.
 	if reliable && strings.ContainsAny(text, "¿¡") && slices.Contains(among, "es") {
-		return "es", true
+		return "es", true, nil
 	}
 	counts := stopwordCounts(text, among)
 	if l, ok := stopwordVote(counts, min); ok {
-		return l, true
+		return l, true, nil
 	}
 	// A question with more stopwords of other languages than of the caller's default (among[0]), but no clear
 	// winner among them, is in one of those: the best of them by trigrams ("comment supprimer un saut de page
 	// manuel ?" has as many French stopwords as Spanish ones, no English one, and was read as English).
 	if reliable {
 		if leaders := stopwordLeaders(counts, min); len(leaders) > 0 && !slices.Contains(leaders, among[0]) {
+			if len(leaders) > 1 {
+				tied = leaders
+			}
 			if l, ok := detect(text, leaders, false); ok {
-				return l, true
+				return l, true, tied
 			}
 		}
 	}
 	// A letter English does not write ("ä", "é") marks a text of another language: its trigrams are read as for
 	// any text among a few languages ("Tastaturbelegung ändern?").
-	return detect(text, among, reliable && !accented(text))
+	lang, ok = detect(text, among, reliable && !accented(text))
+	return lang, ok, tied
 }
 
 // accented reports whether text holds a letter beyond ASCII in the Latin script.

@@ -296,6 +296,26 @@ func TestDetectQuestion(t *testing.T) {
 	}
 }
 
+// DetectQuestionTie names the languages a stopword vote left level when trigrams chose among them, and no others.
+func TestDetectQuestionTie(t *testing.T) {
+	among := []string{"en", "de", "es", "fr", "it", "ja", "pt", "ru"}
+	for q, want := range map[string][]string{
+		"a cosa serve la directory /srv?":            {"es", "it"},
+		"comment supprimer un saut de page manuel ?": {"es", "fr"},
+	} {
+		if _, ok, tied := DetectQuestionTie(q, among); !ok || !slices.Equal(tied, want) {
+			t.Errorf("DetectQuestionTie(%q): tied %q, %v; want %q", q, tied, ok, want)
+		}
+	}
+	for _, q := range []string{"¿para qué sirve el directorio /srv?", "dove sta la directory della cache di apt",
+		"where is the configuration of the ssh server daemon?", "Wo ändere ich die Kernel-Parameter, mit denen GRUB startet?", "зачем нужна директория /srv?"} {
+		lang, ok, tied := DetectQuestionTie(q, among)
+		if want, wantOK := DetectQuestion(q, among); lang != want || ok != wantOK || tied != nil {
+			t.Errorf("DetectQuestionTie(%q) = %q, %v, %q; want DetectQuestion's %q, %v and no tie", q, lang, ok, tied, want, wantOK)
+		}
+	}
+}
+
 // A nil Language, as LanguageOf gives English, has the English stopwords.
 func TestNilLanguageIsEnglish(t *testing.T) {
 	var en *Language

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"container/heap"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -63,10 +64,12 @@ type BM25 struct {
 	docs     []int32   // ascending within a term's postings
 	impact   []float32 // idf(t) * saturated tf
 	pool     sync.Pool // *accumulator
-	// langs, set by SetLanguages for documents in several languages, names each language's group and holds,
-	// per term, the ratio of its idf among that language's documents to its idf among all.
+	// langs, set by SetLanguages for documents in several languages, names each language's group; langN holds
+	// each group's number of documents and langDF, per group and term, the number of the group's documents
+	// holding the term.
 	langs  []string
-	ratios [][]float32
+	langN  []int
+	langDF [][]int32
 }
 
 type accumulator struct {
@@ -148,7 +151,7 @@ func (b *BM25) queryTerms(lang, query string) (terms []int32, qtf []float32) {
 // them weigh less than they do on the site in one language. Documents in one language (or lang nil) leave the
 // index as it is. Call it before searching, not concurrently with it.
 func (b *BM25) SetLanguages(lang func(doc int) string) {
-	b.langs, b.ratios = nil, nil
+	b.langs, b.langN, b.langDF = nil, nil, nil
 	if lang == nil || b.n == 0 {
 		return
 	}
@@ -172,24 +175,16 @@ func (b *BM25) SetLanguages(lang func(doc int) string) {
 	for _, g := range of {
 		n[g]++
 	}
-	df := make([]int32, len(names))
-	ratios := make([][]float32, len(names))
-	for g := range ratios {
-		ratios[g] = make([]float32, len(b.idf))
+	df := make([][]int32, len(names))
+	for g := range df {
+		df[g] = make([]int32, len(b.idf))
 	}
 	for t := range b.idf {
-		clear(df)
 		for _, d := range b.docs[b.offs[t]:b.offs[t+1]] {
-			df[of[d]]++
-		}
-		for g := range names {
-			ratios[g][t] = 1
-			if b.idf[t] > 0 {
-				ratios[g][t] = float32(idf(n[g], int(df[g])) / float64(b.idf[t]))
-			}
+			df[of[d]][t]++
 		}
 	}
-	b.langs, b.ratios = names, ratios
+	b.langs, b.langN, b.langDF = names, n, df
 }
 
 // langGroup is the language a tag belongs to for SetLanguages: "en" for English tags and "", else its base.
@@ -200,10 +195,10 @@ func langGroup(tag string) string {
 	return textnorm.Base(tag)
 }
 
-// weights are the query terms' weights, their repeat counts times their ratio for the query's language (see
-// SetLanguages).
+// weights are the query terms' weights, their repeat counts times the ratio of their idf among the documents in
+// the query's language to their idf among all (see SetLanguages).
 func (b *BM25) weights(lang string, terms []int32, qtf []float32) []float32 {
-	if b.ratios == nil {
+	if b.langDF == nil {
 		return qtf
 	}
 	g := slices.Index(b.langs, langGroup(lang))
@@ -211,9 +206,45 @@ func (b *BM25) weights(lang string, terms []int32, qtf []float32) []float32 {
 		return qtf
 	}
 	for i, t := range terms {
-		qtf[i] *= b.ratios[g][t]
+		if b.idf[t] > 0 {
+			qtf[i] *= float32(idf(b.langN[g], int(b.langDF[g][t])) / float64(b.idf[t]))
+		}
 	}
 	return qtf
+}
+
+// LanguageFit is how usual text's words are in the documents in lang (see SetLanguages): the sum over its words'
+// terms in lang's analysis (its stopwords left out) of the log of the share of lang's documents holding the term,
+// a term none of them holds counting as half a document of the whole index. Of two readings of a short question
+// the better fit is the language the site writes its words in. ok is false when the index has no documents in
+// lang, or its documents are in one language.
+func (b *BM25) LanguageFit(lang, text string) (fit float64, ok bool) {
+	g := slices.Index(b.langs, langGroup(lang))
+	if g < 0 || b.langN[g] == 0 {
+		return 0, false
+	}
+	add := func(term string) {
+		share := 0.5 / float64(b.n)
+		if t, ok := b.termIndex(term); ok && b.langDF[g][t] > 0 {
+			share = float64(b.langDF[g][t]) / float64(b.langN[g])
+		}
+		fit += math.Log(share)
+	}
+	if l := textnorm.LanguageOf(lang); l != nil {
+		opt := b.cfg.Analyzer.options()
+		textnorm.AppendWords(nil, l.Normalize(text), func(w []byte) bool {
+			l.WordTerms(string(w), opt, add)
+			return true
+		})
+	} else {
+		textnorm.AppendWords(nil, text, func(w []byte) bool {
+			if t := b.cfg.Analyzer.term(w); t != "" {
+				add(t)
+			}
+			return true
+		})
+	}
+	return fit, true
 }
 
 // Search returns the k best documents for query with a positive score, best first (ties by document order).

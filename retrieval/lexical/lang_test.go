@@ -166,3 +166,42 @@ func TestCompoundPartsShareTheirWordsWeight(t *testing.T) {
 		t.Errorf("weights %v: a word weighs 1", weights)
 	}
 }
+
+// A question whose stopwords are Italian's and Spanish's alike fits the Italian documents better when they write
+// its other words: the Italian pages say "directory" and "serve", the Spanish ones "directorio" and "sirve".
+func TestLanguageFit(t *testing.T) {
+	docs := []string{
+		"La directory /srv contiene i dati dei servizi offerti dal sistema.",
+		"A cosa serve la directory /etc? Contiene i file di configurazione.",
+		"Ogni directory ha un proprietario e dei permessi.",
+		"El directorio /srv contiene los datos de los servicios del sistema.",
+		"¿Para qué sirve el directorio /etc? Contiene los archivos de configuración.",
+		"Cada directorio tiene un propietario y permisos.",
+		"The /srv directory holds data for services this system provides.",
+	}
+	langs := func(doc int) string { return [...]string{"it", "it", "it", "es", "es", "es", "en"}[doc] }
+	b := NewBM25(docs, Config{Lang: langs})
+	if _, ok := b.LanguageFit("it", "a cosa serve la directory /srv?"); ok {
+		t.Error("a fit before the index knows its documents' languages")
+	}
+	b.SetLanguages(langs)
+	fit := func(lang, q string) float64 {
+		f, ok := b.LanguageFit(lang, q)
+		if !ok {
+			t.Fatalf("no fit for %s", lang)
+		}
+		return f
+	}
+	for _, tc := range []struct{ q, better, worse string }{
+		{"a cosa serve la directory /srv?", "it", "es"},
+		{"¿para qué sirve el directorio /srv?", "es", "it"},
+		{"what is the srv directory for", "en", "es"},
+	} {
+		if b, w := fit(tc.better, tc.q), fit(tc.worse, tc.q); b <= w {
+			t.Errorf("%q: fit %s %.2f, %s %.2f; want %s ahead", tc.q, tc.better, b, tc.worse, w, tc.better)
+		}
+	}
+	if _, ok := b.LanguageFit("fr", "à quoi sert le répertoire /srv ?"); ok {
+		t.Error("a fit for a language no document is in")
+	}
+}
