@@ -141,7 +141,7 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 // the times the stages measured.
 func (g *Grounder) retrieveFor(ctx context.Context, r *retrieval.Retriever, a retrieval.Analysis) (*retrieval.Result, error) {
 	start := time.Now()
-	res, err := r.Retrieve(ctx, a.Question, a.Rewrites)
+	res, err := r.Retrieve(ctx, a.Query(), a.Rewrites)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
 	}

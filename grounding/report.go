@@ -12,7 +12,7 @@ import (
 // when it differs (a follow-up completed from the conversation), the retrieval's confidence and the part of
 // the site its best page is in.
 func report(a retrieval.Analysis, res *retrieval.Result, outcome string) *server.QuestionReport {
-	q := &server.QuestionReport{Question: a.Question, Outcome: outcome}
+	q := &server.QuestionReport{Question: a.Question, Standalone: a.Standalone, Outcome: outcome}
 	if a.Source == "llm" && len(a.Rewrites) > 0 && !strings.EqualFold(strings.TrimSpace(a.Rewrites[0]), strings.TrimSpace(a.Question)) {
 		q.Standalone = a.Rewrites[0]
 	}

@@ -155,3 +155,28 @@ func TestQuestionReportStandalone(t *testing.T) {
 		t.Errorf("reported %+v", gr)
 	}
 }
+
+// TestOfflineFollowUp checks that without a model a follow-up that continues the question before it is answered
+// for the two together: "and for out-of-state students?" after in-state tuition leads with the out-of-state
+// row of the tuition table (read alone, it led with the financial aid page's "Out-of-state and international
+// budgets use the tuition rates"), and is reported with its standalone form.
+func TestOfflineFollowUp(t *testing.T) {
+	r, tok := exampleIndex(t)
+	g := &Grounder{Retriever: r, Tokenizer: tok, Offline: true}
+	msgs := []compat.Message{compat.TextMessage("user", "how much is in-state tuition?"),
+		compat.TextMessage("assistant", "In-state tuition is $4,850."), compat.TextMessage("user", "and for out-of-state students?")}
+	gr, err := g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs, Request: &compat.ChatRequest{Messages: msgs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr == nil || gr.Answer == nil || gr.Question == nil {
+		t.Fatalf("grounded %+v", gr)
+	}
+	lead, _, _ := strings.Cut(gr.Answer.Text, "\n— ")
+	if !strings.Contains(lead, "| Out-of-state | $9,700 |") || !strings.Contains(gr.Answer.Text, tuitionURL) {
+		t.Errorf("the answer does not lead with the out-of-state row:\n%s", gr.Answer.Text)
+	}
+	if gr.Question.Question != "and for out-of-state students?" || gr.Question.Standalone != "how much is in-state tuition? and for out-of-state students?" {
+		t.Errorf("reported %+v", gr.Question)
+	}
+}

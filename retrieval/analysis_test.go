@@ -142,6 +142,28 @@ func TestHeuristicAnalysis(t *testing.T) {
 	if diff := cmp.Diff(want, a); diff != "" {
 		t.Errorf("analysis (-want +got):\n%s", diff)
 	}
+	if a.Query() != "who is the chair?" {
+		t.Errorf("query %q, want the question", a.Query())
+	}
+	// A message that opens as a continuation is read joined to the one before: retrieval reads it whole.
+	msgs = []Message{
+		{Role: "user", Content: "how much is in-state tuition?"},
+		{Role: "assistant", Content: "$4,850 a semester."},
+		{Role: "user", Content: "and for out-of-state students?"},
+	}
+	if a, err = (Heuristic{}).Analyze(context.Background(), msgs); err != nil {
+		t.Fatal(err)
+	}
+	joined := "how much is in-state tuition? and for out-of-state students?"
+	want = Analysis{Question: "and for out-of-state students?", NeedsRetrieval: true, Source: "heuristic", Standalone: joined,
+		Rewrites: []string{joined, "and for out-of-state students?", "out-of-state students"}}
+	if diff := cmp.Diff(want, a); diff != "" || a.Query() != joined {
+		t.Errorf("follow-up analysis (-want +got):\n%s\nquery %q", diff, a.Query())
+	}
+	// The first message of a conversation has nothing to continue.
+	if a, _ := (Heuristic{}).Analyze(context.Background(), msgs[2:]); a.Standalone != "" || a.Query() != "and for out-of-state students?" {
+		t.Errorf("a first message: %+v", a)
+	}
 }
 
 // TestLLMAnalyzerSiteName checks that the analysis prompt names the site the context names, before the

@@ -12,13 +12,10 @@ func (Heuristic) Standalone(msgs []Message) bool {
 	if q == "" || prev != "" {
 		return false
 	}
+	if continues(q) {
+		return false
+	}
 	words := questionWords(q)
-	if len(words) > 0 && ellipsisOpeners[words[0]] {
-		return false
-	}
-	if len(words) > 1 && ellipsisOpeners[words[0]+" "+words[1]] {
-		return false
-	}
 	content := 0
 	for _, w := range words {
 		if referring[w] {
@@ -52,9 +49,18 @@ var referring = setOf("it", "its", "it's", "itself", "they", "them", "their", "t
 	"those", "he", "him", "his", "she", "her", "hers", "ones", "same", "former", "latter", "above",
 	"previous", "aforementioned")
 
-// ellipsisOpeners open a message that continues another: "and for grad students?", "what about fall?".
+// continues reports whether message q opens as the continuation of another ("and for grad students?", "what
+// about fall?"): an ellipsis, whose subject the message before it names.
+func continues(q string) bool {
+	words := questionWords(q)
+	return len(words) > 0 && ellipsisOpeners[words[0]] || len(words) > 1 && ellipsisOpeners[words[0]+" "+words[1]]
+}
+
+// ellipsisOpeners open a message that continues another: "and for grad students?", "what about fall?"; and in
+// the other languages ragproxy answers in, their "and" and "or" ("und für Masterstudierende?", "et pour
+// l'automne ?", "¿y los sábados?", "e per i dottorandi?").
 var ellipsisOpeners = setOf("and", "or", "also", "but", "so", "then", "what about", "how about", "same for",
-	"more", "else")
+	"more", "else", "und", "oder", "et", "ou", "y", "e")
 
 // chitchat are the words of greetings, thanks and acknowledgements.
 var chitchat = setOf("hi", "hello", "hey", "hiya", "yo", "thanks", "thank", "you", "thx", "ty", "cheers", "bye",
