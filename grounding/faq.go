@@ -241,26 +241,34 @@ func (l *LiveFAQ) build(added []faq.Entry, lang string) *liveFAQState {
 func (l *LiveFAQ) Set(added []faq.Entry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.st.Store(l.build(added, l.st.Load().lang))
+	l.st.Store(l.build(added, l.state().lang))
+}
+
+// state is the current state; a LiveFAQ not made by NewLiveFAQ has no entries.
+func (l *LiveFAQ) state() *liveFAQState {
+	if st := l.st.Load(); st != nil {
+		return st
+	}
+	return &liveFAQState{}
 }
 
 // Added is a digest of the added entries, "" when there are none: answers are cached by it (see Grounder.Vary),
 // so an answer given before an entry was added is not replayed after.
-func (l *LiveFAQ) Added() string { return l.st.Load().digest }
+func (l *LiveFAQ) Added() string { return l.state().digest }
 
 // Matcher is the current matcher, nil when there are no entries.
-func (l *LiveFAQ) Matcher() *faq.Matcher { return l.st.Load().m }
+func (l *LiveFAQ) Matcher() *faq.Matcher { return l.state().m }
 
 // MatcherIn is the current matcher for a site whose main language is lang ("": the one it was built for), built
 // again when that language changed: an index reloaded to a version of another main language reads the entries
 // that do not tell theirs in the new one.
 func (l *LiveFAQ) MatcherIn(lang string) *faq.Matcher {
-	if st := l.st.Load(); lang == "" || st.lang == lang {
+	if st := l.state(); lang == "" || st.lang == lang {
 		return st.m
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := l.st.Load()
+	st := l.state()
 	if st.lang != lang {
 		st = l.build(st.added, lang)
 		l.st.Store(st)

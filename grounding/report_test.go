@@ -92,6 +92,13 @@ func TestLiveFAQ(t *testing.T) {
 }
 
 func TestLiveFAQVary(t *testing.T) {
+	var zero LiveFAQ // not made by NewLiveFAQ: no entries until Set
+	if zero.Added() != "" || zero.Matcher() != nil || zero.MatcherIn("de") != nil {
+		t.Error("a zero LiveFAQ has entries")
+	}
+	if zero.Set([]faq.Entry{{Question: "q", Answer: "a", URL: "https://u.example/"}}); zero.Matcher() == nil || zero.Added() == "" {
+		t.Error("a zero LiveFAQ did not take its entries")
+	}
 	live := NewLiveFAQ(nil, "")
 	g := &Grounder{LiveFAQ: live}
 	before := g.Vary(nil)
