@@ -145,6 +145,9 @@ func (g *Grounder) retrieveFor(ctx context.Context, r *retrieval.Retriever, a re
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
 	}
+	if a.Standalone != "" {
+		res.Turn = a.Question // the follow-up's own words weigh more in an offline answer's units
+	}
 	if g.Tracing != nil {
 		end := time.Now()
 		g.Tracing.Record(ctx, "retrieval", start, end, attribute.Int("ragproxy.rewrites", len(res.Rewrites)),

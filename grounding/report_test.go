@@ -186,4 +186,12 @@ func TestOfflineFollowUp(t *testing.T) {
 	if gr.Question.Question != "and for out-of-state students?" || gr.Question.Standalone != "how much is in-state tuition? and for out-of-state students?" {
 		t.Errorf("reported %+v", gr.Question)
 	}
+	// A follow-up on another subject is answered on its subject: the permits' price, and no tuition row.
+	msgs[2] = compat.TextMessage("user", "what about parking permits?")
+	if gr, err = g.Ground(context.Background(), &server.GroundRequest{Model: "ragproxy", Messages: msgs, Request: &compat.ChatRequest{Messages: msgs}}); err != nil {
+		t.Fatal(err)
+	}
+	if a := gr.Answer.Text; !strings.HasPrefix(a, "> - Student parking permits cost $180 per year") || strings.Contains(a, "In-state") {
+		t.Errorf("the parking follow-up:\n%s", a)
+	}
 }

@@ -29,9 +29,9 @@ type Analysis struct {
 	Rewrites []string `json:"rewrites"`
 	// Source is "llm" or "heuristic".
 	Source string `json:"source"`
-	// Standalone is the question retrieval reads when the latest message continues the one before it and the
-	// heuristics completed it ("how much is in-state tuition? and for out-of-state students?"); empty otherwise,
-	// and for a model's analysis, whose rewrites are standalone.
+	// Standalone is the question retrieval reads when the latest message continues the one before it or refers
+	// to what it named, and the heuristics completed it ("how much is in-state tuition? and for out-of-state
+	// students?"); empty otherwise, and for a model's analysis, whose rewrites are standalone.
 	Standalone string `json:"standalone,omitempty"`
 }
 
@@ -52,9 +52,10 @@ type Analyzer interface {
 const AnalysisWindow = 12
 
 // Heuristic rewrites without a model: the question, the question with the previous user turn (follow-ups such as
-// "and for grad students?" need it), and the question's key terms. A message that opens as the continuation of
-// the one before ("and for out-of-state students?", "what about fall?") is read joined to it: that is its
-// Standalone form, and its first rewrite. It always finds retrieval needed.
+// "and for grad students?" need it), and the question's key terms. A message that continues the one before
+// ("and for out-of-state students?", "what about fall?") or refers to what it named ("what are its opening
+// hours?") is read joined to it: that is its Standalone form, and its first rewrite. It always finds retrieval
+// needed.
 type Heuristic struct{}
 
 var _ Analyzer = Heuristic{}
@@ -69,7 +70,7 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 	rw := []string{q}
 	if prev != "" {
 		rw = append(rw, prev+" "+q)
-		if continues(q) {
+		if continues(q) || refers(q) {
 			a.Standalone = prev + " " + q
 			rw[0], rw[1] = rw[1], rw[0]
 		}

@@ -32,6 +32,12 @@ func replying(text string) *asks {
 	return &asks{answer: func(context.Context) (llm.Reply, error) { return llm.Reply{Text: text}, nil }}
 }
 
+// heuristicFollowUp is the heuristic analysis of TestLLMAnalyzer's conversation, whose "it" refers to the major
+// the question before named: it is read joined to that question.
+var heuristicFollowUp = Analysis{Question: "who chairs it?", NeedsRetrieval: true, Source: "heuristic",
+	Standalone: "tell me about the economics major who chairs it?",
+	Rewrites:   []string{"tell me about the economics major who chairs it?", "who chairs it?", "chairs"}}
+
 func TestLLMAnalyzer(t *testing.T) {
 	convo := []Message{
 		{Role: "user", Content: "tell me about the economics major"},
@@ -49,12 +55,8 @@ func TestLLMAnalyzer(t *testing.T) {
 				Rewrites: []string{"economics department chair", "chair of economics", "economics major contact"}}, false},
 		{"no retrieval needed", `{"retrieval_needed":false,"rewrites":["a","b","c"]}`,
 			Analysis{Question: "who chairs it?", NeedsRetrieval: false, Source: "llm", Rewrites: []string{"a", "b", "c"}}, false},
-		{"junk falls back", `I think you should search for economics.`,
-			Analysis{Question: "who chairs it?", NeedsRetrieval: true, Source: "heuristic",
-				Rewrites: []string{"who chairs it?", "tell me about the economics major who chairs it?", "chairs"}}, true},
-		{"missing field falls back", `{"rewrites":["x"]}`,
-			Analysis{Question: "who chairs it?", NeedsRetrieval: true, Source: "heuristic",
-				Rewrites: []string{"who chairs it?", "tell me about the economics major who chairs it?", "chairs"}}, true},
+		{"junk falls back", `I think you should search for economics.`, heuristicFollowUp, true},
+		{"missing field falls back", `{"rewrites":["x"]}`, heuristicFollowUp, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,8 +162,14 @@ func TestHeuristicAnalysis(t *testing.T) {
 	if diff := cmp.Diff(want, a); diff != "" || a.Query() != joined {
 		t.Errorf("follow-up analysis (-want +got):\n%s\nquery %q", diff, a.Query())
 	}
+	// One that refers to what the message before named is read joined to it too.
+	msgs = []Message{{Role: "user", Content: "where is the library?"}, {Role: "user", Content: "what are its opening hours?"}}
+	if a, _ := (Heuristic{}).Analyze(context.Background(), msgs); a.Standalone != "where is the library? what are its opening hours?" {
+		t.Errorf("a follow-up that refers: %+v", a)
+	}
 	// The first message of a conversation has nothing to continue.
-	if a, _ := (Heuristic{}).Analyze(context.Background(), msgs[2:]); a.Standalone != "" || a.Query() != "and for out-of-state students?" {
+	first := []Message{{Role: "user", Content: "and for out-of-state students?"}}
+	if a, _ := (Heuristic{}).Analyze(context.Background(), first); a.Standalone != "" || a.Query() != "and for out-of-state students?" {
 		t.Errorf("a first message: %+v", a)
 	}
 }

@@ -91,6 +91,12 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	}
 	off := r.cfg.EvidenceOff
 	kind, cues := questionKindIn(res.Lang, res.Query)
+	if res.Turn != "" && !continues(res.Turn) {
+		// A follow-up that is a question of its own asks for what its words ask for ("what are its opening
+		// hours?" after "where is the library?"); one that continues the question before it asks what that one
+		// asked ("and for out-of-state students?" after "how much is tuition?").
+		kind, cues = questionKindIn(res.Lang, res.Turn)
+	}
 	if off.Kinds {
 		kind, cues = kindNone, nil
 	}
@@ -98,6 +104,9 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	// every sentence alike (textnorm.Options.WordBigrams).
 	words := textnorm.Options{WordBigrams: true}
 	q := &evidenceQuery{passageQuery: r.passageQueryWith(res.Lang, withoutWords(res.Query, cues), words), kind: kind, off: off}
+	if res.Turn != "" {
+		q.weighTurn(res.Turn)
+	}
 	if r.cfg.NoQuantities {
 		q.quantity = 0
 	}
@@ -138,6 +147,26 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
 	return out[:min(max, len(out))]
+}
+
+// evidenceEarlierTurn is what a term counts for when only the message a follow-up continues holds it: the
+// follow-up's own words say what it asks, the earlier message what about.
+const evidenceEarlierTurn = 0.5
+
+// weighTurn weighs the terms q's follow-up turn does not hold evidenceEarlierTurn (times their own weight).
+func (q *passageQuery) weighTurn(turn string) {
+	own := q.mask(turn)
+	if q.weights == nil {
+		q.weights = make([]float64, q.n)
+		for i := range q.weights {
+			q.weights[i] = 1
+		}
+	}
+	for i := range q.weights {
+		if own&(1<<i) == 0 {
+			q.weights[i] *= evidenceEarlierTurn
+		}
+	}
 }
 
 // opensPage reports whether units[k] of a passage is the first sentence of the page it opens (text starts with

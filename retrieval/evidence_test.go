@@ -225,3 +225,19 @@ func TestEvidenceLinkOnly(t *testing.T) {
 		}
 	}
 }
+
+// A follow-up's own words weigh twice those only the question it continues holds: after "how much is in-state
+// tuition?", "what about parking permits?" is answered by the permits' price, not by the tuition row that the two
+// questions' words cover as much.
+func TestEvidenceFollowUpWeighsItsOwnWords(t *testing.T) {
+	q := &evidenceQuery{passageQuery: newPassageQuery("how much is in-state tuition? what about parking permits?", nil)}
+	row := evidenceUnit{text: "| In-state | $4,850 |", header: "| Residency | Tuition |"}
+	permits := evidenceUnit{text: "Student parking permits cost $180 per year."}
+	if a, b := q.score(row, 0), q.score(permits, 0); a.Score != b.Score {
+		t.Fatalf("the test needs the two units level without the turn: %.3f and %.3f", a.Score, b.Score)
+	}
+	q.weighTurn("what about parking permits?")
+	if a, b := q.score(row, 0), q.score(permits, 0); b.Score <= a.Score || b.Own <= a.Own {
+		t.Errorf("the follow-up's words do not weigh more: tuition row %.3f (own %.2f), permits %.3f (own %.2f)", a.Score, a.Own, b.Score, b.Own)
+	}
+}

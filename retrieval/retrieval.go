@@ -360,7 +360,11 @@ type EvidenceSignals struct {
 
 // Result is what retrieval found for one query.
 type Result struct {
-	Query    string
+	Query string
+	// Turn is the latest message of the conversation when Query completes it with the one before (a follow-up:
+	// see Analysis.Standalone), set by the caller; "" when Query is the message itself. An answer's units weigh
+	// the words of Turn over those only the earlier message gave, and take the kind of answer it asks for.
+	Turn     string
 	Rewrites []string
 	// Lang is the language the question was analysed in (Retriever.QuestionLanguage), an ISO 639 code.
 	Lang    string

@@ -1,6 +1,10 @@
 package retrieval
 
-import "github.com/ragproxy/ragproxy/textnorm"
+import (
+	"slices"
+
+	"github.com/ragproxy/ragproxy/textnorm"
+)
 
 // Standalone reports whether the latest user message of msgs can be retrieved for as it is written: it is the
 // conversation's first user turn, and it refers to nothing outside itself (no pronoun or demonstrative that an
@@ -12,15 +16,11 @@ func (Heuristic) Standalone(msgs []Message) bool {
 	if q == "" || prev != "" {
 		return false
 	}
-	if continues(q) {
+	if continues(q) || refers(q) {
 		return false
 	}
-	words := questionWords(q)
 	content := 0
-	for _, w := range words {
-		if referring[w] {
-			return false
-		}
+	for _, w := range questionWords(q) {
 		if w != "" && !textnorm.IsStopword(w) && !chitchat[w] {
 			content++
 		}
@@ -48,6 +48,12 @@ func (Heuristic) Chitchat(msgs []Message) bool {
 var referring = setOf("it", "its", "it's", "itself", "they", "them", "their", "theirs", "this", "that", "these",
 	"those", "he", "him", "his", "she", "her", "hers", "ones", "same", "former", "latter", "above",
 	"previous", "aforementioned")
+
+// refers reports whether message q holds a word that stands for something it does not name ("what are its
+// opening hours?", "how much does it cost?"): a pronoun or demonstrative whose referent an earlier turn supplies.
+func refers(q string) bool {
+	return slices.ContainsFunc(questionWords(q), func(w string) bool { return referring[w] })
+}
 
 // continues reports whether message q opens as the continuation of another ("and for grad students?", "what
 // about fall?"): an ellipsis, whose subject the message before it names.
