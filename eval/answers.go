@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -55,17 +56,17 @@ func (j *Judge) Answers(ctx context.Context, r *retrieval.Retriever, an retrieva
 	}
 	out := &Answers{Model: model, Repeats: repeats}
 	for _, q := range qs {
-		a, err := an.Analyze(ctx, []retrieval.Message{{Role: "user", Content: q.Question}})
+		a, err := an.Analyze(ctx, q.Messages())
 		if err != nil {
 			return nil, fmt.Errorf("answers %s: %w", q.ID, err)
 		}
-		res, err := r.Retrieve(ctx, q.Question, a.Rewrites)
+		res, err := r.RetrieveFor(ctx, a)
 		if err != nil {
 			return nil, fmt.Errorf("answers %s: %w", q.ID, err)
 		}
 		correct, example := 0, ""
 		for i := 0; i < repeats; i++ {
-			ans, err := j.complete(ctx, model, grounding.SystemPrompt(j.SiteName, res), q.Question, nil)
+			ans, err := j.complete(ctx, model, grounding.SystemPrompt(j.SiteName, res), append(slices.Clone(q.Before), q.Question), nil)
 			if err != nil {
 				return nil, fmt.Errorf("answers %s: %w", q.ID, err)
 			}
@@ -95,7 +96,7 @@ func (j *Judge) judge(ctx context.Context, model string, q Question, answer stri
 	schema := map[string]any{"type": "object", "properties": map[string]any{"correct": map[string]any{"type": "boolean"}},
 		"required": []string{"correct"}, "additionalProperties": false}
 	user := fmt.Sprintf("Question: %s\nReference fact: %s\nAnswer:\n%s", q.Question, q.Fact, answer)
-	text, err := j.complete(ctx, model, JudgePrompt, user, &openai.ChatCompletionNewParamsResponseFormatUnion{
+	text, err := j.complete(ctx, model, JudgePrompt, []string{user}, &openai.ChatCompletionNewParamsResponseFormatUnion{
 		OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
 			Name: "grade", Strict: openai.Bool(true), Schema: schema}},
 	})
@@ -111,10 +112,10 @@ func (j *Judge) judge(ctx context.Context, model string, q Question, answer stri
 	return *v.Correct, nil
 }
 
-func (j *Judge) complete(ctx context.Context, model, system, user string, format *openai.ChatCompletionNewParamsResponseFormatUnion) (string, error) {
-	p := openai.ChatCompletionNewParams{
-		Model:    model,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system), openai.UserMessage(user)},
+func (j *Judge) complete(ctx context.Context, model, system string, users []string, format *openai.ChatCompletionNewParamsResponseFormatUnion) (string, error) {
+	p := openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system)}}
+	for _, u := range users {
+		p.Messages = append(p.Messages, openai.UserMessage(u))
 	}
 	if format != nil {
 		p.ResponseFormat = *format

@@ -28,6 +28,18 @@ type Question struct {
 	ExpectedURLs []string `json:"expected_urls"`
 	Fact         string   `json:"fact"`
 	Note         string   `json:"note,omitempty"`
+	// Before are the user's earlier messages of a conversation, oldest first, which Question follows up ("how
+	// much is in-state tuition?" before "and for international students?"); none for a question on its own.
+	Before []string `json:"before,omitempty"`
+}
+
+// Messages are the conversation q asks: its earlier messages, then its question.
+func (q Question) Messages() []retrieval.Message {
+	msgs := make([]retrieval.Message, 0, len(q.Before)+1)
+	for _, b := range q.Before {
+		msgs = append(msgs, retrieval.Message{Role: "user", Content: b})
+	}
+	return append(msgs, retrieval.Message{Role: "user", Content: q.Question})
 }
 
 // LoadQuestions reads a JSONL question set.
@@ -103,12 +115,12 @@ func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer
 	)
 	facts, inAnswer, inLead := 0, 0, 0
 	for _, q := range qs {
-		a, err := an.Analyze(ctx, []retrieval.Message{{Role: "user", Content: q.Question}})
+		a, err := an.Analyze(ctx, q.Messages())
 		if err != nil {
 			return m, fmt.Errorf("eval %s: %w", q.ID, err)
 		}
 		start := time.Now()
-		res, err := r.Retrieve(ctx, q.Question, a.Rewrites)
+		res, err := r.RetrieveFor(ctx, a)
 		if err != nil {
 			return m, fmt.Errorf("eval %s: %w", q.ID, err)
 		}

@@ -141,12 +141,9 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 // the times the stages measured.
 func (g *Grounder) retrieveFor(ctx context.Context, r *retrieval.Retriever, a retrieval.Analysis) (*retrieval.Result, error) {
 	start := time.Now()
-	res, err := r.Retrieve(ctx, a.Query(), a.Rewrites)
+	res, err := r.RetrieveFor(ctx, a)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
-	}
-	if a.Standalone != "" {
-		res.Turn = a.Question // the follow-up's own words weigh more in an offline answer's units
 	}
 	if g.Tracing != nil {
 		end := time.Now()

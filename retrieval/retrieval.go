@@ -362,7 +362,7 @@ type EvidenceSignals struct {
 type Result struct {
 	Query string
 	// Turn is the latest message of the conversation when Query completes it with the one before (a follow-up:
-	// see Analysis.Standalone), set by the caller; "" when Query is the message itself. An answer's units weigh
+	// see Analysis.Standalone and RetrieveFor); "" when Query is the message itself. An answer's units weigh
 	// the words of Turn over those only the earlier message gave, and take the kind of answer it asks for.
 	Turn     string
 	Rewrites []string
@@ -400,6 +400,16 @@ const (
 // Stages returns the stages of a retrieval in the order they run.
 func Stages() []string {
 	return []string{StageAnalysis, StageEmbed, StagePages, StageCommunities, StageChunks, StageContext}
+}
+
+// RetrieveFor runs retrieval for an analysis: its Query and rewrites, and a follow-up's own message as the
+// result's Turn.
+func (r *Retriever) RetrieveFor(ctx context.Context, a Analysis) (*Result, error) {
+	res, err := r.Retrieve(ctx, a.Query(), a.Rewrites)
+	if err == nil && a.Standalone != "" {
+		res.Turn = a.Question
+	}
+	return res, err
 }
 
 // Retrieve runs retrieval for a question and its rewrites (analysis already done; see Analyzer).
