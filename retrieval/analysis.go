@@ -51,11 +51,11 @@ type Analyzer interface {
 // AnalysisWindow is how many of the latest messages analysis reads (as in the FHNW prototype).
 const AnalysisWindow = 12
 
-// Heuristic rewrites without a model: the question, the question with the previous user turn (follow-ups such as
-// "and for grad students?" need it), and the question's key terms. A message that continues the one before
-// ("and for out-of-state students?", "what about fall?") or refers to what it named ("what are its opening
-// hours?") is read joined to it: that is its Standalone form, and its first rewrite. It always finds retrieval
-// needed.
+// Heuristic rewrites without a model: the question, the question with the previous user turn (a follow-up the
+// rules below miss may need it), and the question's key terms. A message that continues the one before ("and for
+// out-of-state students?", "what about fall?") or refers to what it named ("what are its opening hours?") is read
+// joined to it: that is its Standalone form, and the rewrites are that form and its key terms. It always finds
+// retrieval needed.
 type Heuristic struct{}
 
 var _ Analyzer = Heuristic{}
@@ -68,12 +68,15 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 		return a, nil
 	}
 	rw := []string{q}
-	if prev != "" {
+	switch {
+	case prev != "" && (continues(q) || refers(q)):
+		// Alone, a follow-up asks the site nothing it can answer ("and for spring 2017?"): its joined form and
+		// that form's key terms are what retrieval searches for.
+		a.Standalone = prev + " " + q
+		q = a.Standalone
+		rw = []string{q}
+	case prev != "":
 		rw = append(rw, prev+" "+q)
-		if continues(q) || refers(q) {
-			a.Standalone = prev + " " + q
-			rw[0], rw[1] = rw[1], rw[0]
-		}
 	}
 	if kt := keyTerms(q); kt != "" {
 		rw = append(rw, kt)

@@ -226,7 +226,7 @@ func TestEvidenceLinkOnly(t *testing.T) {
 	}
 }
 
-// A follow-up's own words weigh twice those only the question it continues holds: after "how much is in-state
+// A follow-up's own words weigh more than those only the question it continues holds: after "how much is in-state
 // tuition?", "what about parking permits?" is answered by the permits' price, not by the tuition row that the two
 // questions' words cover as much.
 func TestEvidenceFollowUpWeighsItsOwnWords(t *testing.T) {
