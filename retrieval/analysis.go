@@ -53,9 +53,9 @@ const AnalysisWindow = 12
 
 // Heuristic rewrites without a model: the question, the question with the previous user turn (a follow-up the
 // rules below miss may need it), and the question's key terms. A message that continues the one before ("and for
-// out-of-state students?", "what about fall?") or refers to what it named ("what are its opening hours?") is read
-// joined to it: that is its Standalone form, and the rewrites are that form and its key terms. It always finds
-// retrieval needed.
+// out-of-state students?", "what about fall?") or briefly refers to what it named ("what are its opening
+// hours?") is read joined to it: that is its Standalone form, and the rewrites are that form and its key terms.
+// It always finds retrieval needed.
 type Heuristic struct{}
 
 var _ Analyzer = Heuristic{}
@@ -69,7 +69,7 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 	}
 	rw := []string{q}
 	switch {
-	case prev != "" && (continues(q) || refers(q)):
+	case prev != "" && (continues(q) || refersBriefly(q)):
 		// Alone, a follow-up asks the site nothing it can answer ("and for spring 2017?"): its joined form and
 		// that form's key terms are what retrieval searches for.
 		a.Standalone = prev + " " + q

@@ -168,6 +168,12 @@ func TestHeuristicAnalysis(t *testing.T) {
 	if a, _ := (Heuristic{}).Analyze(context.Background(), msgs); a.Standalone != "where is the library? what are its opening hours?" {
 		t.Errorf("a follow-up that refers: %+v", a)
 	}
+	// A longer question with a pronoun names its subject itself: it is read as it is, the earlier one only a
+	// rewrite.
+	msgs = []Message{{Role: "user", Content: "when is spring break 2017"}, {Role: "user", Content: "how much extra does it cost to live in bowles hall?"}}
+	if a, _ := (Heuristic{}).Analyze(context.Background(), msgs); a.Standalone != "" || a.Rewrites[0] != msgs[1].Content {
+		t.Errorf("a question that names its subject: %+v", a)
+	}
 	// The first message of a conversation has nothing to continue.
 	first := []Message{{Role: "user", Content: "and for out-of-state students?"}}
 	if a, _ := (Heuristic{}).Analyze(context.Background(), first); a.Standalone != "" || a.Query() != "and for out-of-state students?" {
