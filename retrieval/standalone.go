@@ -86,9 +86,10 @@ func continues(q string) bool {
 
 // ellipsisOpeners open a message that continues another: "and for grad students?", "what about fall?"; and in
 // the other languages ragproxy answers in, their "and" and "or" ("und für Masterstudierende?", "et pour
-// l'automne ?", "¿y los sábados?", "e per i dottorandi?").
+// l'automne ?", "¿y los sábados?"). Not Italian's and Portuguese's "e": visitors type it for "è" ("e possibile
+// …?", is it possible), which opens a question of its own.
 var ellipsisOpeners = setOf("and", "or", "also", "but", "so", "then", "what about", "how about", "same for",
-	"more", "else", "und", "oder", "et", "ou", "y", "e")
+	"more", "else", "und", "oder", "et", "ou", "y")
 
 // chitchat are the words of greetings, thanks and acknowledgements.
 var chitchat = setOf("hi", "hello", "hey", "hiya", "yo", "thanks", "thank", "you", "thx", "ty", "cheers", "bye",
