@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,8 +55,8 @@ const AnalysisWindow = 12
 // Heuristic rewrites without a model: the question, the question with the previous user turn (a follow-up the
 // rules below miss may need it), and the question's key terms. A message that continues the one before ("and for
 // out-of-state students?", "what about fall?") or briefly refers to what it named ("what are its opening
-// hours?") is read joined to it: that is its Standalone form, and the rewrites are that form and its key terms.
-// It always finds retrieval needed.
+// hours?") is read joined to it (and a follow-up of a follow-up to the question that names the subject): that is
+// its Standalone form, and the rewrites are that form and its key terms. It always finds retrieval needed.
 type Heuristic struct{}
 
 var _ Analyzer = Heuristic{}
@@ -69,10 +70,10 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 	}
 	rw := []string{q}
 	switch {
-	case prev != "" && (continues(q) || refersBriefly(q)):
+	case prev != "" && followsUp(q):
 		// Alone, a follow-up asks the site nothing it can answer ("and for spring 2017?"): its joined form and
 		// that form's key terms are what retrieval searches for.
-		a.Standalone = prev + " " + q
+		a.Standalone = standalone(msgs)
 		q = a.Standalone
 		rw = []string{q}
 	case prev != "":
@@ -83,6 +84,33 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 	}
 	a.Rewrites = dedupe(rw)
 	return a, nil
+}
+
+// followsUp reports whether message q follows up the one before: it continues it or briefly refers to what it
+// named.
+func followsUp(q string) bool { return continues(q) || refersBriefly(q) }
+
+// maxJoinedTurns is the most user messages a follow-up's standalone form joins: the follow-up and the questions
+// it follows up, back to one that stands on its own.
+const maxJoinedTurns = 3
+
+// standalone is the latest user message of msgs joined to the ones it follows up, oldest first: a follow-up of a
+// follow-up ("and international?" after "and out-of-state?" after "how much is in-state tuition?") joins back to
+// the question that names the subject, at most maxJoinedTurns messages.
+func standalone(msgs []Message) string {
+	var turns []string
+	for i := len(msgs) - 1; i >= 0 && len(turns) < maxJoinedTurns; i-- {
+		m := strings.TrimSpace(msgs[i].Content)
+		if msgs[i].Role != "user" || m == "" {
+			continue
+		}
+		turns = append(turns, m)
+		if len(turns) > 1 && !followsUp(m) {
+			break // the question that names the subject
+		}
+	}
+	slices.Reverse(turns)
+	return strings.Join(turns, " ")
 }
 
 func lastUserTurns(msgs []Message) (last, prev string) {

@@ -174,6 +174,12 @@ func TestHeuristicAnalysis(t *testing.T) {
 	if a, _ := (Heuristic{}).Analyze(context.Background(), msgs); a.Standalone != "" || a.Rewrites[0] != msgs[1].Content {
 		t.Errorf("a question that names its subject: %+v", a)
 	}
+	// A follow-up of a follow-up joins back to the question that names the subject.
+	msgs = []Message{{Role: "user", Content: "where is the library?"}, {Role: "user", Content: "how much is in-state tuition?"},
+		{Role: "assistant", Content: "$4,850."}, {Role: "user", Content: "and out-of-state?"}, {Role: "user", Content: "and international?"}}
+	if a, _ := (Heuristic{}).Analyze(context.Background(), msgs); a.Standalone != "how much is in-state tuition? and out-of-state? and international?" {
+		t.Errorf("a follow-up of a follow-up: %q", a.Standalone)
+	}
 	// The first message of a conversation has nothing to continue.
 	first := []Message{{Role: "user", Content: "and for out-of-state students?"}}
 	if a, _ := (Heuristic{}).Analyze(context.Background(), first); a.Standalone != "" || a.Query() != "and for out-of-state students?" {
