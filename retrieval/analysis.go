@@ -73,7 +73,7 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 	case prev != "" && followsUp(q):
 		// Alone, a follow-up asks the site nothing it can answer ("and for spring 2017?"): its joined form and
 		// that form's key terms are what retrieval searches for.
-		a.Standalone = standalone(msgs)
+		a.Standalone = joinedTurns(msgs)
 		q = a.Standalone
 		rw = []string{q}
 	case prev != "":
@@ -94,10 +94,10 @@ func followsUp(q string) bool { return continues(q) || refersBriefly(q) }
 // it follows up, back to one that stands on its own.
 const maxJoinedTurns = 3
 
-// standalone is the latest user message of msgs joined to the ones it follows up, oldest first: a follow-up of a
+// joinedTurns is the latest user message of msgs joined to the ones it follows up, oldest first: a follow-up of a
 // follow-up ("and international?" after "and out-of-state?" after "how much is in-state tuition?") joins back to
 // the question that names the subject, at most maxJoinedTurns messages.
-func standalone(msgs []Message) string {
+func joinedTurns(msgs []Message) string {
 	var turns []string
 	for i := len(msgs) - 1; i >= 0 && len(turns) < maxJoinedTurns; i-- {
 		m := strings.TrimSpace(msgs[i].Content)
