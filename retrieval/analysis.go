@@ -127,11 +127,20 @@ func lastUserTurns(msgs []Message) (last, prev string) {
 	return last, ""
 }
 
-// keyTerms keeps the words of q that are not stopwords, in order.
+// keyTerms keeps the words of q that are not stopwords of its language, in order: the language it is surely
+// written in among those analysed here (textnorm.DetectQuestion), else English. With English stopwords alone a
+// German question's key terms were the question again ("wie kann ich die …"); with its own, the Handbook's German
+// questions gained one fact in the first 300 characters and its Spanish ones one first page (MRR 0.831 → 0.852),
+// the LibreOffice Help's German MRR 0.869 → 0.877, nothing lower; English questions keep their terms (the ten
+// English sets unchanged). It costs about 17 µs a question.
 func keyTerms(q string) string {
 	var terms []string
+	var l *textnorm.Language // English
+	if lang, ok := textnorm.DetectQuestion(q, textnorm.Analysed()); ok {
+		l = textnorm.LanguageOf(lang)
+	}
 	for _, w := range questionWords(q) {
-		if w == "" || textnorm.IsStopword(w) {
+		if w == "" || l.IsStopword(w) {
 			continue
 		}
 		terms = append(terms, w)

@@ -187,6 +187,20 @@ func TestHeuristicAnalysis(t *testing.T) {
 	}
 }
 
+// A question's key terms leave out its own language's stopwords: English ones for an English question, German
+// ones for a German question.
+func TestKeyTermsInTheQuestionsLanguage(t *testing.T) {
+	for q, want := range map[string]string{
+		"how much is in-state tuition per semester?":             "much in-state tuition per semester",
+		"Wie kann ich die Tastaturbelegung der Konsole ändern?":  "tastaturbelegung konsole ändern",
+		"Comment lister les polices installées sur le système ?": "comment lister polices installées système",
+	} {
+		if got := keyTerms(q); got != want {
+			t.Errorf("keyTerms(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
 // TestLLMAnalyzerSiteName checks that the analysis prompt names the site the context names, before the
 // analyzer's own.
 func TestLLMAnalyzerSiteName(t *testing.T) {
