@@ -151,9 +151,9 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 
 // evidenceEarlierTurn is what a term counts for when only the message a follow-up continues holds it: the
 // follow-up's own words say what it asks, the earlier message what about, and often what the follow-up replaces
-// ("fall 2016" before "and for spring 2017?"). On the follow-up sets (eval/testdata/conversations) a quarter
-// held the fact in 20 of 20 and 6 of 9 answers, a half in 18 and 4, the full weight in 17 and 4, none in 17
-// and 4.
+// ("fall 2016" before "and for spring 2017?"). On the follow-up sets (eval/testdata/conversations: the example
+// site's first 20, the Berkeley guide's 9) a quarter held the fact in 20 of 20 and 6 of 9 answers, a half in 18
+// and 4, the full weight in 17 and 4, none in 17 and 4.
 const evidenceEarlierTurn = 0.25
 
 // weighTurn weighs the terms q's follow-up turn does not hold evidenceEarlierTurn (times their own weight).
