@@ -45,7 +45,7 @@ type analysisOutcome struct {
 // without a serial model call where none is needed. h is the heuristic analysis of msgs.
 //
 //   - Without a model analyser, or for a first-turn question that stands on its own
-//     (retrieval.Heuristic.Standalone), h is the analysis and retrieval starts at once: the model would have
+//     (retrieval.Heuristic.StandsAlone), h is the analysis and retrieval starts at once: the model would have
 //     nothing to resolve.
 //   - Otherwise the model's analysis runs while retrieval on h runs beside it. If the analysis arrives within
 //     AnalysisBudget, it decides: no retrieval, the retrieval on h (the same rewrites, or the analyser fell back
@@ -58,7 +58,7 @@ func (g *Grounder) analyseAndRetrieve(ctx context.Context, r *retrieval.Retrieve
 		res, err := g.retrieveFor(ctx, r, h)
 		return analysisOutcome{a: h, res: res, how: AnalysisHeuristic}, err
 	}
-	if (retrieval.Heuristic{}).Standalone(msgs) {
+	if (retrieval.Heuristic{}).StandsAlone(msgs) {
 		res, err := g.retrieveFor(ctx, r, h)
 		return analysisOutcome{a: h, res: res, how: AnalysisStandalone}, err
 	}

@@ -6,12 +6,12 @@ import (
 	"github.com/ragproxy/ragproxy/textnorm"
 )
 
-// Standalone reports whether the latest user message of msgs can be retrieved for as it is written: it is the
+// StandsAlone reports whether the latest user message of msgs can be retrieved for as it is written: it is the
 // conversation's first user turn, and it refers to nothing outside itself (no pronoun or demonstrative that an
 // earlier turn would resolve, no ellipsis such as "and for grad students?" or "what about fall?") and is not
 // chit-chat (a greeting or thanks, which needs no retrieval at all). For such a message a model's analysis has
 // nothing to resolve, so a caller may retrieve from the heuristic analysis at once instead of waiting for it.
-func (Heuristic) Standalone(msgs []Message) bool {
+func (Heuristic) StandsAlone(msgs []Message) bool {
 	q, prev := lastUserTurns(msgs)
 	if q == "" || prev != "" {
 		return false

@@ -38,8 +38,8 @@ func TestStandaloneAndChitchat(t *testing.T) {
 		if len(tc.msgs) > 0 {
 			last = tc.msgs[len(tc.msgs)-1].Content
 		}
-		if got := (Heuristic{}).Standalone(tc.msgs); got != tc.standalone {
-			t.Errorf("Standalone(%d turns, %q) = %v, want %v", len(tc.msgs), last, got, tc.standalone)
+		if got := (Heuristic{}).StandsAlone(tc.msgs); got != tc.standalone {
+			t.Errorf("StandsAlone(%d turns, %q) = %v, want %v", len(tc.msgs), last, got, tc.standalone)
 		}
 		if got := (Heuristic{}).Chitchat(tc.msgs); got != tc.chitchat {
 			t.Errorf("Chitchat(%q) = %v, want %v", last, got, tc.chitchat)
