@@ -3,6 +3,7 @@ package textnorm
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -465,8 +466,10 @@ func ScriptLanguage(s string) string {
 
 // Analysed returns the languages with an analysis of their own here (ISO 639-1: a Snowball stemmer and stopword
 // list, or CJK bigrams), English first and the others sorted: the languages Detect may be asked to choose among
-// for a text whose language nothing else tells.
-func Analysed() []string {
+// for a text whose language nothing else tells. The list is made once; each call returns a copy of it.
+func Analysed() []string { return slices.Clone(analysed()) }
+
+var analysed = sync.OnceValue(func() []string {
 	out := []string{"en"}
 	for tag := range languages {
 		if tag != "nb" && tag != "nn" { // Norwegian's written standards, analysed as "no"
@@ -475,7 +478,7 @@ func Analysed() []string {
 	}
 	slices.Sort(out[1:])
 	return out
-}
+})
 
 var languages = func() map[string]*Language {
 	m := map[string]*Language{

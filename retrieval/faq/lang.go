@@ -2,7 +2,6 @@ package faq
 
 import (
 	"slices"
-	"sync"
 
 	"github.com/ragproxy/ragproxy/textnorm"
 )
@@ -22,7 +21,7 @@ func entryLanguage(e *Entry) *textnorm.Language {
 // detect is the language e's question and answer are surely written in, among those analysed here
 // (textnorm.DetectAmongMany).
 func detect(e *Entry) (string, bool) {
-	return textnorm.DetectAmongMany(e.Question+"\n"+e.Answer, analysed())
+	return textnorm.DetectAmongMany(e.Question+"\n"+e.Answer, textnorm.Analysed())
 }
 
 // WithLanguage returns entries with the Lang of each that has none set: the language its question and answer are
@@ -42,8 +41,6 @@ func WithLanguage(entries []Entry, lang string) []Entry {
 	}
 	return out
 }
-
-var analysed = sync.OnceValue(textnorm.Analysed)
 
 // tag is l's primary subtag, "en" for English (nil).
 func tag(l *textnorm.Language) string {
