@@ -187,7 +187,8 @@ type passageQuery struct {
 	// caches each word's terms in it.
 	lang *textnorm.Language
 	opt  textnorm.Options // how lang's words are read
-	// weights are the bits' weights when opt.WordBigrams: a CJK word's bigrams share one word's weight.
+	// weights are the bits' weights, nil when each weighs one: a Japanese word's bigrams share one word's weight
+	// (opt.WordBigrams), and a follow-up's terms outweigh those only the question it continues holds (weighTurn).
 	weights   []float64
 	langWords map[string][]int
 	known     func(term string) bool // the site's vocabulary, for compound parts
