@@ -162,7 +162,10 @@ func New(cfg Config) (*Client, error) {
 }
 
 // NewTransport returns an http.Transport tuned for many concurrent streams to
-// a few upstream hosts.
+// a few upstream hosts. Over HTTP/1.1 its buffers are larger than net/http's 4 KB: a grounded request (the
+// question with its passages, often 8 to 20 KB) goes out in one write rather than its headers and then its
+// body, and the chunks of an answer that arrived together are read in one call (a loopback stream of 20 chunks:
+// 2.3 reads a request with 4 KB, 1.35 with 16 KB).
 func NewTransport(maxIdlePerHost int) *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -173,6 +176,8 @@ func NewTransport(maxIdlePerHost int) *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		ReadBufferSize:        16 << 10,
+		WriteBufferSize:       32 << 10,
 	}
 }
 
