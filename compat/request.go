@@ -104,15 +104,15 @@ var interpretedKeys = []string{"model", "messages", "stream", "stream_options", 
 // could read another, and the two would disagree on what was asked (a stream the proxy does not expect).
 func checkKeys(body []byte) error {
 	var err error
-	seen := map[string]bool{}
+	var seen uint // bit i: interpretedKeys[i] was seen
 	gjson.ParseBytes(body).ForEach(func(key, _ gjson.Result) bool {
-		for _, k := range interpretedKeys {
+		for i, k := range interpretedKeys {
 			switch {
-			case key.Str == k && seen[k]:
+			case key.Str == k && seen&(1<<i) != 0:
 				err = InvalidRequest(k, "duplicate_parameter", "Duplicate request argument supplied: %s", k)
 			case key.Str == k:
-				seen[k] = true
-			case strings.EqualFold(key.Str, k):
+				seen |= 1 << i
+			case len(key.Str) == len(k) && strings.EqualFold(key.Str, k):
 				err = InvalidRequest(key.Str, "unknown_parameter", "Unrecognized request argument supplied: %s", key.Str)
 			}
 		}
@@ -125,6 +125,9 @@ func checkKeys(body []byte) error {
 // problem is an *APIError with status 400 and, where it applies, param naming
 // the offending field the way OpenAI does ("messages[2].role").
 func DecodeChatRequest(body []byte) (*ChatRequest, error) {
+	// The request's fields and messages are slices of one copy of the body (the caller's buffer may be reused
+	// once it returns), not a copy each.
+	body = bytes.Clone(body)
 	fields, err := decodeFields(body)
 	if err != nil || fields == nil {
 		if err == nil {
@@ -212,10 +215,20 @@ func plainFields(body []byte) (fields map[string]json.RawMessage, ok bool) {
 			ok = false
 			return false
 		}
-		fields[key.Str] = json.RawMessage(value.Raw)
+		fields[key.Str] = within(body, value)
 		return true
 	})
 	return fields, ok
+}
+
+// within is v's raw JSON as the slice of src that gjson read it from (src parsed whole, or v an element of such
+// a parse), capped so that appending to it cannot overwrite what follows; a copy when v's offset does not point
+// there.
+func within(src []byte, v gjson.Result) json.RawMessage {
+	if i, j := v.Index, v.Index+len(v.Raw); i > 0 && j <= len(src) && string(src[i:j]) == v.Raw {
+		return src[i:j:j]
+	}
+	return json.RawMessage(v.Raw)
 }
 
 // decodeString is json.Unmarshal of a raw value into a string, without reflection for a string with no escapes.
@@ -257,9 +270,9 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 	if !list.IsArray() {
 		return nil, InvalidRequest("messages", "invalid_type", "Invalid type for 'messages': expected an array of objects.")
 	}
-	var items []json.RawMessage
+	var items []gjson.Result
 	list.ForEach(func(_, v gjson.Result) bool {
-		items = append(items, json.RawMessage(v.Raw))
+		items = append(items, v)
 		return true
 	})
 	if len(items) == 0 {
@@ -268,7 +281,7 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 	}
 	msgs := make([]Message, 0, len(items))
 	for i, item := range items {
-		m, err := decodeMessage(i, item)
+		m, err := decodeMessage(i, within(raw, item), gjson.Parse(item.Raw))
 		if err != nil {
 			return nil, err
 		}
@@ -277,66 +290,75 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 	return msgs, nil
 }
 
-func decodeMessage(i int, raw json.RawMessage) (Message, error) {
-	at := fmt.Sprintf("messages[%d]", i)
-	parsed := gjson.ParseBytes(raw)
+// messageFields are the fields of a message that decodeMessage reads; a key sent twice keeps its last value,
+// as json.Unmarshal into a map does.
+type messageFields struct {
+	role, content, toolCallID            json.RawMessage
+	hasRole, hasContent, hasID, extraOut bool // extraOut: tool_calls, function_call, refusal or audio is present
+}
+
+// decodeMessage decodes the message raw, which parsed is gjson's reading of.
+func decodeMessage(i int, raw json.RawMessage, parsed gjson.Result) (Message, error) {
+	at := func() string { return "messages[" + strconv.Itoa(i) + "]" }
 	if !parsed.IsObject() {
-		return Message{}, InvalidRequest(at, "invalid_type", "Invalid type for '%s': expected an object.", at)
+		return Message{}, InvalidRequest(at(), "invalid_type", "Invalid type for '%s': expected an object.", at())
 	}
-	obj := map[string]json.RawMessage{}
+	var f messageFields
 	parsed.ForEach(func(k, v gjson.Result) bool {
-		obj[k.Str] = json.RawMessage(v.Raw)
+		switch k.Str {
+		case "role":
+			f.role, f.hasRole = within(raw, v), true
+		case "content":
+			f.content, f.hasContent = within(raw, v), true
+		case "tool_call_id":
+			f.toolCallID, f.hasID = within(raw, v), true
+		case "tool_calls", "function_call", "refusal", "audio":
+			f.extraOut = true
+		}
 		return true
 	})
 	m := Message{Raw: raw}
-	roleRaw, ok := obj["role"]
-	if !ok {
-		return Message{}, InvalidRequest(at+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", at)
+	if !f.hasRole {
+		return Message{}, InvalidRequest(at()+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", at())
 	}
-	if err := json.Unmarshal(roleRaw, &m.Role); err != nil {
-		return Message{}, InvalidRequest(at+".role", "invalid_type", "Invalid type for '%s.role': expected a string.", at)
+	if err := decodeString(f.role, &m.Role); err != nil {
+		return Message{}, InvalidRequest(at()+".role", "invalid_type", "Invalid type for '%s.role': expected a string.", at())
 	}
 	if !validRoles[m.Role] {
-		return Message{}, InvalidRequest(at+".role", "invalid_value",
+		return Message{}, InvalidRequest(at()+".role", "invalid_value",
 			"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant', and 'tool'.", truncate(m.Role, 40))
 	}
-	content, hasContent := obj["content"]
-	if hasContent && !isNull(content) {
-		m.Content = content
-		text, err := checkContent(at+".content", content)
+	hasText := f.hasContent && !isNull(f.content)
+	if hasText {
+		m.Content = f.content
+		text, err := checkContent(at()+".content", f.content)
 		if err != nil {
 			return Message{}, err
 		}
 		m.text, m.hasText = text, true
 	}
-	hasText := hasContent && !isNull(content)
 	switch m.Role {
 	case "assistant":
 		// content may be null or absent when the assistant called tools or refused.
-		_, calls := obj["tool_calls"]
-		_, fn := obj["function_call"]
-		_, refusal := obj["refusal"]
-		_, audio := obj["audio"]
-		if !hasText && !calls && !fn && !refusal && !audio {
-			return Message{}, InvalidRequest(at+".content", "missing_required_parameter",
-				"Missing required parameter: '%s.content'.", at)
+		if !hasText && !f.extraOut {
+			return Message{}, InvalidRequest(at()+".content", "missing_required_parameter",
+				"Missing required parameter: '%s.content'.", at())
 		}
 	case "tool":
 		if !hasText {
-			return Message{}, InvalidRequest(at+".content", "missing_required_parameter",
-				"Missing required parameter: '%s.content'.", at)
+			return Message{}, InvalidRequest(at()+".content", "missing_required_parameter",
+				"Missing required parameter: '%s.content'.", at())
 		}
-		id, ok := obj["tool_call_id"]
-		if !ok || json.Unmarshal(id, &m.ToolCallID) != nil || m.ToolCallID == "" {
-			return Message{}, InvalidRequest(at+".tool_call_id", "missing_required_parameter",
-				"Missing required parameter: '%s.tool_call_id'.", at)
+		if !f.hasID || decodeString(f.toolCallID, &m.ToolCallID) != nil || m.ToolCallID == "" {
+			return Message{}, InvalidRequest(at()+".tool_call_id", "missing_required_parameter",
+				"Missing required parameter: '%s.tool_call_id'.", at())
 		}
 	case "function":
 		// Legacy: content may be null.
 	default:
 		if !hasText {
-			return Message{}, InvalidRequest(at+".content", "missing_required_parameter",
-				"Missing required parameter: '%s.content'.", at)
+			return Message{}, InvalidRequest(at()+".content", "missing_required_parameter",
+				"Missing required parameter: '%s.content'.", at())
 		}
 	}
 	return m, nil
@@ -350,7 +372,7 @@ func checkContent(param string, raw json.RawMessage) (string, error) {
 	switch c[0] {
 	case '"':
 		var s string
-		if json.Unmarshal(c, &s) != nil {
+		if decodeString(c, &s) != nil {
 			return "", InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
 		}
 		return s, nil

@@ -39,3 +39,20 @@ func BenchmarkReadChunkFastjson(b *testing.B) {
 		}
 	}
 }
+
+// chatBody is a streaming request of a short conversation, as a chat client sends it.
+var chatBody = []byte(`{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"temperature":0.7,` +
+	`"messages":[{"role":"system","content":"You are a helpful assistant for the university's website."},` +
+	`{"role":"user","content":"How much is tuition for international students?"},` +
+	`{"role":"assistant","content":"Tuition for nonresident students is listed on the fees page."},` +
+	`{"role":"user","content":[{"type":"text","text":"And for graduate students?"}]}]}`)
+
+// BenchmarkDecodeChatRequest decodes and validates one chat request, the proxy's first work on every request.
+func BenchmarkDecodeChatRequest(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeChatRequest(chatBody); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
