@@ -188,11 +188,20 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		if req.IncludeUsage != wantUsage {
 			t.Fatalf("IncludeUsage = %v, json.Unmarshal reads %v", req.IncludeUsage, wantUsage)
 		}
-		for _, m := range req.Messages {
+		// Each message's role and text are those json.Unmarshal reads (the last of a key sent twice).
+		var wantMsgs []map[string]json.RawMessage
+		if err := json.Unmarshal(req.Fields["messages"], &wantMsgs); err != nil || len(wantMsgs) != len(req.Messages) {
+			t.Fatalf("accepted messages json.Unmarshal reads as %d, %v", len(wantMsgs), err)
+		}
+		for i, m := range req.Messages {
 			if !validRoles[m.Role] {
 				t.Fatalf("accepted role %q", m.Role)
 			}
-			_ = m.Text()
+			var role string
+			_ = json.Unmarshal(wantMsgs[i]["role"], &role)
+			if m.Role != role || m.Text() != contentText(wantMsgs[i]["content"]) {
+				t.Fatalf("message %d: role %q text %q; json.Unmarshal: %q %q", i, m.Role, m.Text(), role, contentText(wantMsgs[i]["content"]))
+			}
 		}
 		up, err := req.UpstreamBody("m", nil)
 		if err != nil {
