@@ -91,14 +91,17 @@ var handbookLanguages = map[string]string{"en": "en-US", "de": "de-DE", "fr": "f
 	"pt": "pt-BR", "it": "it-IT", "ru": "ru-RU"}
 
 var handbookMultilingualFloors = map[string]floor{
-	"en": {fact: 0.95, hit8: 0.95, mrr: 0.79, answer: 0.58, lead: 0.37},
+	"en": {fact: 0.95, hit8: 0.95, mrr: 0.79, answer: 0.62, lead: 0.41},
 	"de": {fact: 0.95, hit8: 0.95, mrr: 0.78, answer: 0.62, lead: 0.33},
-	"fr": {fact: 0.95, hit8: 0.95, mrr: 0.81, answer: 0.58, lead: 0.24},
+	// French 0.54: the answer to "quelle priorité par défaut apt donne à une version de paquet pas encore
+	// installée ?" leads with "une priorité de 500 (priorité par défaut d'une version non installée)", not the
+	// set's wording of the fact, since a unit naming the default counts more (retrieval.evidenceDefault).
+	"fr": {fact: 0.95, hit8: 0.95, mrr: 0.81, answer: 0.54, lead: 0.24},
 	"ja": {fact: 0.95, hit8: 0.95, mrr: 0.77, answer: 0.62, lead: 0.54},
-	"es": {fact: 0.95, hit8: 0.95, mrr: 0.82, answer: 0.58, lead: 0.24},
+	"es": {fact: 0.95, hit8: 0.95, mrr: 0.82, answer: 0.62, lead: 0.33},
 	"pt": {fact: 0.91, hit8: 0.91, mrr: 0.74, answer: 0.49, lead: 0.33},
 	"it": {fact: 0.87, hit8: 0.91, mrr: 0.82, answer: 0.70, lead: 0.33},
-	"ru": {fact: 0.83, hit8: 0.95, mrr: 0.76, answer: 0.33, lead: 0.12},
+	"ru": {fact: 0.83, hit8: 0.95, mrr: 0.76, answer: 0.37, lead: 0.12},
 }
 
 func TestDebianHandbookMultilingualQuality(t *testing.T) {

@@ -241,3 +241,47 @@ func TestEvidenceFollowUpWeighsItsOwnWords(t *testing.T) {
 		t.Errorf("the follow-up's words do not weigh more: tuition row %.3f (own %.2f), permits %.3f (own %.2f)", a.Score, a.Own, b.Score, b.Own)
 	}
 }
+
+func TestDefaults(t *testing.T) {
+	for _, c := range []struct {
+		lang, question string
+		want           bool
+	}{
+		{"en", "checkpoint_timeout default", true},
+		{"en", "how many significant digits does the decimal module use out of the box", true},
+		{"en", "nfs export: if i dont specify rw or ro in /etc/exports, can clients write?", true},
+		{"en", "if i just put @lru_cache on a function with no arguments to the decorator how many results does it keep", true},
+		{"en", "how do i specify rw in /etc/exports?", false},
+		{"en", "what does /etc/default/keyboard hold?", false}, // a path names no default
+		{"de", "welche Standardpriorität vergibt APT?", true},
+		{"fr", "quelle priorité par défaut apt donne ?", true},
+		{"fr", "quel est le défaut de ce disque ?", false},
+		{"es", "¿qué prioridad da apt por defecto?", true},
+		{"ru", "какой приоритет apt по умолчанию?", true},
+		{"ja", "APTがつけるデフォルトの優先度っていくつ？", true},
+		{"de", "wie lange dauert die Installation?", false},
+	} {
+		if got := asksDefault(c.lang, c.question); got != c.want {
+			t.Errorf("asksDefault(%s, %q) = %v, want %v", c.lang, c.question, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		lang, text string
+		want       bool
+	}{
+		{"en", "The default value is four megabytes (`4MB`).", true},
+		{"en", "Round to *places* decimal places (default 7).", true},
+		{"en", "If *mode* is omitted, it defaults to `'r'`.", true},
+		{"en", "Edit `/etc/default/keyboard` and `default_transaction_isolation`.", false},
+		{"en", "The standard library is large.", false},
+		{"de", "Standardmäßig lauscht approx auf Port 9999.", true},
+		{"fr", "Les répertoires sont exportés en lecture seule par défaut.", true},
+		{"pt", "O valor padrão é 500.", true},
+		{"zh-cn", "默认情况下只读。", true},
+		{"it", "Il valore predefinito è 500.", true},
+	} {
+		if got := statesDefault(c.lang, c.text); got != c.want {
+			t.Errorf("statesDefault(%s, %q) = %v, want %v", c.lang, c.text, got, c.want)
+		}
+	}
+}
