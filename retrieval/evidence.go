@@ -118,7 +118,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	defines := asksDefinition(res.Query)
 	defaults := asksDefault(res.Lang, res.Query)
 	if off.Shapes {
-		asked, defines = -1, false
+		asked, defines, defaults = -1, false, false
 	}
 	titles := make(map[string]string, len(res.Pages))
 	for _, p := range res.Pages {
