@@ -331,7 +331,7 @@ func decodeMessage(i int, raw json.RawMessage, parsed gjson.Result) (Message, er
 	hasText := f.hasContent && !isNull(f.content)
 	if hasText {
 		m.Content = f.content
-		text, err := checkContent(at()+".content", f.content)
+		text, err := checkContent(func() string { return at() + ".content" }, f.content)
 		if err != nil {
 			return Message{}, err
 		}
@@ -364,33 +364,33 @@ func decodeMessage(i int, raw json.RawMessage, parsed gjson.Result) (Message, er
 	return m, nil
 }
 
-// checkContent accepts a string or an array of part objects that each carry
-// a string "type"; the parts' own fields are the upstream's business.
-// checkContent validates a message content and returns its text.
-func checkContent(param string, raw json.RawMessage) (string, error) {
+// checkContent validates a message content and returns its text: a string, or an array of part objects that each
+// carry a string "type" (the parts' own fields are the upstream's business). at names the content's parameter
+// ("messages[2].content") for an error; it is not built for a valid content.
+func checkContent(at func() string, raw json.RawMessage) (string, error) {
 	c := bytes.TrimSpace(raw)
 	switch c[0] {
 	case '"':
 		var s string
 		if decodeString(c, &s) != nil {
-			return "", InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+			return "", InvalidRequest(at(), "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", at())
 		}
 		return s, nil
 	case '[':
 		var parts []map[string]json.RawMessage
 		if json.Unmarshal(c, &parts) != nil {
-			return "", InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected an array of content part objects.", param)
+			return "", InvalidRequest(at(), "invalid_type", "Invalid type for '%s': expected an array of content part objects.", at())
 		}
 		for j, p := range parts {
 			var typ string
 			if p == nil || json.Unmarshal(p["type"], &typ) != nil || typ == "" {
-				at := fmt.Sprintf("%s[%d].type", param, j)
-				return "", InvalidRequest(at, "missing_required_parameter", "Missing required parameter: '%s'.", at)
+				part := fmt.Sprintf("%s[%d].type", at(), j)
+				return "", InvalidRequest(part, "missing_required_parameter", "Missing required parameter: '%s'.", part)
 			}
 		}
 		return contentText(raw), nil
 	}
-	return "", InvalidRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+	return "", InvalidRequest(at(), "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", at())
 }
 
 func truncate(s string, n int) string {
