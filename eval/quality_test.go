@@ -51,7 +51,7 @@ var (
 	// them long reference pages. Its held-out questions ask mostly in other words than the pages' (a "ring
 	// buffer" for a deque with a maximum length, "named after the snake" for the Monty Python sentence), which
 	// the local embedder does not bridge.
-	pythonDevFloor     = floor{fact: 0.95, hit8: 0.97, mrr: 0.87, answer: 0.55, lead: 0.40, chars: answerChars}
+	pythonDevFloor     = floor{fact: 0.95, hit8: 0.97, mrr: 0.87, answer: 0.55, lead: 0.42, chars: answerChars}
 	pythonHeldOutFloor = floor{fact: 0.65, hit8: 0.78, mrr: 0.66}
 	// The Debian Administrator's Handbook (RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK; debian-handbook, its en-US
 	// HTML): Publican (DocBook), 127 pages, with facts in the book's boxed sidebars.
@@ -59,7 +59,7 @@ var (
 	handbookHeldOutFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.90}
 	// The PostgreSQL 15 documentation (RAGPROXY_TEST_CORPUS_POSTGRESQL; postgresql-doc-15): the DocBook XSL
 	// stylesheets, 1,169 pages, with many short reference pages and long tables of settings and types.
-	postgresDevFloor     = floor{fact: 0.95, hit8: 0.95, mrr: 0.78, answer: 0.42, lead: 0.22, chars: answerChars}
+	postgresDevFloor     = floor{fact: 0.95, hit8: 0.95, mrr: 0.78, answer: 0.47, lead: 0.22, chars: answerChars}
 	postgresHeldOutFloor = floor{fact: 0.90, hit8: 0.97, mrr: 0.84}
 	// Git's manual pages (RAGPROXY_TEST_CORPUS_GIT_DOC; git-doc): AsciiDoc, 241 pages, each command's page
 	// opening with its NAME line ("git-clean - Remove untracked files from the working tree"). Its questions

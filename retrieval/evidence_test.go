@@ -285,3 +285,41 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestBounds(t *testing.T) {
+	for _, c := range []struct {
+		lang, question string
+		want           bool
+	}{
+		{"en", "whats the shortest password i can set for my apache account", true},
+		{"en", "max number of parallel jobs allowed in one github actions workflow", true},
+		{"en", "how many columns can i put into one index max", true},
+		{"en", "is there a weekly limit on how many gha minutes one project can burn", true},
+		{"en", "how do i rename my local branch", false},
+		{"de", "Wie groß darf eine Datei höchstens sein?", true},
+		{"fr", "quelle est la taille maximale d'un fichier ?", true},
+		{"ja", "ファイルの最大サイズは？", true},
+		{"de", "Wie benenne ich einen Zweig um?", false},
+	} {
+		if got := asksBound(c.lang, c.question); got != c.want {
+			t.Errorf("asksBound(%s, %q) = %v, want %v", c.lang, c.question, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		lang, text string
+		want       bool
+	}{
+		{"en", "You should have at least 150 GB of available disk space.", true},
+		{"en", "An index can have up to 32 columns.", true},
+		{"en", "There is a limit of **two seats per PMC**.", true},
+		{"en", "Identifiers are unlimited in length.", true},
+		{"en", "Use `git branch -m` to rename a branch.", false},
+		{"de", "Schlüssel sollten mindestens 4096 Bit lang sein.", true},
+		{"ru", "не более 20 заданий", true},
+		{"zh-cn", "密钥至少 4096 位。", true},
+	} {
+		if got := statesBound(c.lang, c.text); got != c.want {
+			t.Errorf("statesBound(%s, %q) = %v, want %v", c.lang, c.text, got, c.want)
+		}
+	}
+}

@@ -350,7 +350,7 @@ type EvidenceSignals struct {
 	// Context is the terms a unit's heading, page title and topic line hold for it.
 	Context bool
 	// Shapes are the answer shapes "how many" and "what is" questions ask for: a number beside the counted word,
-	// a sentence defining the subject; and a unit naming a default, for a question that asks for one.
+	// a sentence defining the subject; and a unit naming a default or stating a bound, for a question that asks for one.
 	Shapes bool
 	// Code is the lower score of a code block.
 	Code bool

