@@ -23,6 +23,23 @@ type shapeWords struct {
 	prefixes   []string
 	phrases    [][]string
 	substrings []string
+	// byLast are phrases by their last word (init).
+	byLast map[string][][]string
+}
+
+func init() {
+	for _, languages := range []map[string]shapeWords{defaultLanguages, boundLanguages} {
+		for tag, sw := range languages {
+			sw.byLast = map[string][][]string{}
+			for _, p := range sw.phrases {
+				if len(p) > maxPhraseWords {
+					panic("retrieval: a shape's phrase is longer than maxPhraseWords: " + strings.Join(p, " "))
+				}
+				sw.byLast[p[len(p)-1]] = append(sw.byLast[p[len(p)-1]], p)
+			}
+			languages[tag] = sw
+		}
+	}
 }
 
 // defaultLanguages are the languages whose defaults are read, by primary subtag. English "standard" is no
@@ -113,7 +130,9 @@ func asksBound(lang, question string) bool {
 func statesBound(lang, text string) bool { return statesShape(boundLanguages, lang, text) }
 
 // statesShape reports whether text, in the language lang, holds a word of the shape's list for lang (English's
-// when lang has none).
+// when lang has none). Words are read as whitespace separates them, so that a path ("/etc/default/keyboard") or
+// an identifier ("default_transaction_isolation") names no default; it allocates only for a word with capitals
+// or accents.
 func statesShape(languages map[string]shapeWords, lang, text string) bool {
 	sw, ok := languages[textnorm.Base(lang)]
 	if !ok {
@@ -127,13 +146,9 @@ func statesShape(languages map[string]shapeWords, lang, text string) bool {
 	if sw.words == nil && sw.prefixes == nil && sw.phrases == nil {
 		return false
 	}
-	// Words as whitespace separates them, so that a path ("/etc/default/keyboard") or an identifier
-	// ("default_transaction_isolation") names no default.
-	words := strings.Fields(strings.ToLower(text))
-	for i, w := range words {
-		words[i] = unaccent(strings.Trim(w, "`*_.,;:!?\"'()[]{}¿¡«»"))
-	}
-	for _, w := range words {
+	var last [maxPhraseWords]string // the words before this one, the latest last
+	for field := range strings.FieldsSeq(text) {
+		w := shapeWord(field)
 		if sw.words[w] {
 			return true
 		}
@@ -142,8 +157,30 @@ func statesShape(languages map[string]shapeWords, lang, text string) bool {
 				return true
 			}
 		}
+		copy(last[:], last[1:])
+		last[len(last)-1] = w
+		for _, p := range sw.byLast[w] {
+			if slices.Equal(last[len(last)-len(p):], p) {
+				return true
+			}
+		}
 	}
-	return slices.ContainsFunc(sw.phrases, func(p []string) bool { return containsPhrase(words, p) })
+	return false
+}
+
+// maxPhraseWords bounds the words of a shape's phrase.
+const maxPhraseWords = 3
+
+// shapeWord is a whitespace-separated field of a text as statesShape reads it: without the punctuation and
+// markdown around it, in lower case, without accents.
+func shapeWord(field string) string {
+	w := strings.Trim(field, "`*_.,;:!?\"'()[]{}¿¡«»")
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return unaccent(strings.ToLower(w))
+		}
+	}
+	return w
 }
 
 // containsPhrase reports whether words hold phrase's words in a row.
