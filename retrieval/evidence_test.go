@@ -251,6 +251,8 @@ func TestDefaults(t *testing.T) {
 		{"en", "how many significant digits does the decimal module use out of the box", true},
 		{"en", "nfs export: if i dont specify rw or ro in /etc/exports, can clients write?", true},
 		{"en", "if i just put @lru_cache on a function with no arguments to the decorator how many results does it keep", true},
+		{"en", "pg_ctl stop without -m, which shutdown mode does it use", true},
+		{"en", "can i run it without root?", false},
 		{"en", "how do i specify rw in /etc/exports?", false},
 		{"en", "what does /etc/default/keyboard hold?", false}, // a path names no default
 		{"de", "welche Standardpriorität vergibt APT?", true},

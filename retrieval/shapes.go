@@ -90,8 +90,8 @@ var defaultCues = phrases("out of the box", "no arguments", "no argument", "with
 var unsetVerbs = setOf("specify", "set", "pass", "give", "provide", "put", "change", "configure", "include", "add")
 
 // asksDefault reports whether question, in the language lang, asks for a default: it names one ("default",
-// "Standardwert", "par défaut"), or, in English, asks what holds out of the box, without an argument, or if the
-// reader does not give a value.
+// "Standardwert", "par défaut"), or, in English, asks what holds out of the box, without an argument or an option
+// ("without -m"), or if the reader does not give a value.
 func asksDefault(lang, question string) bool {
 	if statesDefault(lang, question) {
 		return true
@@ -103,6 +103,10 @@ func asksDefault(lang, question string) bool {
 	for i, w := range words {
 		if (w == "dont" || w == "don't" || w == "not" || w == "never") && i+1 < len(words) && unsetVerbs[words[i+1]] &&
 			slices.Contains(words[max(0, i-3):i], "if") {
+			return true
+		}
+		// "pg_ctl stop without -m": what holds when an option is left out.
+		if (w == "without" || w == "w/o") && i+1 < len(words) && strings.HasPrefix(words[i+1], "-") {
 			return true
 		}
 	}
