@@ -75,8 +75,9 @@ var boundLanguages = map[string]shapeWords{
 		phrases: phrases("no maximo", "no minimo", "pelo menos", "mais de", "menos de")},
 	"ru": {prefixes: []string{"максимальн", "минимальн", "максимум", "минимум", "огранич", "лимит"},
 		phrases: phrases("не более", "не менее", "не больше", "не меньше", "более", "менее")},
-	"ja": {substrings: []string{"最大", "最小", "以上", "以下", "上限", "下限"}},
-	"zh": {substrings: []string{"最大", "最小", "以上", "以下", "至少", "最多", "上限", "下限", "不超过"}},
+	// Not "以上" or "以下" ("or more", "or less"), which as often mean "the above" and "the following".
+	"ja": {substrings: []string{"最大", "最小", "上限", "下限"}},
+	"zh": {substrings: []string{"最大", "最小", "至少", "最多", "上限", "下限", "不超过"}},
 }
 
 // English words that ask for a bound without naming one.
