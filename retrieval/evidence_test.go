@@ -242,86 +242,60 @@ func TestEvidenceFollowUpWeighsItsOwnWords(t *testing.T) {
 	}
 }
 
-func TestDefaults(t *testing.T) {
+func TestShapes(t *testing.T) {
+	funcs := map[string]func(lang, text string) bool{
+		"asksDefault": asksDefault, "statesDefault": statesDefault, "asksBound": asksBound, "statesBound": statesBound,
+	}
 	for _, c := range []struct {
-		lang, question string
+		fn, lang, text string
 		want           bool
 	}{
-		{"en", "checkpoint_timeout default", true},
-		{"en", "how many significant digits does the decimal module use out of the box", true},
-		{"en", "nfs export: if i dont specify rw or ro in /etc/exports, can clients write?", true},
-		{"en", "if i just put @lru_cache on a function with no arguments to the decorator how many results does it keep", true},
-		{"en", "pg_ctl stop without -m, which shutdown mode does it use", true},
-		{"en", "can i run it without root?", false},
-		{"en", "how do i specify rw in /etc/exports?", false},
-		{"en", "what does /etc/default/keyboard hold?", false}, // a path names no default
-		{"de", "welche Standardpriorität vergibt APT?", true},
-		{"fr", "quelle priorité par défaut apt donne ?", true},
-		{"fr", "quel est le défaut de ce disque ?", false},
-		{"es", "¿qué prioridad da apt por defecto?", true},
-		{"ru", "какой приоритет apt по умолчанию?", true},
-		{"ja", "APTがつけるデフォルトの優先度っていくつ？", true},
-		{"de", "wie lange dauert die Installation?", false},
+		{"asksDefault", "en", "checkpoint_timeout default", true},
+		{"asksDefault", "en", "how many significant digits does the decimal module use out of the box", true},
+		{"asksDefault", "en", "nfs export: if i dont specify rw or ro in /etc/exports, can clients write?", true},
+		{"asksDefault", "en", "if i just put @lru_cache on a function with no arguments to the decorator how many results does it keep", true},
+		{"asksDefault", "en", "pg_ctl stop without -m, which shutdown mode does it use", true},
+		{"asksDefault", "en", "can i run it without root?", false},
+		{"asksDefault", "en", "how do i specify rw in /etc/exports?", false},
+		{"asksDefault", "en", "what does /etc/default/keyboard hold?", false}, // a path names no default
+		{"asksDefault", "de", "welche Standardpriorität vergibt APT?", true},
+		{"asksDefault", "fr", "quelle priorité par défaut apt donne ?", true},
+		{"asksDefault", "fr", "quel est le défaut de ce disque ?", false},
+		{"asksDefault", "es", "¿qué prioridad da apt por defecto?", true},
+		{"asksDefault", "ru", "какой приоритет apt по умолчанию?", true},
+		{"asksDefault", "ja", "APTがつけるデフォルトの優先度っていくつ？", true},
+		{"asksDefault", "de", "wie lange dauert die Installation?", false},
+		{"statesDefault", "en", "The default value is four megabytes (`4MB`).", true},
+		{"statesDefault", "en", "Round to *places* decimal places (default 7).", true},
+		{"statesDefault", "en", "If *mode* is omitted, it defaults to `'r'`.", true},
+		{"statesDefault", "en", "Edit `/etc/default/keyboard` and `default_transaction_isolation`.", false},
+		{"statesDefault", "en", "The standard library is large.", false},
+		{"statesDefault", "de", "Standardmäßig lauscht approx auf Port 9999.", true},
+		{"statesDefault", "fr", "Les répertoires sont exportés en lecture seule par défaut.", true},
+		{"statesDefault", "pt", "O valor padrão é 500.", true},
+		{"statesDefault", "zh-cn", "默认情况下只读。", true},
+		{"statesDefault", "it", "Il valore predefinito è 500.", true},
+		{"asksBound", "en", "whats the shortest password i can set for my apache account", true},
+		{"asksBound", "en", "max number of parallel jobs allowed in one github actions workflow", true},
+		{"asksBound", "en", "how many columns can i put into one index max", true},
+		{"asksBound", "en", "is there a weekly limit on how many gha minutes one project can burn", true},
+		{"asksBound", "en", "how do i rename my local branch", false},
+		{"asksBound", "de", "Wie groß darf eine Datei höchstens sein?", true},
+		{"asksBound", "fr", "quelle est la taille maximale d'un fichier ?", true},
+		{"asksBound", "ja", "ファイルの最大サイズは？", true},
+		{"asksBound", "ja", "以下のファイルは何ですか？", false}, // "the following"
+		{"asksBound", "de", "Wie benenne ich einen Zweig um?", false},
+		{"statesBound", "en", "You should have at least 150 GB of available disk space.", true},
+		{"statesBound", "en", "An index can have up to 32 columns.", true},
+		{"statesBound", "en", "There is a limit of **two seats per PMC**.", true},
+		{"statesBound", "en", "Identifiers are unlimited in length.", true},
+		{"statesBound", "en", "Use `git branch -m` to rename a branch.", false},
+		{"statesBound", "de", "Schlüssel sollten mindestens 4096 Bit lang sein.", true},
+		{"statesBound", "ru", "не более 20 заданий", true},
+		{"statesBound", "zh-cn", "密钥至少 4096 位。", true},
 	} {
-		if got := asksDefault(c.lang, c.question); got != c.want {
-			t.Errorf("asksDefault(%s, %q) = %v, want %v", c.lang, c.question, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		lang, text string
-		want       bool
-	}{
-		{"en", "The default value is four megabytes (`4MB`).", true},
-		{"en", "Round to *places* decimal places (default 7).", true},
-		{"en", "If *mode* is omitted, it defaults to `'r'`.", true},
-		{"en", "Edit `/etc/default/keyboard` and `default_transaction_isolation`.", false},
-		{"en", "The standard library is large.", false},
-		{"de", "Standardmäßig lauscht approx auf Port 9999.", true},
-		{"fr", "Les répertoires sont exportés en lecture seule par défaut.", true},
-		{"pt", "O valor padrão é 500.", true},
-		{"zh-cn", "默认情况下只读。", true},
-		{"it", "Il valore predefinito è 500.", true},
-	} {
-		if got := statesDefault(c.lang, c.text); got != c.want {
-			t.Errorf("statesDefault(%s, %q) = %v, want %v", c.lang, c.text, got, c.want)
-		}
-	}
-}
-
-func TestBounds(t *testing.T) {
-	for _, c := range []struct {
-		lang, question string
-		want           bool
-	}{
-		{"en", "whats the shortest password i can set for my apache account", true},
-		{"en", "max number of parallel jobs allowed in one github actions workflow", true},
-		{"en", "how many columns can i put into one index max", true},
-		{"en", "is there a weekly limit on how many gha minutes one project can burn", true},
-		{"en", "how do i rename my local branch", false},
-		{"de", "Wie groß darf eine Datei höchstens sein?", true},
-		{"fr", "quelle est la taille maximale d'un fichier ?", true},
-		{"ja", "ファイルの最大サイズは？", true},
-		{"de", "Wie benenne ich einen Zweig um?", false},
-	} {
-		if got := asksBound(c.lang, c.question); got != c.want {
-			t.Errorf("asksBound(%s, %q) = %v, want %v", c.lang, c.question, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		lang, text string
-		want       bool
-	}{
-		{"en", "You should have at least 150 GB of available disk space.", true},
-		{"en", "An index can have up to 32 columns.", true},
-		{"en", "There is a limit of **two seats per PMC**.", true},
-		{"en", "Identifiers are unlimited in length.", true},
-		{"en", "Use `git branch -m` to rename a branch.", false},
-		{"de", "Schlüssel sollten mindestens 4096 Bit lang sein.", true},
-		{"ru", "не более 20 заданий", true},
-		{"zh-cn", "密钥至少 4096 位。", true},
-	} {
-		if got := statesBound(c.lang, c.text); got != c.want {
-			t.Errorf("statesBound(%s, %q) = %v, want %v", c.lang, c.text, got, c.want)
+		if got := funcs[c.fn](c.lang, c.text); got != c.want {
+			t.Errorf("%s(%s, %q) = %v, want %v", c.fn, c.lang, c.text, got, c.want)
 		}
 	}
 }
