@@ -238,7 +238,7 @@ func TestStreamedAnalysisEmbedsEarly(t *testing.T) {
 		if len(c) == 1 {
 			alone[c[0]] = true
 		}
-		if slices.Contains(c, a.Question) {
+		if slices.Contains(c, a.Query()) {
 			question++
 		}
 	}
@@ -247,7 +247,11 @@ func TestStreamedAnalysisEmbedsEarly(t *testing.T) {
 			t.Errorf("rewrite %q was not embedded on its own as it arrived; calls %q", m, rec.calls)
 		}
 	}
+	if alone[a.Question] {
+		t.Errorf("the follow-up %q was embedded on its own; it is searched for joined to its question", a.Question)
+	}
 	if question != 1 {
-		t.Errorf("the question %q was embedded %d times, want once; calls %q", a.Question, question, rec.calls)
+		// The query is the follow-up joined to its question, which the retrieval on the heuristics embedded.
+		t.Errorf("the query %q was embedded %d times, want once; calls %q", a.Query(), question, rec.calls)
 	}
 }

@@ -322,9 +322,16 @@ func (a *LLMAnalyzer) Analyze(ctx context.Context, msgs []Message) (Analysis, er
 }
 
 func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, error) {
-	q, _ := lastUserTurns(msgs)
+	q, prev := lastUserTurns(msgs)
 	if q == "" {
 		return Analysis{}, errors.New("analysis: no user message")
+	}
+	// A follow-up is searched for joined to what it follows up, as the heuristics read it, beside the model's
+	// self-contained rewrites: alone it asks the site nothing ("and for spring 2017?" finds course listings of
+	// spring 2017), and as the query it would be one of four searches fused.
+	standalone := ""
+	if prev != "" && followsUp(q) {
+		standalone = joinedTurns(msgs)
 	}
 	if len(msgs) > AnalysisWindow {
 		msgs = msgs[len(msgs)-AnalysisWindow:]
@@ -371,5 +378,5 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	if len(rw) > 3 {
 		rw = rw[:3]
 	}
-	return Analysis{Question: q, NeedsRetrieval: *out.RetrievalNeeded, Rewrites: rw, Source: "llm"}, nil
+	return Analysis{Question: q, Standalone: standalone, NeedsRetrieval: *out.RetrievalNeeded, Rewrites: rw, Source: "llm"}, nil
 }

@@ -50,11 +50,13 @@ func TestLLMAnalyzer(t *testing.T) {
 		want     Analysis
 		fallback bool
 	}{
+		// A follow-up is searched for joined to the question it follows up (Query), beside the model's rewrites.
 		{"strict JSON", `{"retrieval_needed":true,"rewrites":["economics department chair","chair of economics","economics major contact"]}`,
-			Analysis{Question: "who chairs it?", NeedsRetrieval: true, Source: "llm",
+			Analysis{Question: "who chairs it?", Standalone: heuristicFollowUp.Standalone, NeedsRetrieval: true, Source: "llm",
 				Rewrites: []string{"economics department chair", "chair of economics", "economics major contact"}}, false},
 		{"no retrieval needed", `{"retrieval_needed":false,"rewrites":["a","b","c"]}`,
-			Analysis{Question: "who chairs it?", NeedsRetrieval: false, Source: "llm", Rewrites: []string{"a", "b", "c"}}, false},
+			Analysis{Question: "who chairs it?", Standalone: heuristicFollowUp.Standalone, NeedsRetrieval: false, Source: "llm",
+				Rewrites: []string{"a", "b", "c"}}, false},
 		{"junk falls back", `I think you should search for economics.`, heuristicFollowUp, true},
 		{"missing field falls back", `{"rewrites":["x"]}`, heuristicFollowUp, true},
 	}
@@ -87,6 +89,23 @@ func TestLLMAnalyzer(t *testing.T) {
 				t.Errorf("the conversation was not passed: %q", p.User)
 			}
 		})
+	}
+}
+
+// TestLLMAnalyzerNotFollowUp checks that a question of its own keeps the model's reading: no joined form.
+func TestLLMAnalyzerNotFollowUp(t *testing.T) {
+	model := replying(`{"retrieval_needed":true,"rewrites":["in-state tuition per semester","tuition fees","cost of tuition"]}`)
+	a := &LLMAnalyzer{Ask: model.ask}
+	got, err := a.Analyze(context.Background(), []Message{
+		{Role: "user", Content: "where is the library?"},
+		{Role: "assistant", Content: "On the main quad."},
+		{Role: "user", Content: "how much is in-state tuition per semester?"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Source != "llm" || got.Standalone != "" || got.Query() != "how much is in-state tuition per semester?" {
+		t.Errorf("analysis %+v: want the model's, with the question itself as its query", got)
 	}
 }
 
