@@ -28,7 +28,7 @@ type shapeWords struct {
 }
 
 func init() {
-	for _, languages := range []map[string]shapeWords{defaultLanguages, boundLanguages} {
+	for _, languages := range []map[string]shapeWords{defaultLanguages, defaultCues, boundLanguages} {
 		for tag, sw := range languages {
 			sw.byLast = map[string][][]string{}
 			for _, p := range sw.phrases {
@@ -83,18 +83,29 @@ var boundLanguages = map[string]shapeWords{
 // English words that ask for a bound without naming one.
 var boundCues = setOf("shortest", "longest", "biggest", "largest", "smallest", "lowest", "highest")
 
-// English phrases that ask what holds when nothing is set, without naming a default.
-var defaultCues = phrases("out of the box", "no arguments", "no argument", "without arguments", "without specifying",
-	"without setting", "without passing", "left unset")
+// defaultCues are the phrases that ask what holds when nothing is set without naming a default, by language
+// (words without accents; substrings for Japanese and Chinese).
+var defaultCues = map[string]shapeWords{
+	"en": {phrases: phrases("out of the box", "no arguments", "no argument", "without arguments", "without specifying",
+		"without setting", "without passing", "left unset")},
+	"de": {phrases: phrases("ohne angabe", "von haus aus", "ab werk")},
+	"fr": {phrases: phrases("sans preciser", "sans rien preciser", "sans specifier")},
+	"es": {phrases: phrases("sin especificar", "sin indicar", "de fabrica")},
+	"it": {phrases: phrases("senza specificare", "senza indicare", "di fabbrica")},
+	"pt": {phrases: phrases("sem especificar", "sem indicar", "de fabrica")},
+	"ru": {phrases: phrases("из коробки", "без указания")},
+	"ja": {substrings: []string{"指定しない", "指定しなかった", "何も設定しない"}},
+	"zh": {substrings: []string{"不指定", "未指定", "开箱即用"}},
+}
 
 // unsetVerbs are the verbs of "if i don't <verb> ...", which asks for the default of what is not given.
 var unsetVerbs = setOf("specify", "set", "pass", "give", "provide", "put", "change", "configure", "include", "add")
 
 // asksDefault reports whether question, in the language lang, asks for a default: it names one ("default",
-// "Standardwert", "par défaut"), or, in English, asks what holds out of the box, without an argument or an option
-// ("without -m"), or if the reader does not give a value.
+// "Standardwert", "par défaut") or asks what holds out of the box or unspecified ("ohne Angabe", "sans préciser",
+// "指定しない"), or, in English, without an option ("without -m") or if the reader does not give a value.
 func asksDefault(lang, question string) bool {
-	if statesDefault(lang, question) {
+	if statesDefault(lang, question) || statesShape(defaultCues, lang, question) {
 		return true
 	}
 	if b := textnorm.Base(lang); b != "" && b != "en" {
@@ -111,7 +122,7 @@ func asksDefault(lang, question string) bool {
 			return true
 		}
 	}
-	return slices.ContainsFunc(defaultCues, func(p []string) bool { return containsPhrase(words, p) })
+	return false
 }
 
 // statesDefault reports whether text, in the language lang, names a default ("defaults to", "(default 7)",
@@ -174,7 +185,7 @@ func statesShape(languages map[string]shapeWords, lang, text string) bool {
 }
 
 // maxPhraseWords bounds the words of a shape's phrase.
-const maxPhraseWords = 3
+const maxPhraseWords = 4
 
 // shapeWord is a whitespace-separated field of a text as statesShape reads it: without the punctuation and
 // markdown around it, in lower case, without accents.
@@ -186,14 +197,4 @@ func shapeWord(field string) string {
 		}
 	}
 	return w
-}
-
-// containsPhrase reports whether words hold phrase's words in a row.
-func containsPhrase(words, phrase []string) bool {
-	for i := 0; i+len(phrase) <= len(words); i++ {
-		if slices.Equal(words[i:i+len(phrase)], phrase) {
-			return true
-		}
-	}
-	return false
 }
