@@ -31,8 +31,8 @@ type Analysis struct {
 	// Source is "llm" or "heuristic".
 	Source string `json:"source"`
 	// Standalone is the question retrieval reads when the latest message continues the one before it or refers
-	// to what it named, and the heuristics completed it ("how much is in-state tuition? and for out-of-state
-	// students?"); empty otherwise, and for a model's analysis, whose rewrites are standalone.
+	// to what it named: the messages joined as the heuristics read them ("how much is in-state tuition? and for
+	// out-of-state students?"), a model's analysis included, beside its self-contained rewrites; empty otherwise.
 	Standalone string `json:"standalone,omitempty"`
 }
 
