@@ -48,7 +48,7 @@ var defaultLanguages = map[string]shapeWords{
 	"en": {words: setOf("default", "defaults", "defaulted", "defaulting", "omitted", "unspecified"),
 		phrases: phrases("not specified", "not given")},
 	"de": {prefixes: []string{"standard", "voreingestellt", "voreinstellung", "vorgabe"}},
-	"fr": {phrases: phrases("par defaut", "valeur defaut")},
+	"fr": {phrases: phrases("par defaut")},
 	"es": {prefixes: []string{"predeterminad"}, phrases: phrases("por defecto", "por omision")},
 	"it": {prefixes: []string{"predefinit", "default"}},
 	"pt": {prefixes: []string{"predefinid"}, phrases: phrases("por omissao", "por padrao", "valor padrao")},
