@@ -69,14 +69,12 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 		return a, nil
 	}
 	rw := []string{q}
-	switch {
-	case prev != "" && followsUp(q):
+	if a.Standalone = standaloneOf(msgs, q, prev); a.Standalone != "" {
 		// Alone, a follow-up asks the site nothing it can answer ("and for spring 2017?"): its joined form and
 		// that form's key terms are what retrieval searches for.
-		a.Standalone = joinedTurns(msgs)
 		q = a.Standalone
 		rw = []string{q}
-	case prev != "":
+	} else if prev != "" {
 		rw = append(rw, prev+" "+q)
 	}
 	if kt := keyTerms(q); kt != "" {
@@ -89,6 +87,15 @@ func (Heuristic) Analyze(_ context.Context, msgs []Message) (Analysis, error) {
 // followsUp reports whether message q follows up the one before: it continues it or briefly refers to what it
 // named.
 func followsUp(q string) bool { return continues(q) || refersBriefly(q) }
+
+// standaloneOf is Analysis.Standalone for msgs, whose latest user message is q and the one before it prev ("" for
+// none): q joined to the messages it follows up when it follows up prev, else "".
+func standaloneOf(msgs []Message, q, prev string) string {
+	if prev == "" || !followsUp(q) {
+		return ""
+	}
+	return joinedTurns(msgs)
+}
 
 // maxJoinedTurns is the most user messages a follow-up's standalone form joins: the follow-up and the questions
 // it follows up, back to one that stands on its own.
@@ -329,10 +336,7 @@ func (a *LLMAnalyzer) analyze(ctx context.Context, msgs []Message) (Analysis, er
 	// A follow-up is searched for joined to what it follows up, as the heuristics read it, beside the model's
 	// self-contained rewrites: alone it asks the site nothing ("and for spring 2017?" finds course listings of
 	// spring 2017), and as the query it would be one of four searches fused.
-	standalone := ""
-	if prev != "" && followsUp(q) {
-		standalone = joinedTurns(msgs)
-	}
+	standalone := standaloneOf(msgs, q, prev)
 	if len(msgs) > AnalysisWindow {
 		msgs = msgs[len(msgs)-AnalysisWindow:]
 	}
