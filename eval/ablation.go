@@ -74,6 +74,7 @@ func Ablations(base retrieval.Config) []Variant {
 		{"default, answers without answer kinds", with(func(c *retrieval.Config) { c.EvidenceOff.Kinds = true })},
 		{"default, answers without heading, title and topic context", with(func(c *retrieval.Config) { c.EvidenceOff.Context = true })},
 		{"default, answers without the number, definition, default and bound shapes", with(func(c *retrieval.Config) { c.EvidenceOff.Shapes = true })},
+		{"default, answers without the sentence a unit refers back to", with(func(c *retrieval.Config) { c.EvidenceOff.Anaphora = true })},
 		{"default, answers without the lower score of code", with(func(c *retrieval.Config) { c.EvidenceOff.Code = true })},
 		{"default, answers without the passage's rank", with(func(c *retrieval.Config) { c.EvidenceOff.Rank = true })},
 	}

@@ -263,6 +263,23 @@ func TestQuoteLeadsIntoItsBlock(t *testing.T) {
 	}
 }
 
+// A unit that refers back is quoted after the sentence it refers to when that is short and both fit, else alone.
+func TestQuoteReadsTheSentenceItRefersTo(t *testing.T) {
+	e := retrieval.Evidence{Text: "This is accomplished by using the command `passwd -l user` (lock).",
+		Before: "Sometimes you need to disable a user account."}
+	if got, want := quote(e, extractiveLead), e.Before+" "+e.Text; got != want {
+		t.Errorf("quote = %q, want %q", got, want)
+	}
+	e.Before = strings.Repeat("A long sentence about accounts. ", 6)
+	if got := quote(e, extractiveLead); got != e.Text {
+		t.Errorf("quote after a sentence longer than %d runes = %q, want the unit alone", extractiveBefore, got)
+	}
+	e.Before = "Sometimes you need to disable a user account."
+	if got := quote(e, len(e.Text)+10); got != e.Text {
+		t.Errorf("quote in a room too small for both = %q, want the unit alone", got)
+	}
+}
+
 func TestClipKeepsTheMatches(t *testing.T) {
 	text := strings.Repeat("filler words here and there ", 30) + "the answer is 42 units " + strings.Repeat("tail words ", 40)
 	i := strings.Index(text, "42")

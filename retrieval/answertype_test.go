@@ -221,7 +221,7 @@ func TestEvidenceFindsTypedAnswerUnderItsHeading(t *testing.T) {
 	q := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil), kind: kind}
 	var best Evidence
 	for _, u := range evidenceUnits(text) {
-		if e := q.score(u, 0); e.Score > best.Score {
+		if e := q.score(u, 0, 0); e.Score > best.Score {
 			best = e
 		}
 	}
@@ -230,7 +230,7 @@ func TestEvidenceFindsTypedAnswerUnderItsHeading(t *testing.T) {
 	}
 	q.kind = kindNone
 	for _, u := range evidenceUnits(text) {
-		if e := q.score(u, 0); e.Text == best.Text && e.Score != 0 {
+		if e := q.score(u, 0, 0); e.Text == best.Text && e.Score != 0 {
 			t.Errorf("without its answer kind the goal, which holds no question word, scores %.3f", e.Score)
 		}
 	}

@@ -45,6 +45,9 @@ type Evidence struct {
 	// a later sentence does, they start at that one, marked "… " ("… The default value is four megabytes"). A
 	// unit that ends its paragraph with a colon is followed by the code block or list items it announces.
 	Next []string
+	// Before is the sentence before the unit in its paragraph when the unit refers back to it ("This is
+	// accomplished by using the command passwd -l user" after what "this" is; see refersBack), else "".
+	Before string
 }
 
 // Bounds of evidence units.
@@ -134,7 +137,12 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 		title := q.mask(titles[c.URL])
 		units := evidenceUnits(c.Text)
 		for k, u := range units {
-			e := q.score(u, title)
+			var before uint64 // the terms of the sentence u refers back to (see refersBack)
+			back := k > 0 && u.para != 0 && units[k-1].para == u.para && !off.Anaphora && refersBack(res.Lang, u.text)
+			if back {
+				before = q.mask(units[k-1].text)
+			}
+			e := q.score(u, title, before)
 			if e.Score > 0 && asked >= 0 && u.header == "" && q.numberBeside(u.text, asked) {
 				e.Score *= evidenceAnswerType
 			}
@@ -148,6 +156,9 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 				continue
 			}
 			e.Next = q.next(units, k, e.Text)
+			if back {
+				e.Before = strings.TrimSpace(units[k-1].text)
+			}
 			if defaults && statesDefault(res.Lang, u.text) {
 				e.Score *= evidenceDefault
 			}
@@ -308,8 +319,9 @@ func (q *evidenceQuery) contextMask(s string) uint64 {
 	return m
 }
 
-// score scores unit u for q; title is the mask of the terms of the unit's page title.
-func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
+// score scores unit u for q; title is the mask of the terms of the unit's page title, before that of the sentence
+// u refers back to (0 when it does not): that sentence's terms count as the unit's own in its cover, not in Own.
+func (q *evidenceQuery) score(u evidenceUnit, title, before uint64) Evidence {
 	e := Evidence{Text: u.text, Heading: u.heading}
 	prefix := ""
 	switch {
@@ -333,11 +345,12 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 		own &^= q.quantity // a number far from every question word is some other quantity
 	}
 	context := (q.contextMask(u.heading) | q.contextMask(u.topic) | title) &^ own &^ q.quantity
+	before &^= own | context | q.quantity
 	if q.off.Context {
 		context = 0
 	}
-	typed := q.kind != kindNone && (own&^q.quantity != 0 || context != 0) && q.holdsKind(e.Text)
-	if own&^q.quantity == 0 && (!typed || context == 0) {
+	typed := q.kind != kindNone && (own&^q.quantity != 0 || context|before != 0) && q.holdsKind(e.Text)
+	if (own|before)&^q.quantity == 0 && (!typed || context == 0) {
 		// A unit that holds none of the question's words answers nothing, whatever its heading says, unless it
 		// states the kind of answer asked for and its heading, title or topic line names one of them.
 		return e
@@ -347,7 +360,7 @@ func (q *evidenceQuery) score(u evidenceUnit, title uint64) Evidence {
 	if q.quantity != 0 {
 		terms++
 	}
-	e.Cover = (q.weigh(own) + evidenceContext*q.weigh(context)) / terms
+	e.Cover = (q.weigh(own) + evidenceContext*q.weigh(context) + q.weigh(before)) / terms
 	e.Own = q.weigh(own&^q.quantity) / q.weigh(all)
 	e.Score = e.Cover * e.Cover
 	if typed {

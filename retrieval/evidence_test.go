@@ -62,9 +62,9 @@ func TestSentences(t *testing.T) {
 func TestEvidenceScore(t *testing.T) {
 	q := &evidenceQuery{passageQuery: newPassageQuery("how many units is the data science master?", nil)}
 	title := q.mask("Data Science")
-	near := q.score(evidenceUnit{text: "You will complete 27 units of course work.", heading: "Unit Requirements"}, title)
-	far := q.score(evidenceUnit{text: "The units of this programme are spread out across terms of study and finish within 20 months.", heading: "Unit Requirements"}, title)
-	none := q.score(evidenceUnit{text: "Apply by the deadline in spring.", heading: "Data Science units"}, title)
+	near := q.score(evidenceUnit{text: "You will complete 27 units of course work.", heading: "Unit Requirements"}, title, 0)
+	far := q.score(evidenceUnit{text: "The units of this programme are spread out across terms of study and finish within 20 months.", heading: "Unit Requirements"}, title, 0)
+	none := q.score(evidenceUnit{text: "Apply by the deadline in spring.", heading: "Data Science units"}, title, 0)
 	if near.Score <= far.Score {
 		t.Errorf("a quantity beside the asked word (%.3f) does not beat one far from it (%.3f)", near.Score, far.Score)
 	}
@@ -74,7 +74,7 @@ func TestEvidenceScore(t *testing.T) {
 	if near.Own == 0 || near.Cover <= near.Own*float64(q.n)/float64(q.n+1) {
 		t.Errorf("near: cover %.3f own %.3f: the title's terms should add to the cover", near.Cover, near.Own)
 	}
-	row := q.score(evidenceUnit{text: "| Data Science | 27 |", header: "| Programme | Units |"}, 0)
+	row := q.score(evidenceUnit{text: "| Data Science | 27 |", header: "| Programme | Units |"}, 0, 0)
 	if want := "| Programme | Units |\n| --- | --- |\n| Data Science | 27 |"; row.Text != want {
 		t.Errorf("row text = %q, want %q", row.Text, want)
 	}
@@ -152,7 +152,7 @@ func TestEvidenceCodeAnswersACommandQuestion(t *testing.T) {
 	}
 	asked := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil), kind: kind}
 	other := &evidenceQuery{passageQuery: newPassageQuery(withoutWords(question, cues), nil)}
-	a, o := asked.score(block, 0), other.score(block, 0)
+	a, o := asked.score(block, 0, 0), other.score(block, 0, 0)
 	if o.Score == 0 || a.Score < 3*o.Score { // typed (×2) and not halved: four times
 		t.Errorf("code block for a command question scores %.3f, for another question %.3f: want it not halved and typed", a.Score, o.Score)
 	}
@@ -177,11 +177,11 @@ func TestEvidenceOpeningSentenceAnswersTellMeAbout(t *testing.T) {
 func TestEvidenceIgnoresLinkTargets(t *testing.T) {
 	q := &evidenceQuery{passageQuery: newPassageQuery("who is danny angus", nil)}
 	link := evidenceUnit{text: "- [Continue Reading](https://infra.example.org/blog/Danny_Angus_Infra_VP.html)"}
-	if e := q.score(link, 0); e.Score != 0 {
+	if e := q.score(link, 0, 0); e.Score != 0 {
 		t.Errorf("a link named for its target scores %.3f", e.Score)
 	}
 	named := evidenceUnit{text: "We spoke with [Danny Angus](https://infra.example.org/blog/vp.html), VP since 2025."}
-	if e := q.score(named, 0); e.Own != 1 || len(e.Matched) != 2 {
+	if e := q.score(named, 0, 0); e.Own != 1 || len(e.Matched) != 2 {
 		t.Errorf("a link's text: own %.2f, matched %v; want both words", e.Own, e.Matched)
 	}
 	if got := withoutTargets(named.text); len(got) != len(named.text) || strings.Contains(got, "vp.html") || !strings.Contains(got, "[Danny Angus]") {
@@ -209,8 +209,8 @@ func TestEvidenceUnitsInBlockquotes(t *testing.T) {
 // A unit that is only a link (a table of contents' item) scores half what the same words state in a sentence.
 func TestEvidenceLinkOnly(t *testing.T) {
 	q := &evidenceQuery{passageQuery: newPassageQuery("what changed in release 15.5", nil)}
-	toc := q.score(evidenceUnit{text: "- [E.16. Release 15.5](https://x.example/release-15-5.html)"}, 0)
-	said := q.score(evidenceUnit{text: "- E.16. Release 15.5"}, 0)
+	toc := q.score(evidenceUnit{text: "- [E.16. Release 15.5](https://x.example/release-15-5.html)"}, 0, 0)
+	said := q.score(evidenceUnit{text: "- E.16. Release 15.5"}, 0, 0)
 	if said.Score == 0 || toc.Score != said.Score*evidenceLink {
 		t.Errorf("link only %.3f, the same words %.3f", toc.Score, said.Score)
 	}
@@ -233,11 +233,11 @@ func TestEvidenceFollowUpWeighsItsOwnWords(t *testing.T) {
 	q := &evidenceQuery{passageQuery: newPassageQuery("how much is in-state tuition? what about parking permits?", nil)}
 	row := evidenceUnit{text: "| In-state | $4,850 |", header: "| Residency | Tuition |"}
 	permits := evidenceUnit{text: "Student parking permits cost $180 per year."}
-	if a, b := q.score(row, 0), q.score(permits, 0); a.Score != b.Score {
+	if a, b := q.score(row, 0, 0), q.score(permits, 0, 0); a.Score != b.Score {
 		t.Fatalf("the test needs the two units level without the turn: %.3f and %.3f", a.Score, b.Score)
 	}
 	q.weighTurn("what about parking permits?")
-	if a, b := q.score(row, 0), q.score(permits, 0); b.Score <= a.Score || b.Own <= a.Own {
+	if a, b := q.score(row, 0, 0), q.score(permits, 0, 0); b.Score <= a.Score || b.Own <= a.Own {
 		t.Errorf("the follow-up's words do not weigh more: tuition row %.3f (own %.2f), permits %.3f (own %.2f)", a.Score, a.Own, b.Score, b.Own)
 	}
 }

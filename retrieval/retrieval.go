@@ -352,6 +352,8 @@ type EvidenceSignals struct {
 	// Shapes are the answer shapes "how many" and "what is" questions ask for: a number beside the counted word,
 	// a sentence defining the subject; and a unit naming a default or stating a bound, for a question that asks for one.
 	Shapes bool
+	// Anaphora is reading a sentence that refers back ("This RAID level …") with the sentence before it.
+	Anaphora bool
 	// Code is the lower score of a code block.
 	Code bool
 	// Rank is the rank of the unit's passage.
