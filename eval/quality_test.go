@@ -55,7 +55,7 @@ var (
 	pythonHeldOutFloor = floor{fact: 0.65, hit8: 0.78, mrr: 0.66}
 	// The Debian Administrator's Handbook (RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK; debian-handbook, its en-US
 	// HTML): Publican (DocBook), 127 pages, with facts in the book's boxed sidebars.
-	handbookDevFloor     = floor{fact: 0.90, hit8: 0.90, mrr: 0.86, answer: 0.68, lead: 0.45, chars: answerChars}
+	handbookDevFloor     = floor{fact: 0.90, hit8: 0.90, mrr: 0.86, answer: 0.71, lead: 0.54, chars: answerChars}
 	handbookHeldOutFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.90}
 	// The PostgreSQL 15 documentation (RAGPROXY_TEST_CORPUS_POSTGRESQL; postgresql-doc-15): the DocBook XSL
 	// stylesheets, 1,169 pages, with many short reference pages and long tables of settings and types.
