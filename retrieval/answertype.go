@@ -122,6 +122,8 @@ func questionKind(question string) (answerKind, []string) {
 			set(kindNumber)
 		case w == "how" && howTo[next]:
 			set(kindCommand)
+		case (w == "way" || w == "ways") && next == "to":
+			set(kindCommand, w) // "whats the fastest way to bulk load", "is there a way to turn it into a .deb
 		case (w == "where" && (auxiliaries[next] || next == "to")) || w == "where's" || w == "wheres":
 			where = true // "where is", "where to report"; not "a WHERE clause", "the point where"
 		case commandNouns[w] && askedFor(words, i):

@@ -66,6 +66,8 @@ func TestHowToInGermanAndFrench(t *testing.T) {
 		{"fr", "comment ajouter une note de bas de page ?", kindCommand},
 		{"fr", "où voir combien de mots contient mon texte ?", kindNumber},
 		{"en", "how do i add a footnote?", kindCommand},
+		{"en", "whats the fastest way to bulk load ten million rows", kindCommand},
+		{"en", "is there a way to turn an .rpm into a .deb?", kindCommand},
 		// The other kinds, in each language's words, accents or none.
 		{"de", "wie lange hält so ein Debian-Stable-Release?", kindDuration},
 		{"de", "wie viele Jahre gibt es ungefähr Support?", kindDuration},
