@@ -132,8 +132,26 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	for _, p := range res.Pages {
 		titles[p.URL] = p.Title
 	}
+	// Chunks are read best first, and once the best a unit of a chunk could score (a full cover, times every
+	// multiplier this question can apply, times the chunk's rank) falls below the max-th best score found, neither
+	// that chunk nor any after it can place a unit among those returned: they are not split or scored.
+	order := make([]int, len(res.Chunks))
+	for i := range order {
+		order[i] = i
+	}
+	top := res.Chunks[0].Score
+	ranked := top > 0 && !off.Rank
+	if ranked {
+		sort.SliceStable(order, func(a, b int) bool { return res.Chunks[order[a]].Score > res.Chunks[order[b]].Score })
+	}
+	ceiling := evidenceCeiling(kind != kindNone, asked >= 0, defines, defaults, bounds)
+	best := make(minScores, 0, max)
 	var out []Evidence
-	for i, c := range res.Chunks {
+	for _, i := range order {
+		c := res.Chunks[i]
+		if ranked && len(best) == max && ceiling*(c.Score/top)*(1+1e-9) < best[0] {
+			break
+		}
 		title := q.mask(titles[c.URL])
 		units := evidenceUnits(c.Text)
 		for k, u := range units {
@@ -166,14 +184,84 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 				e.Score *= evidenceBound
 			}
 			e.Chunk = i
-			if top := res.Chunks[0].Score; top > 0 && !off.Rank {
+			if ranked {
 				e.Score *= c.Score / top
 			}
 			out = append(out, e)
+			best.add(e.Score, max)
 		}
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
+	// Best first; equal scores in the order of the passages and of the units within each.
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].Score != out[b].Score {
+			return out[a].Score > out[b].Score
+		}
+		return out[a].Chunk < out[b].Chunk
+	})
 	return out[:min(max, len(out))]
+}
+
+// evidenceCeiling is the most a unit's score can be multiplied by for a question that asks for a kind of answer
+// (typed), a number of something (counted), a definition, a default or a bound: a unit's cover is at most one,
+// and every other factor of its score (length, code, a bare link) at most one too.
+func evidenceCeiling(typed, counted, defines, defaults, bounds bool) float64 {
+	c := 1.0
+	if typed {
+		c *= evidenceKind
+	}
+	if counted {
+		c *= evidenceAnswerType
+	}
+	if defines {
+		c *= evidenceAnswerType * evidenceAnswerType // a subject defined, and a page's opening sentence
+	}
+	if defaults {
+		c *= evidenceDefault
+	}
+	if bounds {
+		c *= evidenceBound
+	}
+	return c
+}
+
+// minScores is a min-heap of the best scores found, at most the number asked for: its root is the score a unit
+// must beat to be among them.
+type minScores []float64
+
+// add records score among the best n.
+func (h *minScores) add(score float64, n int) {
+	s := *h
+	if len(s) < n {
+		s = append(s, score)
+		for i := len(s) - 1; i > 0; {
+			p := (i - 1) / 2
+			if s[p] <= s[i] {
+				break
+			}
+			s[p], s[i] = s[i], s[p]
+			i = p
+		}
+		*h = s
+		return
+	}
+	if score <= s[0] {
+		return
+	}
+	s[0] = score
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(s) && s[l] < s[m] {
+			m = l
+		}
+		if l+1 < len(s) && s[l+1] < s[m] {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
 }
 
 // evidenceEarlierTurn is what a term counts for when only the message a follow-up continues holds it: the

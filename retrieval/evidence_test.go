@@ -1,6 +1,8 @@
 package retrieval
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -301,5 +303,42 @@ func TestShapes(t *testing.T) {
 		if got := funcs[c.fn](c.lang, c.text); got != c.want {
 			t.Errorf("%s(%s, %q) = %v, want %v", c.fn, c.lang, c.text, got, c.want)
 		}
+	}
+}
+
+// Reading the passages best first and stopping where no unit can place changes nothing: the best few units are
+// those of a full reading.
+func TestEvidenceStopsWhereNoUnitCanPlace(t *testing.T) {
+	site := newTestSite(t)
+	for i := range 6 {
+		site.addPage(fmt.Sprintf("Widget guide %d", i), []string{fmt.Sprintf("## Widgets\n\nWidget credits %s. Students complete %d widget credits. %s.",
+			filler(i, 8), 20+i, filler(i+2, 12)), fmt.Sprintf("## Other\n\n%s. Widget %s.", filler(i+4, 20), filler(i+5, 6))})
+	}
+	r := site.retriever(t, Config{NoWordNet: true})
+	res, err := r.Retrieve(context.Background(), "how many widget credits do students complete?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := r.Evidence(res, 1000)
+	if len(all) < 8 {
+		t.Fatalf("%d units, want the test's passages to give at least 8", len(all))
+	}
+	for _, n := range []int{1, 3, 5} {
+		got := r.Evidence(res, n)
+		for i := range got {
+			if got[i].Text != all[i].Text || got[i].Score != all[i].Score || got[i].Chunk != all[i].Chunk {
+				t.Errorf("Evidence(res, %d)[%d] = %q (%.4f), a full reading has %q (%.4f)", n, i, got[i].Text, got[i].Score, all[i].Text, all[i].Score)
+			}
+		}
+	}
+}
+
+func TestMinScores(t *testing.T) {
+	var h minScores
+	for _, s := range []float64{0.5, 0.1, 0.9, 0.3, 0.7, 0.2, 0.8} {
+		h.add(s, 3)
+	}
+	if len(h) != 3 || h[0] != 0.7 {
+		t.Errorf("the best three of seven: root %.1f of %v, want 0.7 of three", h[0], h)
 	}
 }
