@@ -287,6 +287,8 @@ func TestLangPassageCoverage(t *testing.T) {
 		{"compound question, words passage", de, "Wo schalte ich die Zeilennummerierung ein?",
 			"Die Zeilen nummerieren Sie unter Extras.", 0.5}, // schalt, zeilennummerier (ein is a stopword)
 		{"words question, compound passage", de, "Wie kann ich Zeilen nummerieren?", "Die Zeilennummerierung steht unter Extras.", 1},
+		{"a derivation holds its head", de, "Gibt es ein Protokoll?", "Die Protokollierung der Operationen.", 0.5}, // gibt, protokoll
+		{"a short stem heads nothing", de, "Wo ist das Dat?", "Das Datum.", 0},
 		{"Japanese bigrams", ja, "設定ファイルを変更する", "設定ファイルはここにあります。", 5.0 / 9}, // 設定 定フ ファ ァイ イル of nine,
 	} {
 		q := newLangPassageQuery(c.question, c.lang, textnorm.Options{}, known)
