@@ -225,6 +225,12 @@ func TestExtractiveAnswerQuotesMoreShortUnits(t *testing.T) {
 	if got := count(ExtractiveAnswer(res, units(long, 8))); got != ExtractiveUnits {
 		t.Errorf("long units: %d quoted, want %d", got, ExtractiveUnits)
 	}
+	// A link counts by its text, as a reader sees it: rows of package links are short to read, however long
+	// their addresses.
+	linked := "[`backupninja`](http://packages.example.org/sid/backupninja/" + strings.Repeat("x", 150) + ") backs up."
+	if got := count(ExtractiveAnswer(res, units(linked, 8))); got != extractiveMaxUnits {
+		t.Errorf("units short to read with long link addresses: %d quoted, want %d", got, extractiveMaxUnits)
+	}
 }
 
 func TestQuoteLeadsIntoItsBlock(t *testing.T) {
