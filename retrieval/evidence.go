@@ -145,7 +145,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 		sort.SliceStable(order, func(a, b int) bool { return res.Chunks[order[a]].Score > res.Chunks[order[b]].Score })
 	}
 	ceiling := evidenceCeiling(kind != kindNone, asked >= 0, defines, defaults, bounds)
-	best := make(minScores, 0, max)
+	best := make(minScores, 0, min(max, 64))
 	var out []Evidence
 	for _, i := range order {
 		c := res.Chunks[i]
@@ -433,14 +433,15 @@ func (q *evidenceQuery) score(u evidenceUnit, title, before uint64) Evidence {
 		own &^= q.quantity // a number far from every question word is some other quantity
 	}
 	context := (q.contextMask(u.heading) | q.contextMask(u.topic) | title) &^ own &^ q.quantity
-	before &^= own | context | q.quantity
 	if q.off.Context {
 		context = 0
 	}
+	before &^= own | context | q.quantity
 	typed := q.kind != kindNone && (own&^q.quantity != 0 || context|before != 0) && q.holdsKind(e.Text)
 	if (own|before)&^q.quantity == 0 && (!typed || context == 0) {
-		// A unit that holds none of the question's words answers nothing, whatever its heading says, unless it
-		// states the kind of answer asked for and its heading, title or topic line names one of them.
+		// A unit that holds none of the question's words, by itself or by the sentence it refers back to,
+		// answers nothing, whatever its heading says, unless it states the kind of answer asked for and its
+		// heading, title or topic line names one of them.
 		return e
 	}
 	all := uint64(1)<<q.n - 1
