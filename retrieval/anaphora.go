@@ -1,10 +1,6 @@
 package retrieval
 
-import (
-	"strings"
-
-	"github.com/ragproxy/ragproxy/textnorm"
-)
+import "strings"
 
 // Sentences that refer back. Documentation often states a fact in the sentence after the one that names what
 // it is about: "RAID-6 can be considered an extension of RAID-5 … This RAID level … brings some extra safety
@@ -54,10 +50,7 @@ var anaphoraLanguages = map[string]anaphora{
 // alone or after a preposition ("This RAID level …", "In that case, …"). A language without a list reads as
 // English.
 func refersBack(lang, text string) bool {
-	a, ok := anaphoraLanguages[textnorm.Base(lang)]
-	if !ok {
-		a = anaphoraLanguages["en"]
-	}
+	a := ofLanguage(anaphoraLanguages, lang)
 	for _, p := range a.prefixes {
 		if strings.HasPrefix(text, p) {
 			return true

@@ -150,10 +150,7 @@ func statesBound(lang, text string) bool { return statesShape(boundLanguages, la
 // an identifier ("default_transaction_isolation") names no default; it allocates only for a word with capitals
 // or accents.
 func statesShape(languages map[string]shapeWords, lang, text string) bool {
-	sw, ok := languages[textnorm.Base(lang)]
-	if !ok {
-		sw = languages["en"]
-	}
+	sw := ofLanguage(languages, lang)
 	for _, s := range sw.substrings {
 		if strings.Contains(text, s) {
 			return true
@@ -197,4 +194,13 @@ func shapeWord(field string) string {
 		}
 	}
 	return w
+}
+
+// ofLanguage is the entry of m, a table by primary language subtag, for the language lang: English's when m has
+// none for it.
+func ofLanguage[T any](m map[string]T, lang string) T {
+	if v, ok := m[textnorm.Base(lang)]; ok {
+		return v
+	}
+	return m["en"]
 }
