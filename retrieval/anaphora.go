@@ -4,8 +4,8 @@ import "strings"
 
 // Sentences that refer back. Documentation often states a fact in the sentence after the one that names what
 // it is about: "RAID-6 can be considered an extension of RAID-5 … This RAID level … brings some extra safety
-// since up to two drives can fail", "Sometimes you need to disable a user account … This is accomplished by
-// using the command passwd -l user". The second sentence opens with a demonstrative and repeats none of the
+// since up to two drives can fail", "The account remains intact … it is simply inaccessible. This is
+// accomplished by using the command passwd -l user". The second sentence opens with a demonstrative and repeats none of the
 // question's words; read alone, it answers nothing. Text linguistics calls this anaphora, and reading such a
 // sentence with the one before it (its antecedent) is how a reader takes it in. A unit that opens with one is
 // scored holding the question terms of the sentence before it in its paragraph as well.
