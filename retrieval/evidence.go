@@ -149,7 +149,11 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	var out []Evidence
 	for _, i := range order {
 		c := res.Chunks[i]
-		if ranked && len(best) == max && ceiling*(c.Score/top)*(1+1e-9) < best[0] {
+		share := 1.0 // the passage's score as a share of the first passage's
+		if ranked {
+			share = c.Score / top
+		}
+		if len(best) == max && ceiling*share*(1+1e-9) < best[0] {
 			break
 		}
 		title := q.mask(titles[c.URL])
@@ -158,7 +162,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 			var before uint64 // the terms of the sentence u refers back to (see refersBack)
 			back := k > 0 && u.para != 0 && units[k-1].para == u.para && !off.Anaphora && refersBack(res.Lang, u.text)
 			if back {
-				before = q.mask(units[k-1].text)
+				before = q.mask(withoutTargets(units[k-1].text)) // its words as the unit's own are read
 			}
 			e := q.score(u, title, before)
 			if e.Score > 0 && asked >= 0 && u.header == "" && q.numberBeside(u.text, asked) {
@@ -184,9 +188,7 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 				e.Score *= evidenceBound
 			}
 			e.Chunk = i
-			if ranked {
-				e.Score *= c.Score / top
-			}
+			e.Score *= share
 			out = append(out, e)
 			best.add(e.Score, max)
 		}
