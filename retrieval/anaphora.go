@@ -70,7 +70,7 @@ func refersBack(lang, text string) bool {
 // holds reports whether set holds field read as shapeWord reads it, without allocating for a word of at most 16
 // ASCII letters (a sentence's first word is mostly capitalised).
 func holds(set map[string]bool, field string) bool {
-	w := strings.Trim(field, "`*_.,;:!?\"'()[]{}¿¡«»")
+	w := strings.Trim(field, wordMarks)
 	var buf [16]byte
 	if len(w) > len(buf) {
 		return set[shapeWord(w)]

@@ -331,14 +331,16 @@ const minHeadTerm = 6
 // headTerm returns the bit of the question term that word, a word of a language that writes compounds as one
 // word and holds no term of its own or by its parts, starts with: a derivation or a compound whose rest is no
 // word of the site ("Protokollierung" holds the question's "Protokoll", "Installationsanleitung" its
-// "Installation"); the longest such term when several are. Only terms of minHeadTerm bytes or more count: a shorter stem begins too many other words
-// ("Dat" begins "Datei" and "Datum"). On the Debian Reference's German questions one answer more holds its fact
-// (the log file's row, "Protokollierung der Operationen auf dpkg-Ebene", for "ein Protokoll aller Pakete");
-// retrieval and the other German sets are unchanged, with 5 or 8 as with 6.
+// "Installation"); the longest such term when several are. Only terms of minHeadTerm bytes or more count: a
+// shorter stem begins too many other words ("Dat" begins "Datei" and "Datum"). On the Debian Reference's German
+// questions one answer more holds its fact (the log file's row, "Protokollierung der Operationen auf
+// dpkg-Ebene", for "ein Protokoll aller Pakete"); retrieval and the other German sets are unchanged, with 5 or 8
+// as with 6.
 func (q *passageQuery) headTerm(word string) (int, bool) {
 	best, bit := "", 0
 	for t, i := range q.terms { // the longest such term, whatever the map's order
-		if len(t) >= minHeadTerm && len(word) > len(t) && strings.HasPrefix(word, t) && (len(t) > len(best) || len(t) == len(best) && t < best) {
+		longer := len(t) > len(best) || len(t) == len(best) && t < best
+		if len(t) >= minHeadTerm && len(word) > len(t) && strings.HasPrefix(word, t) && longer {
 			best, bit = t, i
 		}
 	}

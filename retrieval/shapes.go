@@ -184,10 +184,13 @@ func statesShape(languages map[string]shapeWords, lang, text string) bool {
 // maxPhraseWords bounds the words of a shape's phrase.
 const maxPhraseWords = 4
 
+// wordMarks are the punctuation and markdown around a word that shapeWord leaves out.
+const wordMarks = "`*_.,;:!?\"'()[]{}¿¡«»"
+
 // shapeWord is a whitespace-separated field of a text as statesShape reads it: without the punctuation and
-// markdown around it, in lower case, without accents.
+// markdown around it (wordMarks), in lower case, without accents.
 func shapeWord(field string) string {
-	w := strings.Trim(field, "`*_.,;:!?\"'()[]{}¿¡«»")
+	w := strings.Trim(field, wordMarks)
 	for i := 0; i < len(w); i++ {
 		if c := w[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
 			return unaccent(strings.ToLower(w))
