@@ -116,4 +116,20 @@ func TestPassageForms(t *testing.T) {
 	if got := lx.expand("what number is the ERROR level", db); strings.Contains(got, "numeric") {
 		t.Errorf("expand = %q, holds a related word", got)
 	}
+
+	// An irregular inflection is the question's word: "kept" holds "keep", and "keep" "kept", when the site
+	// writes the other form; a form the site never writes is not added.
+	lx = newEmptyLexicon()
+	lx.df["kept"], lx.df["artifacts"], lx.df["days"] = 2, 3, 4
+	lx.derive()
+	unit := "Artifacts should only be kept for around 30 days."
+	if _, got := newPassageQuery("should we keep artifacts", lx.passageForms(db)).coverage(unit); got != 1 {
+		t.Errorf("coverage with irregular forms = %v, want 1", got)
+	}
+	if _, got := newPassageQuery("should we keep artifacts", lx.passageForms(nil)).coverage(unit); got != 0.5 {
+		t.Errorf("coverage without WordNet = %v, want 1/2", got)
+	}
+	if got := lx.passageForms(db)("write"); slices.Contains(got, "wrote") {
+		t.Errorf("passageForms(write) = %q, holds a form the site never writes", got)
+	}
 }

@@ -71,6 +71,7 @@ type DB struct {
 	antonyms    map[string][]string
 	related     map[string][]string
 	exceptions  map[excKey][]string
+	irregular   map[string][]string // a verb's or noun's irregular forms, and such a form's bases (Irregular)
 }
 
 type entry struct {
@@ -124,7 +125,7 @@ func parse(gz []byte) (*DB, error) {
 	count := func(kind string) int { return bytes.Count(raw, []byte("\n"+kind+" ")) }
 	db := &DB{synsetStart: make([]int32, 1, count("S")+1), senses: make(map[string]span, count("L")),
 		antonyms: make(map[string][]string, count("A")), related: make(map[string][]string, count("R")),
-		exceptions: map[excKey][]string{}}
+		exceptions: map[excKey][]string{}, irregular: map[string][]string{}}
 	var fields []string // the current line's fields, reused
 	var related []string
 	for off := 0; off < len(raw); {
@@ -209,6 +210,12 @@ func parse(gz []byte) (*DB, error) {
 			}
 			k := excKey{POS(f[1][0]), f[2]}
 			db.exceptions[k] = append(db.exceptions[k], f[3:]...)
+			if k.pos == Verb || k.pos == Noun {
+				for _, base := range f[3:] {
+					db.addIrregular(base, k.form)
+					db.addIrregular(k.form, base)
+				}
+			}
 		default:
 			return nil, bad()
 		}
@@ -324,6 +331,20 @@ func (db *DB) BaseForms(word string, pos POS) []string {
 		}
 	}
 	return out
+}
+
+// Irregular returns the other forms of word that WordNet's exception lists pair it with, as a verb or a noun: a
+// base's irregular inflections ("keep" -> "kept", "write" -> "wrote", "written"; "child" -> "children") and an
+// inflection's bases ("kept" -> "keep"). They are the same word, which a stemmer that cuts suffixes mostly does
+// not join; the lists also hold some it does ("running"), which a caller that stems can drop.
+func (db *DB) Irregular(word string) []string { return db.irregular[word] }
+
+// addIrregular records form as an irregular form of word (Irregular), once.
+func (db *DB) addIrregular(word, form string) {
+	if word == form || strings.Contains(form, " ") || contains(db.irregular[word], form) {
+		return
+	}
+	db.irregular[word] = append(db.irregular[word], form)
 }
 
 func (db *DB) has(lemma string, pos POS) bool {

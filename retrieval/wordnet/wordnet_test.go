@@ -104,6 +104,31 @@ func TestRelated(t *testing.T) {
 	}
 }
 
+func TestIrregular(t *testing.T) {
+	db := Load()
+	for w, want := range map[string][]string{
+		"keep":     {"kept"},
+		"kept":     {"keep"},
+		"write":    {"wrote", "written"},
+		"child":    {"children"},
+		"children": {"child"},
+	} {
+		got := db.Irregular(w)
+		for _, f := range want {
+			if !slices.Contains(got, f) {
+				t.Errorf("Irregular(%q) = %q, want it to hold %q", w, got, f)
+			}
+		}
+	}
+	// A collocation's forms are left out: a passage is matched a word at a time.
+	if got := db.Irregular("amicus curiae"); got != nil {
+		t.Errorf("Irregular of a collocation = %q", got)
+	}
+	if got := db.Irregular("table"); got != nil {
+		t.Errorf("Irregular of a regular word = %q", got)
+	}
+}
+
 func TestParseRejectsJunk(t *testing.T) {
 	for _, text := range []string{"Q what\n", "L begin v 7\n", "L x\n", "R lonely\n"} {
 		if _, err := parse(gzipped(t, text)); err == nil {
