@@ -68,6 +68,26 @@ type Page struct {
 	// Versions are the ids of the page's versions in other languages (hreflang links, or the same path under
 	// another language's folder), in id order; nil when it has none.
 	Versions []int `json:"versions,omitempty"`
+	// Anchors are the ids that address the page's sections, by their headings; nil for a page whose sections
+	// have none (and in an index built before pages had them).
+	Anchors []Anchor `json:"anchors,omitempty"`
+}
+
+// Anchor addresses a section of a page: the id a link's fragment names ("#sect.apt-file"), by the section's
+// heading as markdown.Headings reads it from the page's markdown. A page has at most one anchor per heading text.
+type Anchor struct {
+	Heading string `json:"heading"`
+	ID      string `json:"id"`
+}
+
+// Anchor is the id of the page's section under heading, "" when it has none.
+func (p *Page) Anchor(heading string) string {
+	for _, a := range p.Anchors {
+		if a.Heading == heading {
+			return a.ID
+		}
+	}
+	return ""
 }
 
 // FAQEntry is a question a page marks up as frequently asked, with its answer.

@@ -35,6 +35,10 @@ type Stats struct {
 	FAQPages   int `json:"faq_pages"`
 	// Revalidatable counts the pages a re-crawl can ask for conditionally (an ETag or a Last-Modified).
 	Revalidatable int `json:"revalidatable_pages"`
+	// SectionAnchors counts the sections that an offline answer's links can open a page at (Page.Anchors), on
+	// AnchoredPages pages.
+	SectionAnchors int `json:"section_anchors"`
+	AnchoredPages  int `json:"anchored_pages"`
 	// Format is the version's file layout; Files are its files with their sizes, by name (for an index loaded
 	// from disk).
 	Format int        `json:"format"`
@@ -77,7 +81,7 @@ func ComputeStats(ix *Index) Stats {
 	if n := len(tokens); n > 0 {
 		tc = TokenCounts{P50: tokens[(n-1)*50/100], P95: tokens[(n-1)*95/100], Max: tokens[n-1]}
 	}
-	links, faqs, faqPages, revalidatable, model, fallback := 0, 0, 0, 0, 0, 0
+	links, faqs, faqPages, revalidatable, model, fallback, anchors, anchored := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, p := range ix.Pages {
 		links += len(p.Links)
 		if len(p.FAQ) > 0 {
@@ -85,6 +89,9 @@ func ComputeStats(ix *Index) Stats {
 		}
 		if p.ETag != "" || p.LastModified != "" {
 			revalidatable++
+		}
+		if len(p.Anchors) > 0 {
+			anchors, anchored = anchors+len(p.Anchors), anchored+1
 		}
 		switch {
 		case p.SummaryModel != "":
@@ -114,7 +121,7 @@ func ComputeStats(ix *Index) Stats {
 		Communities: m.Communities, Modularity: m.Modularity, SmallComponentPages: m.SmallComponentPages,
 		ChunkTokens: tc, Embedder: m.Embedder, Dimension: m.Dimension, Tokenizer: m.Tokenizer,
 		Summarizer: m.Summarizer, BuiltAt: m.BuiltAt.UTC().Format("2006-01-02T15:04:05Z"),
-		FAQEntries: faqs, FAQPages: faqPages, Revalidatable: revalidatable, Format: m.Format, Files: versionFiles(ix.dir),
+		FAQEntries: faqs, FAQPages: faqPages, Revalidatable: revalidatable, SectionAnchors: anchors, AnchoredPages: anchored, Format: m.Format, Files: versionFiles(ix.dir),
 		ModelSummaries: model, FallbackSummaries: fallback, Usage: m.Usage,
 	}
 }
@@ -177,6 +184,7 @@ func (st Stats) Lines(dir string) []string {
 	}
 	return append(out,
 		fmt.Sprintf("  FAQ entries in page markup %d on %d pages; pages a re-crawl can revalidate %d", st.FAQEntries, st.FAQPages, st.Revalidatable),
+		fmt.Sprintf("  section anchors %d on %d pages", st.SectionAnchors, st.AnchoredPages),
 		fmt.Sprintf("  format %d: %s", st.Format, strings.Join(files, ", ")))
 }
 

@@ -45,13 +45,13 @@ func (r *run) cleanPage(ctx context.Context, cleaner *clean.Cleaner, h hashedPag
 		if ref, ok := r.prev.markdownRef(old); ok {
 			// The markdown stays where the previous version has it, read from there if at all.
 			d.title, d.md, d.spilled, d.hash, d.reused, d.faq = old.Title, ref, true, old.Hash, old, old.FAQ
-			d.lang, d.declared, d.alternates = old.Lang, true, r.prev.alternates(old)
+			d.lang, d.declared, d.alternates, d.anchors = old.Lang, true, r.prev.alternates(old), old.Anchors
 			return d
 		}
 		md, err := r.prev.markdown(old)
 		if err == nil {
 			d.title, d.markdown, d.hash, d.reused, d.faq = old.Title, md, old.Hash, old, old.FAQ
-			d.lang, d.declared, d.alternates = old.Lang, true, r.prev.alternates(old)
+			d.lang, d.declared, d.alternates, d.anchors = old.Lang, true, r.prev.alternates(old), old.Anchors
 			return r.kept(d)
 		}
 		r.cfg.Logger.Warn("previous markdown unreadable; cleaning the page again", "url", p.URL, "err", err)
@@ -81,11 +81,23 @@ func (r *run) cleanBody(cleaner *clean.Cleaner, p crawl.Page, d *doc) *doc {
 	}
 	d.title, d.markdown, d.hash = c.Title, c.Markdown, sha([]byte(c.Markdown))
 	d.lang, d.declared = pageLanguage(c, p.URL, p.ContentLanguage)
-	d.alternates = c.Alternates
+	d.alternates, d.anchors = c.Alternates, anchorsOf(c)
 	if d.title == "" {
 		d.title = p.URL
 	}
 	return r.kept(d)
+}
+
+// anchorsOf is the index's record of the cleaned page c's section anchors.
+func anchorsOf(c clean.Doc) []index.Anchor {
+	if len(c.Anchors) == 0 {
+		return nil
+	}
+	out := make([]index.Anchor, len(c.Anchors))
+	for i, a := range c.Anchors {
+		out[i] = index.Anchor{Heading: a.Heading, ID: a.ID}
+	}
+	return out
 }
 
 // isPDF reports whether p is a PDF document: its content type says so, or, for a page that was not fetched again

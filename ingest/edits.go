@@ -180,7 +180,7 @@ func putDoc(cleaner *clean.Cleaner, p PutPage, logger *slog.Logger) (*doc, error
 		}
 		d.title, d.markdown, d.rawHash, d.faq = c.Title, c.Markdown, sha([]byte(p.HTML)), entries
 		d.lang, d.declared = pageLanguage(c, p.URL, "")
-		d.alternates = c.Alternates
+		d.alternates, d.anchors = c.Alternates, anchorsOf(c)
 		d.links = crawl.Links([]byte(p.HTML), p.URL)
 		d.discovered = d.links
 	default:
@@ -300,7 +300,7 @@ func docsOf(ix *index.Index, edits *Edits) []*doc {
 		// those of an unchanged page.
 		d := &doc{url: p.URL, title: p.Title, markdown: p.Markdown, hash: p.Hash, rawHash: p.RawHash, etag: p.ETag,
 			lastModified: p.LastModified, source: p.Source, fetched: p.Fetched, faq: p.FAQ,
-			lang: p.Lang, declared: true, alternates: versionAlternates(ix, p)}
+			lang: p.Lang, declared: true, alternates: versionAlternates(ix, p), anchors: p.Anchors}
 		d.links = make([]string, 0, len(p.Links))
 		for _, l := range p.Links {
 			d.links = append(d.links, ix.Pages[l].URL)

@@ -41,7 +41,7 @@ func (r *run) graph(docs []*doc) *index.Index {
 		r.pageRefs = append(r.pageRefs, d.md)
 		p := index.Page{ID: i, URL: u, Title: d.title, Hash: d.hash, RawHash: d.rawHash,
 			Section: r.cfg.Links.Section(u), ETag: d.etag, LastModified: d.lastModified, Fetched: d.fetched, Source: d.source,
-			FAQ: d.faq, Lang: d.lang}
+			FAQ: d.faq, Lang: d.lang, Anchors: d.anchors}
 		rec.add(d)
 		for _, l := range cleaned[u] {
 			if j, ok := ids[l]; ok {

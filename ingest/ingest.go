@@ -340,6 +340,8 @@ type doc struct {
 	declared bool
 	// alternates are the page's hreflang links.
 	alternates []clean.Alternate
+	// anchors are the ids of the page's sections.
+	anchors []index.Anchor
 }
 
 // openSpill creates the run's spill in a temporary directory of the index directory, which closeSpill

@@ -27,7 +27,7 @@ import (
 // Version is the version of the cleaner's output. Ingest keeps a page's markdown while its body and settings are
 // unchanged, so a change to what the cleaner makes of the same page must raise Version: every page is then
 // cleaned again by the next ingest.
-const Version = 5
+const Version = 6
 
 // Doc is a cleaned page.
 type Doc struct {
@@ -43,6 +43,8 @@ type Doc struct {
 	// Alternates are the page's versions in other languages (<link rel="alternate" hreflang>), the page itself
 	// among them when it names itself.
 	Alternates []Alternate
+	// Anchors are the ids that address the page's sections, by their headings (see markAnchors).
+	Anchors []Anchor
 }
 
 // Config selects the content of a page. The zero value uses the defaults.
@@ -187,6 +189,7 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 		}
 		labelTabs(r, tabs)
 		titleHeadings(r)
+		markAnchors(r) // before unwrapAnchors, which takes the <a id> and <a name> some pages name sections by
 		unwrapAnchors(r)
 		flattenCells(r)
 		pruneSpace(r)
@@ -212,11 +215,13 @@ func (c *Cleaner) html(root *html.Node, pageURL string, withRecords bool) (Doc, 
 		}
 		out.WriteString(text)
 	}
+	// The anchors are read off the tidied text, whose headings are those the page's markdown keeps.
+	md, anchors := takeAnchors(tidy(out.String()))
 	if title == "" {
-		title = firstMarkdownHeading(out.String())
+		text, _ := takeAnchors(out.String())
+		title = firstMarkdownHeading(text)
 	}
-	md := tidy(out.String())
-	return Doc{Title: manualTitle(title, md), Markdown: md, Lang: lang, Alternates: alts}, nil
+	return Doc{Title: manualTitle(title, md), Markdown: md, Lang: lang, Alternates: alts, Anchors: anchors}, nil
 }
 
 // documentBase is the URL the page's relative links resolve against, its document base URL in the HTML
