@@ -218,10 +218,15 @@ func extractiveAnswer(res *retrieval.Result, ev []retrieval.Evidence, lang strin
 		if i+1 < len(quoted) && res.Chunks[quoted[i+1].Chunk].URL == c.URL {
 			continue
 		}
-		target := c.URL
-		if i < lead {
-			target += textFragment(quoted[0].Text)
+		first := i // the first quote of this page's run, whose section the link opens
+		for first > 0 && res.Chunks[quoted[first-1].Chunk].URL == c.URL {
+			first--
 		}
+		directive := ""
+		if i < lead {
+			directive = textFragment(quoted[0].Text)
+		}
+		target := c.URL + quoteFragment(quoted[first].Anchor, directive)
 		fmt.Fprintf(&b, "\n— [%s](%s)\n", mdText(pageTitle(res, c.URL)), target)
 	}
 	b.WriteString(ph.offlineNote)
@@ -370,6 +375,21 @@ func clip(e retrieval.Evidence, limit int) string {
 	return out
 }
 
+// quoteFragment is the fragment of a link to a quote: the id of its section (anchor), followed by the text
+// directive text ("#:~:text=…") when there is one, "#sect.apt-file:~:text=…". A browser that knows text directives
+// opens the page at the words and, when it cannot find them, at the section; one that does not opens it at the
+// section only when there is no text directive (it reads the whole fragment as an id), so this is what an answer
+// links: a table row or a code block, which have no text directive, still open at their section.
+func quoteFragment(anchor, text string) string {
+	switch {
+	case anchor == "":
+		return text
+	case text == "":
+		return "#" + idEscape(anchor)
+	}
+	return "#" + idEscape(anchor) + strings.TrimPrefix(text, "#")
+}
+
 // textFragmentRunes bounds the words of a unit a text fragment names.
 const textFragmentRunes = 30
 
@@ -463,10 +483,17 @@ func scriptClass(r rune) int {
 }
 
 // fragmentEscape percent-encodes text for a text directive: every byte but ASCII letters, digits and ". _ ~".
-func fragmentEscape(text string) string {
+func fragmentEscape(text string) string { return percentEncode(text, "._~") }
+
+// idEscape percent-encodes a section's id for a link's fragment, keeping "-" too, as ids write it
+// ("sect.apt-file"): a browser matches the id both as written and percent-decoded.
+func idEscape(id string) string { return percentEncode(id, "._~-") }
+
+// percentEncode is s with every byte but ASCII letters, digits and those of keep percent-encoded.
+func percentEncode(s, keep string) string {
 	var b strings.Builder
-	for _, c := range []byte(text) {
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '~' {
+	for _, c := range []byte(s) {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
 			b.WriteByte(c)
 		} else {
 			fmt.Fprintf(&b, "%%%02X", c)

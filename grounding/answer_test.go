@@ -120,6 +120,36 @@ func TestSourcesMarkdown(t *testing.T) {
 	}
 }
 
+// TestExtractiveAnswerLinksSections checks that a quote's link opens its page at the section it stands in: the
+// lead's with its text directive after the section's id, another page's quote at its section alone.
+func TestExtractiveAnswerLinksSections(t *testing.T) {
+	res := testResult()
+	res.Chunks = append(res.Chunks, retrieval.ChunkHit{ID: 1, URL: "https://site.edu/b/", Text: "Page B says fees are due in May."})
+	ev := []retrieval.Evidence{
+		{Chunk: 0, Text: "Fees are $80.", Own: 1, Anchor: "late-fees"},
+		{Chunk: 1, Text: "Page B says fees are due in May.", Own: 1, Anchor: "dates (spring)"},
+	}
+	ans := ExtractiveAnswer(res, ev)
+	for _, want := range []string{"— [Page A](https://site.edu/a/#late-fees:~:text=Fees%20are%20%2480.)\n",
+		"— [Page B](https://site.edu/b/#dates%20%28spring%29)\n"} {
+		if !strings.Contains(ans, want) {
+			t.Errorf("answer %q lacks %q", ans, want)
+		}
+	}
+	// The Sources name the pages alone.
+	if src := Cited(ans, res, 5); len(src) != 2 || src[0].URL != "https://site.edu/a/" || src[1].URL != "https://site.edu/b/" {
+		t.Errorf("Cited = %+v, want the two pages", src)
+	}
+	// A page whose section has no id is linked as before.
+	ev[0].Anchor, ev[1].Anchor = "", ""
+	ans = ExtractiveAnswer(res, ev)
+	for _, want := range []string{"(https://site.edu/a/#:~:text=Fees%20are%20%2480.)", "(https://site.edu/b/)"} {
+		if !strings.Contains(ans, want) {
+			t.Errorf("answer without anchors %q lacks %q", ans, want)
+		}
+	}
+}
+
 func TestExtractiveAnswerAndDontKnow(t *testing.T) {
 	res := testResult()
 	long := "Late fees apply after the deadline. " + strings.Repeat("Other words fill this sentence up. ", 20) +

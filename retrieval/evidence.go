@@ -48,6 +48,9 @@ type Evidence struct {
 	// Before is the sentence before the unit in its paragraph when the unit refers back to it ("This is
 	// accomplished by using the command passwd -l user" after what "this" is; see refersBack), else "".
 	Before string
+	// Anchor is the id that addresses the section of its page the unit stands in (index.Page.Anchors), for a
+	// link that opens the page there; "" when the page gives the section none.
+	Anchor string
 }
 
 // Bounds of evidence units.
@@ -200,7 +203,37 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 		}
 		return out[a].Chunk < out[b].Chunk
 	})
-	return out[:min(max, len(out))]
+	out = out[:min(max, len(out))]
+	for i := range out {
+		out[i].Anchor = r.sectionAnchor(res.Chunks[out[i].Chunk], out[i].Heading)
+	}
+	return out
+}
+
+// sectionAnchor is the id of the section under heading of chunk c's page, "" when it has none. A unit before
+// its passage's first heading (heading "") stands in the section the passage starts in: that of the last heading
+// of the page's passages before it.
+func (r *Retriever) sectionAnchor(c ChunkHit, heading string) string {
+	if c.PageID < 0 || c.PageID >= len(r.ix.Pages) || c.ID < 0 || c.ID >= len(r.ix.Chunks) {
+		return ""
+	}
+	p := &r.ix.Pages[c.PageID]
+	if p.URL != c.URL || len(p.Anchors) == 0 {
+		return ""
+	}
+	for ord := r.ix.Chunks[c.ID].Ord - 1; heading == "" && ord >= 0 && ord < len(p.Chunks); ord-- {
+		text, err := r.ix.ChunkText(p.Chunks[ord])
+		if err != nil {
+			return ""
+		}
+		for _, h := range markdown.Headings(text) {
+			heading = h
+		}
+	}
+	if heading == "" {
+		return ""
+	}
+	return p.Anchor(heading)
 }
 
 // evidenceCeiling is the most a unit's score can be multiplied by for a question that asks for a kind of answer

@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"github.com/ragproxy/ragproxy/index"
 	"slices"
 	"strings"
 	"testing"
@@ -340,5 +341,32 @@ func TestMinScores(t *testing.T) {
 	}
 	if len(h) != 3 || h[0] != 0.7 {
 		t.Errorf("the best three of seven: root %.1f of %v, want 0.7 of three", h[0], h)
+	}
+}
+
+// TestEvidenceAnchor checks that a unit carries the id of its page's section, by the heading it stands under.
+func TestEvidenceAnchor(t *testing.T) {
+	site := newTestSite(t)
+	site.addPage("Fees", []string{"## Late fees\n\nThe late filing fee is eighty dollars for every form filed after the deadline.\n\n## Refunds\n\nRefunds of the late filing fee take two weeks from the day the office receives the request."})
+	// A passage that starts within a section (its heading in the passage before) is in that section.
+	site.addPage("Calendar", []string{"## Deadlines\n\nThe filing deadline is in May.",
+		"Late filing after the deadline costs a fee that the calendar office sets each spring."})
+	site.ix.Pages[0].Anchors = []index.Anchor{{Heading: "Late fees", ID: "late-fees"}}
+	site.ix.Pages[1].Anchors = []index.Anchor{{Heading: "Deadlines", ID: "deadlines"}}
+	r := site.retriever(t, Config{NoWordNet: true})
+	res, err := r.Retrieve(context.Background(), "how much is the late filing fee?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]string{}
+	for _, e := range r.Evidence(res, 10) {
+		anchors[e.Text] = e.Anchor
+	}
+	for text, want := range map[string]string{"The late filing fee is eighty dollars for every form filed after the deadline.": "late-fees",
+		"Refunds of the late filing fee take two weeks from the day the office receives the request.": "",
+		"Late filing after the deadline costs a fee that the calendar office sets each spring.":       "deadlines"} {
+		if got, ok := anchors[text]; !ok || got != want {
+			t.Errorf("anchor of %q = %q (found %v), want %q", text, got, ok, want)
+		}
 	}
 }
