@@ -465,6 +465,11 @@ func contentVersion(ix *index.Index) (string, error) {
 		if !textnorm.IsEnglish(p.Lang) || len(p.Versions) > 0 {
 			fmt.Fprintf(h, "l\x00%s\x00%v\x00", p.Lang, p.Versions)
 		}
+		// A page's section anchors open its quotes' links at their sections, and change with its markup while
+		// its text may not; a page without any leaves the version as it was before pages had them.
+		for _, a := range p.Anchors {
+			fmt.Fprintf(h, "a\x00%s\x00%s\x00", a.Heading, a.ID)
+		}
 		for _, f := range p.FAQ { // FAQ markup (JSON-LD) may change while the cleaned text does not
 			fmt.Fprintf(h, "f\x00%s\x00%s\x00%s\x00%q\x00", f.Question, f.Answer, f.URL, f.Alternatives)
 		}
