@@ -15,13 +15,15 @@ import (
 	"github.com/ragproxy/ragproxy/retrieval/lexical"
 )
 
-// The Debian Reference (RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE; debian-reference-en, -de, -fr, -it, -ja and -zh-cn,
-// whose HTML lands in /usr/share/debian-reference): DocBook XSL, 15 pages per language named ch02.de.html,
+// The Debian Reference (RAGPROXY_TEST_CORPUS_DEBIAN_REFERENCE; debian-reference-en, -de, -fr, -it, -ja, -zh-cn and
+// -id, whose HTML lands in /usr/share/debian-reference): DocBook XSL, 15 pages per language named ch02.de.html,
 // ch02.en.html ..., no language in the markup (detected from the text, and from the file names once they name the
 // versions of one chapter), and translations that leave parts of some chapters in English (French and Japanese;
-// the Chinese and Italian translations are whole). One site of 90 pages in six languages, asked the same 16
-// questions in each (testdata/multilingual), each question's expected page the chapter in its own language. The
-// floors sit just under what retrieval reaches; English is held where the other sites are.
+// the Chinese, Italian and Indonesian translations are whole). One site of 105 pages in seven languages, asked the
+// same 16 questions in each (testdata/multilingual), each question's expected page the chapter in its own
+// language. The floors sit just under what retrieval reaches; English is held where the other sites are.
+// Indonesian has no Snowball stemmer here, only its stopwords: without them its short questions were read as
+// German (fact-in-context 0.812, Hit@8 0.812, MRR 0.729; with them 0.938, 1.000, 0.919).
 var (
 	debianReferenceBaseURL = "https://www.debian.org/doc/manuals/debian-reference/"
 	multilingualFloors     = map[string]floor{
@@ -31,6 +33,7 @@ var (
 		"ja":    {fact: 0.87, hit8: 0.93, mrr: 0.83},
 		"it":    {fact: 0.93, hit8: 0.99, mrr: 0.95},
 		"zh-cn": {fact: 0.99, hit8: 0.99, mrr: 0.92},
+		"id":    {fact: 0.93, hit8: 0.99, mrr: 0.91},
 	}
 )
 
@@ -254,7 +257,7 @@ func corpusDir(t testing.TB, env, what string) string {
 func languageSets(t *testing.T, name string, floors map[string]floor) []questionSet {
 	t.Helper()
 	var sets []questionSet
-	for _, lang := range []string{"en", "de", "fr", "es", "it", "pt", "ru", "ja", "zh-cn"} {
+	for _, lang := range []string{"en", "de", "fr", "es", "it", "pt", "ru", "id", "ja", "zh-cn"} {
 		if min, ok := floors[lang]; ok {
 			sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", name+"-"+lang+".jsonl"), min})
 		}

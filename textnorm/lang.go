@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/arabic"
 	"github.com/blevesearch/snowballstem/danish"
 	"github.com/blevesearch/snowballstem/dutch"
 	"github.com/blevesearch/snowballstem/finnish"
@@ -499,6 +500,12 @@ var languages = func() map[string]*Language {
 		"ro": {stem: romanian.Stem, stop: stopList(stopRO)},
 		"hu": {stem: hungarian.Stem, stop: stopList(stopHU)},
 		"tr": {stem: turkish.Stem, stop: stopList(stopTR)},
+		"ar": {stem: arabic.Stem, stop: stopList(stopAR)},
+		// Without a Snowball stemmer here: their words are matched as written, their stopwords left out.
+		"ca": {stop: stopList(stopCA), elision: elided("d", "l", "m", "n", "s", "t")},
+		"cs": {stop: stopList(stopCS)},
+		"el": {stop: stopList(stopEL)},
+		"id": {stop: stopList(stopID)},
 		"ja": {}, "zh": {}, "ko": {},
 	}
 	for tag, l := range m {

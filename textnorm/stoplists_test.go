@@ -7,12 +7,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/analysis/lang/ar"
+	"github.com/blevesearch/bleve/v2/analysis/lang/ca"
+	"github.com/blevesearch/bleve/v2/analysis/lang/cs"
 	"github.com/blevesearch/bleve/v2/analysis/lang/da"
 	"github.com/blevesearch/bleve/v2/analysis/lang/de"
+	"github.com/blevesearch/bleve/v2/analysis/lang/el"
 	"github.com/blevesearch/bleve/v2/analysis/lang/es"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fi"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
 	"github.com/blevesearch/bleve/v2/analysis/lang/hu"
+	"github.com/blevesearch/bleve/v2/analysis/lang/id"
 	"github.com/blevesearch/bleve/v2/analysis/lang/it"
 	"github.com/blevesearch/bleve/v2/analysis/lang/nl"
 	"github.com/blevesearch/bleve/v2/analysis/lang/no"
@@ -31,7 +36,9 @@ func TestStopListsAreBleves(t *testing.T) {
 	for code, want := range map[string][]byte{"de": de.GermanStopWords, "nl": nl.DutchStopWords, "sv": sv.SwedishStopWords,
 		"da": da.DanishStopWords, "no": no.NorwegianStopWords, "fr": fr.FrenchStopWords, "es": es.SpanishStopWords,
 		"it": it.ItalianStopWords, "pt": pt.PortugueseStopWords, "fi": fi.FinnishStopWords,
-		"ru": ru.RussianStopWords, "ro": ro.RomanianStopWords, "hu": hu.HungarianStopWords, "tr": tr.TurkishStopWords} {
+		"ru": ru.RussianStopWords, "ro": ro.RomanianStopWords, "hu": hu.HungarianStopWords, "tr": tr.TurkishStopWords,
+		"ar": ar.ArabicStopWords, "ca": ca.CatalanStopWords, "cs": cs.CzechStopWords, "el": el.GreekStopWords,
+		"id": id.IndonesianStopWords} {
 		file := filepath.Join("stopwords", code+".txt")
 		if *update {
 			if err := os.WriteFile(file, want, 0o644); err != nil {
