@@ -504,7 +504,6 @@ var languages = func() map[string]*Language {
 		// Without a Snowball stemmer here: their words are matched as written, their stopwords left out.
 		"ca": {stop: stopList(stopCA), elision: elided("d", "l", "m", "n", "s", "t")},
 		"cs": {stop: stopList(stopCS)},
-		"el": {stop: stopList(stopEL)},
 		"id": {stop: stopList(stopID)},
 		"ja": {}, "zh": {}, "ko": {},
 	}

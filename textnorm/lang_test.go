@@ -62,6 +62,8 @@ func TestMoreLanguagesStemmed(t *testing.T) {
 	for _, c := range []struct{ tag, a, b, stop string }{
 		{"ru", "пакеты", "пакетов", "как"}, {"ru", "настройка", "настройки", "где"}, {"ru", "всё", "все", "и"},
 		{"ro", "pachetele", "pachetul", "care"}, {"hu", "csomagok", "csomagot", "hogy"}, {"tr", "paketler", "paketleri", "için"},
+		// Arabic: the article and a pronoun suffix come off, hamza forms of alef read as one ("الإعدادات").
+		{"ar", "المكتبة", "مكتبة", "في"}, {"ar", "الكتاب", "كتابه", "من"}, {"ar", "الإعداد", "إعداد", "على"},
 	} {
 		l := LanguageOf(c.tag)
 		if !l.Stemmed() {
@@ -170,6 +172,7 @@ func TestElision(t *testing.T) {
 		{"fr", "Qu'APT télécharge aujourd'hui", "Qu APT télécharge aujourd'hui"}, // "aujourd" is not elided
 		{"fr", "rock'n'roll", "rock'n'roll"},
 		{"it", "dell'archivio e l'utente", "dell archivio e l utente"},
+		{"ca", "la contrasenya de l'usuari d'Apache", "la contrasenya de l usuari d Apache"},
 		{"de", "geht's", "geht's"},
 		{"en", "", ""},
 	} {
@@ -291,6 +294,17 @@ func TestDetectQuestion(t *testing.T) {
 	if got, ok := DetectQuestion("dove sta la directory della cache di apt", among); !ok || got != "it" {
 		t.Errorf("Italian among nine: %q, %v; want it", got, ok)
 	}
+	// Languages matched as written still have stopwords, which tell a short question's language: without them
+	// these read as German.
+	among = []string{"en", "de", "fr", "id"}
+	for _, q := range []string{"di mana konfigurasi daemon server ssh?", "alat backup apa saja yang ada di debian?"} {
+		if got, ok := DetectQuestion(q, among); !ok || got != "id" {
+			t.Errorf("Indonesian %q: %q, %v", q, got, ok)
+		}
+	}
+	if got, ok := DetectQuestion("com puc canviar la contrasenya de l'usuari?", []string{"en", "es", "ca"}); !ok || got != "ca" {
+		t.Errorf("Catalan among Spanish: %q, %v", got, ok)
+	}
 	if got, ok := DetectQuestion("зачем нужна директория /srv?", []string{"en", "ru", "uk"}); ok {
 		t.Errorf("two languages of one script: %q, sure", got)
 	}
@@ -324,6 +338,20 @@ func TestNilLanguageIsEnglish(t *testing.T) {
 	}
 	if !en.IsStopword("the") || en.IsStopword("kernel") || en.IsStopword("und") {
 		t.Errorf("nil Language stopwords: the %v, kernel %v, und %v", en.IsStopword("the"), en.IsStopword("kernel"), en.IsStopword("und"))
+	}
+}
+
+// TestStopwordsOnly checks the languages analysed without a stemmer: their stopwords are left out and their
+// words matched as written.
+func TestStopwordsOnly(t *testing.T) {
+	for _, c := range []struct{ tag, stop, word string }{
+		{"ca", "amb", "contrasenya"}, {"cs", "jako", "balíčky"}, {"id", "yang", "konfigurasi"},
+	} {
+		l := LanguageOf(c.tag)
+		if l.Stemmed() || !l.IsStopword(c.stop) || l.IsStopword(c.word) || l.Stem(c.word) != fold(c.word) {
+			t.Errorf("%s: stemmed %v, stopword %q %v, word %q %v (stem %q)", c.tag, l.Stemmed(), c.stop,
+				l.IsStopword(c.stop), c.word, l.IsStopword(c.word), l.Stem(c.word))
+		}
 	}
 }
 
