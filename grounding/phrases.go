@@ -84,6 +84,22 @@ var phrasesByLang = map[string]phrases{
 		alsoSays:     "\nサイトには次の記載もあります：\n",
 		offlineNote:  "\n_言語モデルが設定されていないため、この回答はサイトのページを引用しています。_\n",
 	},
+	"ca": {
+		sources:      "Fonts",
+		dontKnow:     "No ho sé: no he trobat això a les pàgines del lloc.",
+		closestPages: " Aquestes són les pàgines més properes:\n",
+		noPassage:    "Cap passatge no hi respon directament; els més propers:\n",
+		alsoSays:     "\nEl lloc també diu:\n",
+		offlineNote:  "\n_No hi ha cap model de llenguatge configurat, així que aquesta resposta cita les pàgines del lloc._\n",
+	},
+	"id": {
+		sources:      "Sumber",
+		dontKnow:     "Saya tidak tahu: saya tidak menemukan hal ini di halaman situs.",
+		closestPages: " Halaman-halaman ini yang paling mendekati:\n",
+		noPassage:    "Tidak ada bagian yang menjawab ini secara langsung; yang paling mendekati:\n",
+		alsoSays:     "\nSitus ini juga menyebutkan:\n",
+		offlineNote:  "\n_Tidak ada model bahasa yang dikonfigurasi, jadi jawaban ini mengutip halaman situs._\n",
+	},
 	"zh": { // Simplified Chinese
 		sources:      "来源",
 		dontKnow:     "我不知道：在本网站的页面中没有找到相关内容。",

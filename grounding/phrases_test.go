@@ -21,6 +21,8 @@ func TestOwnTextsFollowTheQuestionsLanguage(t *testing.T) {
 		"ru": "Не знаю",
 		"ja": "わかりません",
 		"zh": "我不知道",
+		"ca": "No ho sé",
+		"id": "Saya tidak tahu",
 		"pl": "I don't know", // a language ragproxy does not speak: English
 	} {
 		got := DontKnow(&retrieval.Result{Lang: lang, Pages: pages}, 3)
@@ -49,6 +51,7 @@ func TestVisitorsLanguageOnAnEnglishSite(t *testing.T) {
 		"Wie kann ich mein Passwort ändern, wenn ich es vergessen habe?": "Ich weiß es nicht",
 		"¿Cómo cambio mi contraseña si la olvidé?":                       "No lo sé",
 		"Как поменять пароль, если я его забыл?":                         "Не знаю",
+		"bagaimana cara mengganti kata sandi kalau saya lupa?":           "Saya tidak tahu",
 		"パスワードを忘れたらどうすればいいですか？":                                          "わかりません",
 		"how do i change my password if i forgot it?":                    "I don't know",
 		"passwort reset": "I don't know", // not sure: English

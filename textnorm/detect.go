@@ -95,6 +95,8 @@ func Name(tag string) string {
 		return "Chinese"
 	case "no", "nb":
 		return "Norwegian"
+	case "ca": // the detector has no Catalan
+		return "Catalan"
 	default:
 		if l, ok := whatlangByCode[b]; ok {
 			return l.String()
