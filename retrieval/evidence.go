@@ -218,8 +218,8 @@ func (r *Retriever) sectionAnchor(c ChunkHit, heading string) string {
 		return ""
 	}
 	p := &r.ix.Pages[c.PageID]
-	if p.URL != c.URL || len(p.Anchors) == 0 {
-		return ""
+	if p.URL != c.URL || r.ix.Chunks[c.ID].PageID != c.PageID || len(p.Anchors) == 0 {
+		return "" // no anchors, or c is of another version of the index than r's
 	}
 	for ord := r.ix.Chunks[c.ID].Ord - 1; heading == "" && ord >= 0 && ord < len(p.Chunks); ord-- {
 		text, err := r.ix.ChunkText(p.Chunks[ord])
