@@ -88,7 +88,7 @@ var phrasesByLang = map[string]phrases{
 		sources:      "Fonts",
 		dontKnow:     "No ho sé: no he trobat això a les pàgines del lloc.",
 		closestPages: " Aquestes són les pàgines més properes:\n",
-		noPassage:    "Cap passatge no hi respon directament; els més propers:\n",
+		noPassage:    "Res no hi respon directament; el més proper:\n",
 		alsoSays:     "\nEl lloc també diu:\n",
 		offlineNote:  "\n_No hi ha cap model de llenguatge configurat, així que aquesta resposta cita les pàgines del lloc._\n",
 	},

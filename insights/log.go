@@ -265,7 +265,7 @@ var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i co
 	"я не знаю", "не знаю:", "прямого ответа нет", // Russian
 	"わかりません", "分かりません", "直接答えている箇所はありません", // Japanese
 	"我不知道", "没有直接回答的段落", // Chinese
-	"no ho sé", "cap passatge no hi respon", // Catalan
+	"no ho sé", "res no hi respon directament", // Catalan
 	"saya tidak tahu", "tidak ada bagian yang menjawab", // Indonesian
 }
 

@@ -41,6 +41,9 @@ type Language struct {
 	word  func(string) string
 	stems []stemEnd
 	stop  map[string]struct{}
+	// plain rewrites a folded word before it is looked up or stemmed, for a language whose words are matched
+	// without some of their marks: Greek's accents, which its stopword list leaves out and writers often do.
+	plain func(string) string
 	// compounds says the language writes compound nouns as one word (German, Dutch, the Scandinavian
 	// languages), which Decompound splits; link are the joining sounds it puts between their parts.
 	compounds bool
@@ -103,13 +106,20 @@ func (l *Language) IsStopword(w string) bool {
 	if l == nil {
 		return IsStopword(w)
 	}
-	_, ok := l.stop[fold(w)]
+	w = fold(w)
+	if l.plain != nil {
+		w = l.plain(w)
+	}
+	_, ok := l.stop[w]
 	return ok
 }
 
 // Stem returns the Snowball stem of w, folded; w itself, folded, for a language without a stemmer.
 func (l *Language) Stem(w string) string {
 	w = fold(w)
+	if l.plain != nil {
+		w = l.plain(w)
+	}
 	if l.stem == nil || !hasLetter(w) {
 		return w
 	}
@@ -504,6 +514,7 @@ var languages = func() map[string]*Language {
 		// Without a Snowball stemmer here: their words are matched as written, their stopwords left out.
 		"ca": {stop: stopList(stopCA), elision: elided("d", "l", "m", "n", "s", "t")},
 		"cs": {stop: stopList(stopCS)},
+		"el": {stop: stopList(stopEL), plain: withoutAccents},
 		"id": {stop: stopList(stopID)},
 		"ja": {}, "zh": {}, "ko": {},
 	}

@@ -342,7 +342,7 @@ func TestNilLanguageIsEnglish(t *testing.T) {
 }
 
 // TestStopwordsOnly checks the languages analysed without a stemmer: their stopwords are left out and their
-// words matched as written.
+// words matched as written, Greek's without their accents.
 func TestStopwordsOnly(t *testing.T) {
 	for _, c := range []struct{ tag, stop, word string }{
 		{"ca", "amb", "contrasenya"}, {"cs", "jako", "balíčky"}, {"id", "yang", "konfigurasi"},
@@ -352,6 +352,18 @@ func TestStopwordsOnly(t *testing.T) {
 			t.Errorf("%s: stemmed %v, stopword %q %v, word %q %v (stem %q)", c.tag, l.Stemmed(), c.stop,
 				l.IsStopword(c.stop), c.word, l.IsStopword(c.word), l.Stem(c.word))
 		}
+	}
+	el := LanguageOf("el")
+	for _, w := range []string{"είναι", "ΕΊΝΑΙ", "αυτούς", "ΑΥΤΟΎΣ"} { // the list writes "αυτουσ"
+		if !el.IsStopword(w) {
+			t.Errorf("Greek %q is no stopword", w)
+		}
+	}
+	if el.IsStopword("πακέτα") || el.Stem("Πακέτα") != "πακετα" || el.Stem("προϊόν") != "προιον" {
+		t.Errorf("Greek words: %q %q", el.Stem("Πακέτα"), el.Stem("προϊόν"))
+	}
+	if got, ok := DetectQuestion("πού είναι το αρχείο ρυθμίσεων του ssh;", []string{"en", "de", "el"}); !ok || got != "el" {
+		t.Errorf("Greek question: %q, %v", got, ok)
 	}
 }
 

@@ -1,6 +1,11 @@
 package textnorm
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
 
 // A Snowball stemmer strips inflections, and a derivational ending or two, by its rules; where those rules leave
 // a verb and the nouns and participles made from it apart, a help page that writes the noun ("Nummerierung",
@@ -76,3 +81,16 @@ var separablePrefixes = []string{"", "ab", "an", "auf", "aus", "bei", "ein", "mi
 // russianYo is w with "ё" written "е", as most Russian text writes it ("всё" and "все", "ещё" and "еще" are one word
 // to a reader); Snowball's Russian stemmer takes them as different letters.
 func russianYo(w string) string { return strings.ReplaceAll(w, "ё", "е") }
+
+// withoutAccents is a folded Greek word without its accents and diaereses ("είναι" is "ειναι", "προϊόν"
+// "προιον"): Greek is often typed without them, and the stopword list, Lucene's, writes none, as Lucene reads
+// Greek (its GreekLowerCaseFilter).
+func withoutAccents(w string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(w) {
+		if !unicode.Is(unicode.Mn, r) {
+			b.WriteRune(r)
+		}
+	}
+	return norm.NFC.String(b.String())
+}

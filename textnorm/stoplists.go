@@ -9,7 +9,7 @@ import (
 
 // The stopword lists of the languages other than English are the Snowball project's (BSD licence, in
 // stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), except Romanian's and Arabic's, Jacques
-// Savoy's (BSD licence, as their headers say), Turkish's and Czech's, Lucene's (Apache License 2.0),
+// Savoy's (BSD licence, as their headers say), Turkish's, Czech's and Greek's, Lucene's (Apache License 2.0),
 // Indonesian's, from appendix D of F. Z. Tala's "A Study of Stemming Effects on Information Retrieval in Bahasa
 // Indonesia" as Lucene ships it (Apache License 2.0), and Catalan's, from the cue.language project (Apache License
 // 2.0, as its header says); all byte for byte
@@ -40,6 +40,7 @@ var (
 	stopAR = stopFile("ar")
 	stopCA = stopFile("ca")
 	stopCS = stopFile("cs")
+	stopEL = stopFile("el")
 	stopID = stopFile("id")
 )
 
