@@ -114,7 +114,8 @@ func (l *Language) IsStopword(w string) bool {
 	return ok
 }
 
-// Stem returns the Snowball stem of w, folded; w itself, folded, for a language without a stemmer.
+// Stem returns the Snowball stem of w, folded (and, in Greek, without accents); w itself, so read, for a language
+// without a stemmer.
 func (l *Language) Stem(w string) string {
 	w = fold(w)
 	if l.plain != nil {

@@ -3,6 +3,7 @@ package textnorm
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -86,6 +87,13 @@ func russianYo(w string) string { return strings.ReplaceAll(w, "ё", "е") }
 // "προιον"): Greek is often typed without them, and the stopword list, Lucene's, writes none, as Lucene reads
 // Greek (its GreekLowerCaseFilter).
 func withoutAccents(w string) string {
+	i := 0
+	for i < len(w) && w[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(w) {
+		return w // commands and names: nothing to take off
+	}
 	var b strings.Builder
 	for _, r := range norm.NFD.String(w) {
 		if !unicode.Is(unicode.Mn, r) {
