@@ -252,21 +252,22 @@ func outcome(q server.Question) string {
 // dontKnow are the openings with which answers admit the site does not say: the grounding prompt asks the model
 // to say it does not know, the offline answer opens with "I don't know", and one that offers the closest
 // passages with "No passage answers this directly"; in each language ragproxy speaks, as the model answers in the
-// visitor's language and ragproxy's own texts follow it.
+// visitor's language and ragproxy's own texts follow it (its lines as they are and, for the answers logged
+// before they were shortened, as they were).
 var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i couldn't find", "i could not find",
 	"i couldn’t find", "the context does not", "the provided context does not", "i'm not sure", "i’m not sure",
 	"i am not sure", "there is no information", "i don't have information", "i do not have information",
 	"no passage answers this directly",
-	"ich weiß es nicht", "ich weiss es nicht", "keine stelle beantwortet das direkt", // German
-	"je ne sais pas", "aucun passage n'y répond", // French
-	"no lo sé", "ningún pasaje responde", // Spanish
-	"non lo so", "nessun passaggio risponde", // Italian
-	"não sei", "nenhum trecho responde", // Portuguese
+	"ich weiß es nicht", "ich weiss es nicht", "keine stelle beantwortet das direkt", "keine direkte antwort", // German
+	"je ne sais pas", "aucun passage n'y répond", "pas de réponse directe", // French
+	"no lo sé", "ningún pasaje responde", "ninguna respuesta directa", // Spanish
+	"non lo so", "nessun passaggio risponde", "nessuna risposta diretta", // Italian
+	"não sei", "nenhum trecho responde", "nenhuma resposta direta", // Portuguese
 	"я не знаю", "не знаю:", "прямого ответа нет", // Russian
 	"わかりません", "分かりません", "直接答えている箇所はありません", // Japanese
 	"我不知道", "没有直接回答的段落", // Chinese
 	"no ho sé", "res no hi respon directament", // Catalan
-	"saya tidak tahu", "tidak ada bagian yang menjawab", // Indonesian
+	"saya tidak tahu", "tidak ada jawaban langsung", // Indonesian
 }
 
 // SaysDontKnow reports whether an answer's first sentence says it does not know.
