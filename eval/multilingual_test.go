@@ -118,7 +118,7 @@ var handbookMultilingualFloors = map[string]floor{
 	// set's wording of the fact, since a unit naming the default counts more (retrieval.evidenceDefault).
 	"fr": {fact: 0.95, hit8: 0.95, mrr: 0.81, answer: 0.54, lead: 0.24},
 	"ja": {fact: 0.95, hit8: 0.95, mrr: 0.77, answer: 0.62, lead: 0.54},
-	"es": {fact: 0.95, hit8: 0.95, mrr: 0.82, answer: 0.62, lead: 0.33},
+	"es": {fact: 0.95, hit8: 0.95, mrr: 0.82, answer: 0.62, lead: 0.37},
 	"pt": {fact: 0.91, hit8: 0.91, mrr: 0.74, answer: 0.49, lead: 0.33},
 	"it": {fact: 0.87, hit8: 0.91, mrr: 0.82, answer: 0.70, lead: 0.33},
 	"ru": {fact: 0.83, hit8: 0.95, mrr: 0.76, answer: 0.37, lead: 0.12},
