@@ -81,23 +81,11 @@ func (r *run) cleanBody(cleaner *clean.Cleaner, p crawl.Page, d *doc) *doc {
 	}
 	d.title, d.markdown, d.hash = c.Title, c.Markdown, sha([]byte(c.Markdown))
 	d.lang, d.declared = pageLanguage(c, p.URL, p.ContentLanguage)
-	d.alternates, d.anchors = c.Alternates, anchorsOf(c)
+	d.alternates, d.anchors = c.Alternates, c.Anchors
 	if d.title == "" {
 		d.title = p.URL
 	}
 	return r.kept(d)
-}
-
-// anchorsOf is the index's record of the cleaned page c's section anchors.
-func anchorsOf(c clean.Doc) []index.Anchor {
-	if len(c.Anchors) == 0 {
-		return nil
-	}
-	out := make([]index.Anchor, len(c.Anchors))
-	for i, a := range c.Anchors {
-		out[i] = index.Anchor{Heading: a.Heading, ID: a.ID}
-	}
-	return out
 }
 
 // isPDF reports whether p is a PDF document: its content type says so, or, for a page that was not fetched again

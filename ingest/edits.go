@@ -180,7 +180,7 @@ func putDoc(cleaner *clean.Cleaner, p PutPage, logger *slog.Logger) (*doc, error
 		}
 		d.title, d.markdown, d.rawHash, d.faq = c.Title, c.Markdown, sha([]byte(p.HTML)), entries
 		d.lang, d.declared = pageLanguage(c, p.URL, "")
-		d.alternates, d.anchors = c.Alternates, anchorsOf(c)
+		d.alternates, d.anchors = c.Alternates, c.Anchors
 		d.links = crawl.Links([]byte(p.HTML), p.URL)
 		d.discovered = d.links
 	default:

@@ -3,6 +3,7 @@ package clean
 import (
 	"strings"
 
+	"github.com/ragproxy/ragproxy/index"
 	"github.com/ragproxy/ragproxy/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -15,12 +16,6 @@ import (
 // opens (Sphinx's <section id>, the DocBook XSL stylesheets' <div class="sect1" id> around a title page), in a
 // permalink inside it (<a class="headerlink" href="#id">), or on an empty anchor just before it
 // (CourseLeaf's <a name>).
-
-// Anchor is a section of a page that a fragment addresses: its heading as markdown.Headings reads it from the
-// page's markdown, and the id.
-type Anchor struct {
-	Heading, ID string
-}
 
 // Marks around a heading's id while the page is converted: private-use characters, which no page writes and
 // the converter passes through, so the id rides on its heading's line and is read off it afterwards.
@@ -129,13 +124,13 @@ func anchorID(id string) string {
 // takeAnchors removes the marks markAnchors left in md, returning md without them and the anchors of its
 // headings, in page order: a heading's id once, and no anchor for a heading text that the page gives two ids
 // (an answer knows its section by its heading alone).
-func takeAnchors(md string) (string, []Anchor) {
+func takeAnchors(md string) (string, []index.Anchor) {
 	if !strings.Contains(md, anchorOpen) {
 		return md, nil
 	}
 	var b strings.Builder
 	b.Grow(len(md))
-	var out []Anchor
+	var out []index.Anchor
 	ids := map[string]string{}
 	fenced := false
 	for line := range strings.Lines(md) {
@@ -168,7 +163,7 @@ func takeAnchors(md string) (string, []Anchor) {
 				continue
 			}
 			ids[text] = id
-			out = append(out, Anchor{Heading: text, ID: id})
+			out = append(out, index.Anchor{Heading: text, ID: id})
 		}
 	}
 	kept := out[:0]

@@ -5,34 +5,35 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ragproxy/ragproxy/index"
 )
 
 func TestAnchors(t *testing.T) {
 	for _, tt := range []struct {
 		name, html string
-		want       []Anchor
+		want       []index.Anchor
 	}{
 		{"an id on the heading (asciidoc, Hugo, Python-Markdown's toc)",
 			`<main><h1>git-stash(1)</h1><h2 id="_synopsis">SYNOPSIS</h2><p>git stash list</p></main>`,
-			[]Anchor{{"SYNOPSIS", "_synopsis"}}},
+			[]index.Anchor{{Heading: "SYNOPSIS", ID: "_synopsis"}}},
 		{"an id on the section the heading opens, and its permalink removed (Sphinx)",
 			`<main><section id="basic-use"><h2>Basic use<a class="headerlink" href="#basic-use">¶</a></h2><p>Importing.</p></section></main>`,
-			[]Anchor{{"Basic use", "basic-use"}}},
+			[]index.Anchor{{Heading: "Basic use", ID: "basic-use"}}},
 		{"an id on a section whose title page nests the heading (the DocBook XSL stylesheets)",
 			`<main><div class="sect2" id="DATATYPE-INT"><div class="titlepage"><div><div><h3 class="title">8.1.1. Integer Types</h3></div></div></div><p>Whole numbers.</p></div></main>`,
-			[]Anchor{{"8.1.1. Integer Types", "DATATYPE-INT"}}},
+			[]index.Anchor{{Heading: "8.1.1. Integer Types", ID: "DATATYPE-INT"}}},
 		{"an <a id> inside the heading (Publican), whose code stays as the markdown writes it",
 			`<main><h2 class="title"><a id="sect.apt-file"></a>6.4. The <code>apt-file</code> Command</h2><p>Find files.</p></main>`,
-			[]Anchor{{"6.4. The `apt-file` Command", "sect.apt-file"}}},
+			[]index.Anchor{{Heading: "6.4. The `apt-file` Command", ID: "sect.apt-file"}}},
 		{"an empty named anchor just before the heading (CourseLeaf)",
 			`<main><a name="requirements"></a> <h2>Requirements</h2><p>Four courses.</p></main>`,
-			[]Anchor{{"Requirements", "requirements"}}},
+			[]index.Anchor{{Heading: "Requirements", ID: "requirements"}}},
 		{"a heading that opens nothing and has no id: no anchor; text before a heading: the section is not its",
 			`<main><div id="intro">Welcome. <h2>Fees</h2></div><h2>Dates</h2><p>In May.</p></main>`,
 			nil},
 		{"one heading text under two ids: neither is told by it",
 			`<main><h3 id="n1">Note</h3><p>One.</p><h3 id="n2">Note</h3><p>Two.</p><h3 id="ex">Examples</h3><p>Three.</p></main>`,
-			[]Anchor{{"Examples", "ex"}}},
+			[]index.Anchor{{Heading: "Examples", ID: "ex"}}},
 		{"an id that is no name (spaces) is left",
 			`<main><h2 id="a b">Costs</h2><p>Eighty dollars.</p></main>`,
 			nil},

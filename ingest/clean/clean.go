@@ -20,6 +20,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"github.com/PuerkitoBio/goquery"
 	"github.com/andybalholm/cascadia"
+	"github.com/ragproxy/ragproxy/index"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -44,7 +45,7 @@ type Doc struct {
 	// among them when it names itself.
 	Alternates []Alternate
 	// Anchors are the ids that address the page's sections, by their headings (see markAnchors).
-	Anchors []Anchor
+	Anchors []index.Anchor
 }
 
 // Config selects the content of a page. The zero value uses the defaults.
