@@ -259,14 +259,11 @@ func (lx *lexicon) passageForms(db *wordnet.DB) func(w string) []string {
 	return func(w string) []string {
 		out := forms(w)
 		stem := textnorm.Stem(w)
-		for _, r := range db.Related(w) {
-			if rs := textnorm.Stem(r); rs != stem && lx.stems[rs] > 0 {
-				out = append(out, r)
-			}
-		}
-		for _, r := range db.Irregular(w) {
-			if rs := textnorm.Stem(r); rs != stem && lx.stems[rs] > 0 {
-				out = append(out, r)
+		for _, words := range [][]string{db.Related(w), db.Irregular(w)} {
+			for _, r := range words {
+				if rs := textnorm.Stem(r); rs != stem && lx.stems[rs] > 0 {
+					out = append(out, r)
+				}
 			}
 		}
 		return out
