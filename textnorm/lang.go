@@ -106,21 +106,24 @@ func (l *Language) IsStopword(w string) bool {
 	if l == nil {
 		return IsStopword(w)
 	}
+	_, ok := l.stop[l.read(w)]
+	return ok
+}
+
+// read is w as the language's stopwords and stems are looked up: folded, and without the marks it matches words
+// without (plain).
+func (l *Language) read(w string) string {
 	w = fold(w)
 	if l.plain != nil {
 		w = l.plain(w)
 	}
-	_, ok := l.stop[w]
-	return ok
+	return w
 }
 
 // Stem returns the Snowball stem of w, folded (and, in Greek, without accents); w itself, so read, for a language
 // without a stemmer.
 func (l *Language) Stem(w string) string {
-	w = fold(w)
-	if l.plain != nil {
-		w = l.plain(w)
-	}
+	w = l.read(w)
 	if l.stem == nil || !hasLetter(w) {
 		return w
 	}
