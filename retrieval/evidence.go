@@ -204,8 +204,21 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 		return out[a].Chunk < out[b].Chunk
 	})
 	out = out[:min(max, len(out))]
+	// The section a passage starts in is read from the passages before it once, for all its units before its
+	// first heading.
+	startsIn := map[int]string{}
 	for i := range out {
-		out[i].Anchor = r.sectionAnchor(res.Chunks[out[i].Chunk], out[i].Heading)
+		c := out[i].Chunk
+		if out[i].Heading != "" {
+			out[i].Anchor = r.sectionAnchor(res.Chunks[c], out[i].Heading)
+			continue
+		}
+		a, ok := startsIn[c]
+		if !ok {
+			a = r.sectionAnchor(res.Chunks[c], "")
+			startsIn[c] = a
+		}
+		out[i].Anchor = a
 	}
 	return out
 }
