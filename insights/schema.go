@@ -131,14 +131,23 @@ CREATE TABLE faq_entries (
 // language their text is surely written in, else the site's).
 const faqLang = `ALTER TABLE faq_entries ADD COLUMN lang TEXT NOT NULL DEFAULT ''`
 
+// feedbackOne is version 3: one feedback row per answer, held by a unique index so that a rating is written
+// in one statement (AddFeedback's upsert) rather than deleted and inserted again, which two requests racing on
+// PostgreSQL could leave doubled. Of the rows an answer already has, the last written stays.
+const feedbackOne = `DELETE FROM feedback WHERE id NOT IN (SELECT MAX(id) FROM feedback GROUP BY response_id);
+DROP INDEX feedback_response;
+CREATE UNIQUE INDEX feedback_response_one ON feedback (response_id)`
+
 var (
 	sqliteDialect = dialect{name: "sqlite", migrations: []string{
 		schema("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", " WITHOUT ROWID"),
 		faqLang,
+		feedbackOne,
 	}}
 	postgresDialect = dialect{name: "postgres", numbered: true, migrations: []string{
 		schema("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION", ""),
 		faqLang,
+		feedbackOne,
 	},
 		// Replicas starting together each migrate; the first holds the others off until it committed, and they
 		// then find nothing left to do. The key is an arbitrary constant of this schema.

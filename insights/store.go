@@ -345,7 +345,9 @@ func (s *sqlStore) upsert(ctx context.Context, tx *sql.Tx, daily map[dailyKey]*d
 		`ON CONFLICT (day, model, bucket) DO UPDATE SET n = daily_latency.n + excluded.n`, rows)
 }
 
-// AddFeedback implements Store. A second rating of the same answer replaces the first.
+// AddFeedback implements Store. A second rating of the same answer replaces the first, but a rating that comes
+// without a comment keeps the comment given with the same rating before: the chat page sends a thumbs down and
+// then its comment as two requests, and whichever commits last must not wipe the comment.
 func (s *sqlStore) AddFeedback(ctx context.Context, f Feedback) error {
 	var model string
 	err := s.db.QueryRowContext(ctx, s.d.bind(`SELECT model FROM questions WHERE response_id = ? LIMIT 1`), f.ResponseID).Scan(&model)
@@ -358,19 +360,11 @@ func (s *sqlStore) AddFeedback(ctx context.Context, f Feedback) error {
 	if f.At.IsZero() {
 		f.At = s.cfg.now()
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	_, err = s.db.ExecContext(ctx, s.d.bind(`INSERT INTO feedback (response_id, at, day, model, rating, comment) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (response_id) DO UPDATE SET at = excluded.at, day = excluded.day, model = excluded.model, rating = excluded.rating,
+	comment = CASE WHEN excluded.comment = '' AND excluded.rating = feedback.rating THEN feedback.comment ELSE excluded.comment END`),
+		f.ResponseID, f.At.UnixMicro(), dayOf(f.At), model, f.Rating, f.Comment)
 	if err != nil {
-		return fmt.Errorf("insights: add feedback: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, s.d.bind(`DELETE FROM feedback WHERE response_id = ?`), f.ResponseID); err != nil {
-		return fmt.Errorf("insights: add feedback: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, s.d.bind(`INSERT INTO feedback (response_id, at, day, model, rating, comment) VALUES (?, ?, ?, ?, ?, ?)`),
-		f.ResponseID, f.At.UnixMicro(), dayOf(f.At), model, f.Rating, f.Comment); err != nil {
-		return fmt.Errorf("insights: add feedback: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("insights: add feedback: %w", err)
 	}
 	return nil

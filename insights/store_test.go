@@ -154,6 +154,7 @@ func fill(t *testing.T, s Store, now time.Time) {
 		{ResponseID: "chatcmpl-1", Rating: Down, At: now},
 		{ResponseID: "chatcmpl-1", Rating: Up, At: now}, // a second rating replaces the first
 		{ResponseID: "chatcmpl-4", Rating: Down, Comment: "It exists, see the transport page", At: now},
+		{ResponseID: "chatcmpl-4", Rating: Down, At: now}, // the same rating again without a comment keeps it
 	} {
 		if err := s.AddFeedback(ctx, f); err != nil {
 			t.Fatal(err)
@@ -351,13 +352,13 @@ func TestMigrationKeepsFAQEntries(t *testing.T) {
 		// Back to version 1: the schema as the first release wrote it, with an entry of that release.
 		d := b.d
 		d.migrations = d.migrations[:1]
-		for _, stmt := range []string{`DROP TABLE faq_entries`, `DELETE FROM schema_migrations`} {
+		for _, stmt := range []string{`DROP TABLE faq_entries`, `DROP TABLE feedback`, `DELETE FROM schema_migrations`} {
 			if _, err := db(s).ExecContext(ctx, stmt); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, stmt := range strings.Split(d.migrations[0], ";\n") {
-			if !strings.Contains(stmt, "CREATE TABLE faq_entries") {
+			if !strings.Contains(stmt, "faq_entries") && !strings.Contains(stmt, "feedback") {
 				continue
 			}
 			if _, err := db(s).ExecContext(ctx, stmt); err != nil {
@@ -383,6 +384,102 @@ func TestMigrationKeepsFAQEntries(t *testing.T) {
 		}
 		if e, err := s.AddFAQ(ctx, FAQEntry{Question: "Parkplätze?", Answer: "C.", URL: "https://u.example/p/", Lang: "de"}); err != nil || e.Lang != "de" {
 			t.Errorf("an entry with a language after the migration: %+v, %v", e, err)
+		}
+	})
+}
+
+// An answer keeps one rating, the last; its comment goes only with a different rating, in whichever order the
+// chat page's two requests (the thumbs down, then its comment) arrive, and however many race.
+func TestFeedbackKeepsItsComment(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.mustOpen(t, Config{Now: func() time.Time { return day0 }})
+		if err := s.AddQuestions(ctx, []Question{{At: day0, Model: "site", Question: "q", Outcome: Answered, ResponseID: "r1"}}); err != nil {
+			t.Fatal(err)
+		}
+		feedback := func() (rating, comment string, n int) {
+			t.Helper()
+			if err := db(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM feedback`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if err := db(s).QueryRowContext(ctx, `SELECT rating, comment FROM feedback`).Scan(&rating, &comment); err != nil {
+				t.Fatal(err)
+			}
+			return rating, comment, n
+		}
+		add := func(f Feedback) {
+			t.Helper()
+			if err := s.AddFeedback(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add(Feedback{ResponseID: "r1", Rating: Down, Comment: "wrong year"})
+		add(Feedback{ResponseID: "r1", Rating: Down})
+		if r, c, n := feedback(); r != Down || c != "wrong year" || n != 1 {
+			t.Errorf("after a thumbs down without a comment: %d rows, %s %q; want 1, down \"wrong year\"", n, r, c)
+		}
+		add(Feedback{ResponseID: "r1", Rating: Up})
+		if r, c, n := feedback(); r != Up || c != "" || n != 1 {
+			t.Errorf("after a thumbs up: %d rows, %s %q; want 1, up without a comment", n, r, c)
+		}
+		// The page's two requests, many times at once.
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f := Feedback{ResponseID: "r1", Rating: Down}
+				if i%2 == 0 {
+					f.Comment = "still wrong"
+				}
+				if err := s.AddFeedback(ctx, f); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if r, c, n := feedback(); r != Down || c != "still wrong" || n != 1 {
+			t.Errorf("after racing requests: %d rows, %s %q; want 1, down \"still wrong\"", n, r, c)
+		}
+	})
+}
+
+// A database of schema version 2, whose answers could hold several feedback rows, keeps each answer's last.
+func TestMigrationKeepsLastFeedback(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.mustOpen(t, Config{})
+		for _, stmt := range []string{`DROP INDEX feedback_response_one`, `CREATE INDEX feedback_response ON feedback (response_id)`,
+			`DELETE FROM schema_migrations WHERE version = 3`} {
+			if _, err := db(s).ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := time.Now().UnixMicro() // within the retention period
+		for i, f := range []Feedback{{ResponseID: "r1", Rating: Up}, {ResponseID: "r1", Rating: Down, Comment: "no"}, {ResponseID: "r2", Rating: Up}} {
+			if _, err := db(s).ExecContext(ctx, b.d.bind(`INSERT INTO feedback (response_id, at, day, model, rating, comment) VALUES (?, ?, 0, 'site', ?, ?)`),
+				f.ResponseID, now+int64(i), f.Rating, f.Comment); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		s = b.mustOpen(t, Config{})
+		rows, err := db(s).QueryContext(ctx, `SELECT response_id, rating, comment FROM feedback ORDER BY response_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var got []Feedback
+		for rows.Next() {
+			var f Feedback
+			if err := rows.Scan(&f.ResponseID, &f.Rating, &f.Comment); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, f)
+		}
+		want := []Feedback{{ResponseID: "r1", Rating: Down, Comment: "no"}, {ResponseID: "r2", Rating: Up}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("feedback after the migration (-want +got):\n%s", diff)
 		}
 	})
 }
