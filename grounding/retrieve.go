@@ -46,10 +46,14 @@ type retrievedChunk struct {
 	URL   string  `json:"url"`
 	Text  string  `json:"text"`
 	Score float64 `json:"score"`
+	// Section, present when the page gives it an id, links the section the passage starts in ("page#id"), as
+	// the offline answer links its quotes.
+	Section string `json:"section,omitempty"`
 }
 
-// newRetrieveResponse writes what analysis and retrieval found as the /v1/retrieve body.
-func newRetrieveResponse(a retrieval.Analysis, res *retrieval.Result) retrieveResponse {
+// newRetrieveResponse writes what analysis and retrieval found as the /v1/retrieve body; section names the id of
+// the section a passage starts in ("" for none).
+func newRetrieveResponse(a retrieval.Analysis, res *retrieval.Result, section func(retrieval.ChunkHit) string) retrieveResponse {
 	out := retrieveResponse{Object: "retrieval", Query: a.Question, Analysis: a.Source, Rewrites: res.Rewrites,
 		Pages: make([]retrievedPage, 0, len(res.Pages)), Chunks: make([]retrievedChunk, 0, len(res.Chunks)),
 		Context: res.Context, ContextTokens: res.ContextTokens, Confidence: res.Confidence, Empty: res.Empty,
@@ -58,7 +62,11 @@ func newRetrieveResponse(a retrieval.Analysis, res *retrieval.Result) retrieveRe
 		out.Pages = append(out.Pages, retrievedPage{URL: p.URL, Title: p.Title, Summary: p.Summary, Community: p.Community, Score: p.Score})
 	}
 	for _, c := range res.Chunks {
-		out.Chunks = append(out.Chunks, retrievedChunk{URL: c.URL, Text: c.Text, Score: c.Score})
+		chunk := retrievedChunk{URL: c.URL, Text: c.Text, Score: c.Score}
+		if id := section(c); id != "" {
+			chunk.Section = c.URL + quoteFragment(id, "")
+		}
+		out.Chunks = append(out.Chunks, chunk)
 	}
 	if res.Durations != nil {
 		out.Timings = make(map[string]string, len(res.Durations))
@@ -106,12 +114,16 @@ func (g *Grounder) retrieve(ctx context.Context, req *server.Request) (any, erro
 	default:
 		return nil, compat.InvalidRequest("query", "", "either query or messages is required")
 	}
-	a, res, err := g.SearchAs(ctx, in.Model, msgs)
+	// As SearchAs, holding the retriever until the passages' sections are read from its index.
+	r, release := g.Retriever.Acquire()
+	defer release()
+	r = g.retrieverFor(r, in.Model)
+	a, res, _, err := g.search(ctx, r, g.siteName(in.Model), msgs, false)
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
 		return nil, compat.InvalidRequest("messages", "", "the messages contain no user question")
 	}
-	return newRetrieveResponse(a, res), nil
+	return newRetrieveResponse(a, res, r.SectionAnchor), nil
 }

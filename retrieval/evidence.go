@@ -223,6 +223,21 @@ func (r *Retriever) Evidence(res *Result, max int) []Evidence {
 	return out
 }
 
+// SectionAnchor is the id of the section passage c starts in, "" when its page gives that section none: the
+// section its opening heading begins, or for a passage that opens within a section, the one it continues.
+func (r *Retriever) SectionAnchor(c ChunkHit) string {
+	heading := ""
+	for line := range strings.Lines(c.Text) {
+		if t := strings.TrimSpace(line); t != "" {
+			for _, h := range markdown.Headings(t) {
+				heading = h
+			}
+			break
+		}
+	}
+	return r.sectionAnchor(c, heading)
+}
+
 // sectionAnchor is the id of the section under heading of chunk c's page, "" when it has none. A unit before
 // its passage's first heading (heading "") stands in the section the passage starts in: that of the last heading
 // of the page's passages before it.

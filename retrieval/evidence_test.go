@@ -369,4 +369,16 @@ func TestEvidenceAnchor(t *testing.T) {
 			t.Errorf("anchor of %q = %q (found %v), want %q", text, got, ok, want)
 		}
 	}
+	// A passage's own section: the one its opening heading begins, else the one it continues.
+	for _, c := range res.Chunks {
+		want := map[string]string{"## Late fees": "late-fees", "## Deadlines": "deadlines", "Late filing": "deadlines"}
+		for prefix, id := range want {
+			if strings.HasPrefix(c.Text, prefix) {
+				if got := r.SectionAnchor(c); got != id {
+					t.Errorf("SectionAnchor of the passage %.30q = %q, want %q", c.Text, got, id)
+				}
+				delete(want, prefix)
+			}
+		}
+	}
 }
