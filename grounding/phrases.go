@@ -129,19 +129,23 @@ func SpokenLanguages() []string { return slices.Clone(spokenLanguages) }
 
 // replyLanguage is the language ragproxy writes its own texts in, and asks the model to answer in, for res: the
 // question's language as retrieval read it among the site's (res.Lang); but when that is English, as it is for
-// every question on an English site, the language the question is surely written in among those ragproxy speaks
-// (textnorm.DetectQuestion, whose stopword and script rules told none of the 336 English dev and held-out
-// questions as another of them, and every question of the parallel sets that it was sure of rightly). A German
-// visitor of an English site gets "Quellen" and an answer in German.
+// every question on an English site, the language the question is surely written in among those ragproxy
+// analyses (textnorm.DetectQuestion, whose stopword and script rules told none of the 367 English dev and
+// held-out questions as another language). A German visitor of an English site gets "Quellen" and an answer in
+// German; a Norwegian one, whose language ragproxy has no texts in, an answer in Norwegian around English texts
+// rather than texts in the closest language it speaks.
 func replyLanguage(res *retrieval.Result) string {
 	if !textnorm.IsEnglish(res.Lang) || res.Query == "" {
 		return res.Lang
 	}
-	if lang, ok := textnorm.DetectQuestion(res.Query, spokenLanguages); ok {
+	if lang, ok := textnorm.DetectQuestion(res.Query, replyCandidates); ok {
 		return lang
 	}
 	return res.Lang
 }
+
+// replyCandidates are the languages a question on an English site may be told as, English first (the default).
+var replyCandidates = textnorm.Analysed()
 
 // phrasesFor returns the texts in lang (any BCP 47 tag), English for a language ragproxy does not speak.
 func phrasesFor(lang string) phrases {

@@ -65,6 +65,15 @@ func TestVisitorsLanguageOnAnEnglishSite(t *testing.T) {
 	if got := SystemPrompt("Docs", res); !strings.Contains(got, "answer in German") {
 		t.Errorf("an English site's prompt for a German question lacks the rule:\n%s", got)
 	}
+	// A language ragproxy has no texts in is still the answer's: English texts around it, not the closest
+	// language it speaks (this Norwegian question was German to a choice among those).
+	res.Query = "hvordan bytter jeg passordet mitt hvis jeg har glemt det?"
+	if got := SystemPrompt("Docs", res); !strings.Contains(got, "answer in Norwegian") {
+		t.Errorf("an English site's prompt for a Norwegian question lacks the rule:\n%s", got)
+	}
+	if got := DontKnow(res, 3); !strings.HasPrefix(got, "I don't know") {
+		t.Errorf("a Norwegian question's own texts: %q, want English", got)
+	}
 	res.Lang = "fr" // retrieval's reading among the site's languages stands when it is not English
 	if got := DontKnow(res, 3); !strings.HasPrefix(got, "Je ne sais pas") {
 		t.Errorf("a French reading: %q", got)
