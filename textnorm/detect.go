@@ -45,12 +45,7 @@ func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 	if s := scriptAmong(text, among, true); s != "" {
 		return s, true
 	}
-	letters := 0
-	for _, r := range text {
-		if unicode.IsLetter(r) {
-			letters++
-		}
-	}
+	letters := letterCount(text)
 	if letters < MinChoiceLetters || (among == nil || reliable) && letters < MinDetectLetters {
 		return "", false
 	}
@@ -188,6 +183,13 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	if s := scriptAmong(text, among, !reliable); s != "" {
 		return s, true, nil
 	}
+	// A question quoting a message ("dpkg-feil 'trying to overwrite ... which is also in package' – hvordan
+	// tvinger jeg …") is in the language of its own words, not the software's: they decide when they are enough.
+	if reliable {
+		if rest := unquoted(text); rest != text && letterCount(rest) >= MinChoiceLetters {
+			text = rest
+		}
+	}
 	// Spanish alone opens a question or an exclamation with an inverted mark; Portuguese, whose trigrams are
 	// close to Spanish's, never does ("¿cuántos discos pueden morir antes de que pierda datos?" was Portuguese). A
 	// passage (not reliable) has stopwords enough, and may quote a Spanish line.
@@ -215,6 +217,49 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	// any text among a few languages ("Tastaturbelegung ändern?").
 	lang, ok = detect(text, among, reliable && !accented(text))
 	return lang, ok, tied
+}
+
+// letterCount is the number of letters in text.
+func letterCount(text string) int {
+	n := 0
+	for _, r := range text {
+		if unicode.IsLetter(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// closingQuotes maps each opening quotation mark to the marks that close it.
+var closingQuotes = map[rune]string{'\'': "'", '"': `"`, '`': "`", '‘': "’", '“': "”", '„': "“”", '«': "»", '‹': "›", '»': "«"}
+
+// unquoted is text without its quoted spans: a quotation mark that opens a word (not an apostrophe within one,
+// "l'installation", "don't") up to the mark that closes it at a word's end (guillemets also with spaces
+// inside), each span left as a space. An opening mark without its closing one is kept.
+func unquoted(text string) string {
+	var b strings.Builder
+	runes := []rune(text)
+	wordRune := func(i int) bool { return i >= 0 && i < len(runes) && (unicode.IsLetter(runes[i]) || unicode.IsDigit(runes[i])) }
+	for i := 0; i < len(runes); i++ {
+		closing, ok := closingQuotes[runes[i]]
+		spaced := strings.ContainsRune("«»‹›", runes[i]) // French writes « mot », with spaces inside
+		end := -1
+		if ok && !wordRune(i-1) && i+1 < len(runes) && (spaced || !unicode.IsSpace(runes[i+1])) {
+			for j := i + 2; j < len(runes); j++ {
+				if strings.ContainsRune(closing, runes[j]) && !wordRune(j+1) && (spaced || !unicode.IsSpace(runes[j-1])) {
+					end = j
+					break
+				}
+			}
+		}
+		if end < 0 {
+			b.WriteRune(runes[i])
+			continue
+		}
+		b.WriteByte(' ')
+		i = end
+	}
+	return b.String()
 }
 
 // accented reports whether text holds a letter beyond ASCII in the Latin script.

@@ -268,6 +268,29 @@ func TestDetectQuestion(t *testing.T) {
 			t.Errorf("DetectQuestion(%q) = %q, sure; want the caller's default (too short and plain for trigrams)", q, got)
 		}
 	}
+	// A quoted message is the software's language, not the visitor's: the question's own words decide.
+	for q, want := range map[string]string{
+		"dpkg-Fehler 'trying to overwrite ... which is also in package', wie erzwinge ich die Installation?":                "de",
+		"dpkg-feil 'trying to overwrite ... which is also in package' – hvordan tvinger jeg gjennom installasjonen likevel": "nb",
+		"Pourquoi « Permission denied » quand je lance le script ?":                                                         "fr",
+		// Apostrophes are not quotes: nothing is left out of these.
+		"what's the default port of the server, and doesn't it change?": "en",
+	} {
+		if got, ok := DetectQuestion(q, []string{"en", "de", "fr", "nb"}); !ok || got != want {
+			t.Errorf("DetectQuestion(%q) = %q, %v; want %q", q, got, ok, want)
+		}
+	}
+	for text, want := range map[string]string{
+		"dpkg-feil 'trying to overwrite' – hvordan": "dpkg-feil   – hvordan",
+		`said "role is not permitted" again`:        "said   again",
+		"l'installation « en cours » d'un paquet":   "l'installation   d'un paquet",
+		"c'è un pacchetto da un po'?":               "c'è un pacchetto da un po'?",
+		"users' files 'x":                           "users' files 'x",
+	} {
+		if got := unquoted(text); got != want {
+			t.Errorf("unquoted(%q) = %q, want %q", text, got, want)
+		}
+	}
 	if got, ok := DetectQuestion("whatever", []string{"fr"}); !ok || got != "fr" {
 		t.Errorf("one language: %q, %v", got, ok)
 	}
