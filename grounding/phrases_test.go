@@ -74,6 +74,10 @@ func TestVisitorsLanguageOnAnEnglishSite(t *testing.T) {
 	if got := DontKnow(res, 3); !strings.HasPrefix(got, "I don't know") {
 		t.Errorf("a Norwegian question's own texts: %q, want English", got)
 	}
+	res.Query = "اگه رمزم رو فراموش کنم چطوری می‌تونم عوضش کنم؟" // Persian, not Arabic, whose script it shares
+	if got := SystemPrompt("Docs", res); !strings.Contains(got, "answer in Persian") {
+		t.Errorf("an English site's prompt for a Persian question lacks the rule:\n%s", got)
+	}
 	res.Lang = "fr" // retrieval's reading among the site's languages stands when it is not English
 	if got := DontKnow(res, 3); !strings.HasPrefix(got, "Je ne sais pas") {
 		t.Errorf("a French reading: %q", got)

@@ -62,7 +62,7 @@ func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 		}
 	}
 	info := whatlanggo.DetectWithOptions(text, opt)
-	code := info.Lang.Iso6391()
+	code := codeOf(info.Lang)
 	if code == "" || among == nil && !info.IsReliable() && letters < 4*MinDetectLetters || reliable && !info.IsReliable() {
 		return "", false
 	}
@@ -73,13 +73,22 @@ func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 var whatlangByCode = func() map[string]whatlanggo.Lang {
 	m := map[string]whatlanggo.Lang{}
 	for l := whatlanggo.Lang(0); l <= whatlanggo.Zul; l++ {
-		if code := l.Iso6391(); code != "" {
+		if code := codeOf(l); code != "" {
 			m[code] = l
 		}
 	}
 	m["zh"] = whatlanggo.Cmn
 	return m
 }()
+
+// codeOf is the ISO 639-1 code of the detector's language, "" for one without. The detector names Persian by
+// its ISO 639-3 code for Iranian Persian alone ("pes"); its pages and questions are "fa".
+func codeOf(l whatlanggo.Lang) string {
+	if l == whatlanggo.Pes {
+		return "fa"
+	}
+	return l.Iso6391()
+}
 
 // Name is the English name of the language tag names ("German" for "de-CH"), as the detector names its
 // languages, or "" for a language it does not know. Chinese and Norwegian are named as such rather than by the
@@ -239,7 +248,9 @@ var closingQuotes = map[rune]string{'\'': "'", '"': `"`, '`': "`", '‘': "’",
 func unquoted(text string) string {
 	var b strings.Builder
 	runes := []rune(text)
-	wordRune := func(i int) bool { return i >= 0 && i < len(runes) && (unicode.IsLetter(runes[i]) || unicode.IsDigit(runes[i])) }
+	wordRune := func(i int) bool {
+		return i >= 0 && i < len(runes) && (unicode.IsLetter(runes[i]) || unicode.IsDigit(runes[i]))
+	}
 	for i := 0; i < len(runes); i++ {
 		closing, ok := closingQuotes[runes[i]]
 		spaced := strings.ContainsRune("«»‹›", runes[i]) // French writes « mot », with spaces inside

@@ -515,6 +515,7 @@ var languages = func() map[string]*Language {
 		"hu": {stem: hungarian.Stem, stop: stopList(stopHU)},
 		"tr": {stem: turkish.Stem, stop: stopList(stopTR)},
 		"ar": {stem: arabic.Stem, stop: stopList(stopAR)},
+		"fa": {stop: stopList(stopFA), plain: persianPlain},
 		// Without a Snowball stemmer here: their words are matched as written, their stopwords left out.
 		"ca": {stop: stopList(stopCA), elision: elided("d", "l", "m", "n", "s", "t")},
 		"cs": {stop: stopList(stopCS)},
@@ -524,6 +525,13 @@ var languages = func() map[string]*Language {
 	}
 	for tag, l := range m {
 		l.tag = tag
+		if l.plain != nil { // the list's words are looked up as the text's are read
+			stop := make(map[string]struct{}, len(l.stop))
+			for w := range l.stop {
+				stop[l.plain(w)] = struct{}{}
+			}
+			l.stop = stop
+		}
 	}
 	m["nb"], m["nn"] = m["no"], m["no"]
 	return m

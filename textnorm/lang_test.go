@@ -56,6 +56,41 @@ func TestLanguageStemsAndStopwords(t *testing.T) {
 	}
 }
 
+// Persian is read as Lucene reads it: Arabic's and Persian's letter variants as one, without short vowels, a
+// zero-width non-joiner between a word and its prefix or suffix splitting them ("می‌خواهم", "فایل‌های"), which its
+// stopword list then holds.
+func TestPersian(t *testing.T) {
+	fa := LanguageOf("fa")
+	for _, p := range [][2]string{{"کلید", "كليد"}, {"پیکربندی", "پيكربندي"}, {"خانهٔ", "خانه"}, {"مدرسة", "مدرسه"}} {
+		if fa.Stem(p[0]) != fa.Stem(p[1]) {
+			t.Errorf("%q reads %q, %q %q", p[0], fa.Stem(p[0]), p[1], fa.Stem(p[1]))
+		}
+	}
+	var words, kept []string
+	Words("من می‌خواهم فایل‌های پیکربندی را ببینم", func(w string) bool {
+		words = append(words, w)
+		if !fa.IsStopword(w) {
+			kept = append(kept, fa.Stem(w))
+		}
+		return true
+	})
+	if want := []string{"خواهم", "فايل", "پيكربندي", "ببينم"}; !slices.Equal(kept, want) {
+		t.Errorf("words %q keep %q, want %q", words, kept, want)
+	}
+	among := []string{"en", "ar", "fa"}
+	for q, want := range map[string]string{
+		"فایل پیکربندی سرور ssh کجا قرار دارد و چطور می‌توانم آن را تغییر بدهم؟": "fa",
+		"أين يوجد ملف إعدادات خادم ssh وكيف يمكنني تعديله؟":                      "ar",
+	} {
+		if got, ok := DetectQuestion(q, among); !ok || got != want {
+			t.Errorf("DetectQuestion(%q) = %q, %v; want %q", q, got, ok, want)
+		}
+	}
+	if Name("fa") != "Persian" {
+		t.Errorf("Name(fa) = %q", Name("fa"))
+	}
+}
+
 // Russian, Romanian, Hungarian and Turkish have Snowball's stemmers and stopword lists too; Russian "ё" is the "е"
 // most text writes in its place.
 func TestMoreLanguagesStemmed(t *testing.T) {

@@ -102,3 +102,36 @@ func withoutAccents(w string) string {
 	}
 	return norm.NFC.String(b.String())
 }
+
+// persianPlain is a folded Persian word as Lucene's Persian analysis reads it, and as its stopword list (Jacques
+// Savoy's) writes it: Arabic's letter variants made one (alef with hamza or madda as alef, teh marbuta as heh,
+// alef maksura as yeh), then Persian's (Farsi yeh and yeh barree as Arabic yeh, keheh as kaf, heh with yeh or
+// heh goal as heh), without the short vowels, hamza above and tatweel. Persian keyboards type "ی" and "ک", older
+// texts and Arabic ones "ي" and "ك": one word either way.
+func persianPlain(w string) string {
+	i := 0
+	for i < len(w) && w[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(w) {
+		return w
+	}
+	var b strings.Builder
+	for _, r := range w {
+		switch {
+		case r == 'أ' || r == 'إ' || r == 'آ':
+			b.WriteRune('ا')
+		case r == 'ة' || r == 'ۀ' || r == 'ہ':
+			b.WriteRune('ه')
+		case r == 'ى' || r == 'ی' || r == 'ے':
+			b.WriteRune('ي')
+		case r == 'ک':
+			b.WriteRune('ك')
+		case r == '\u0640' || r >= '\u064B' && r <= '\u065F' || r == '\u0670':
+			// tatweel, the short vowels and hamza above are left out
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -8,8 +8,8 @@ import (
 )
 
 // The stopword lists of the languages other than English are the Snowball project's (BSD licence, in
-// stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), except Romanian's and Arabic's, Jacques
-// Savoy's (BSD licence, as their headers say), Turkish's, Czech's and Greek's, Lucene's (Apache License 2.0),
+// stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), except Romanian's, Arabic's and Persian's,
+// Jacques Savoy's (BSD licence, as their headers say), Turkish's, Czech's and Greek's, Lucene's (Apache License 2.0),
 // Indonesian's, from appendix D of F. Z. Tala's "A Study of Stemming Effects on Information Retrieval in Bahasa
 // Indonesia" as Lucene ships it (Apache License 2.0), and Catalan's, from the cue.language project (Apache License
 // 2.0, as its header says); all byte for byte
@@ -38,6 +38,7 @@ var (
 	stopHU = stopFile("hu")
 	stopTR = stopFile("tr")
 	stopAR = stopFile("ar")
+	stopFA = stopFile("fa")
 	stopCA = stopFile("ca")
 	stopCS = stopFile("cs")
 	stopEL = stopFile("el")

@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/de"
 	"github.com/blevesearch/bleve/v2/analysis/lang/el"
 	"github.com/blevesearch/bleve/v2/analysis/lang/es"
+	"github.com/blevesearch/bleve/v2/analysis/lang/fa"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fi"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
 	"github.com/blevesearch/bleve/v2/analysis/lang/hu"
@@ -37,7 +38,7 @@ func TestStopListsAreBleves(t *testing.T) {
 		"da": da.DanishStopWords, "no": no.NorwegianStopWords, "fr": fr.FrenchStopWords, "es": es.SpanishStopWords,
 		"it": it.ItalianStopWords, "pt": pt.PortugueseStopWords, "fi": fi.FinnishStopWords,
 		"ru": ru.RussianStopWords, "ro": ro.RomanianStopWords, "hu": hu.HungarianStopWords, "tr": tr.TurkishStopWords,
-		"ar": ar.ArabicStopWords, "ca": ca.CatalanStopWords, "cs": cs.CzechStopWords, "el": el.GreekStopWords,
+		"ar": ar.ArabicStopWords, "fa": fa.PersianStopWords, "ca": ca.CatalanStopWords, "cs": cs.CzechStopWords, "el": el.GreekStopWords,
 		"id": id.IndonesianStopWords} {
 		file := filepath.Join("stopwords", code+".txt")
 		if *update {
