@@ -178,7 +178,7 @@ func (a *askedKind) set(k answerKind, cue ...string) {
 // marker) with a verb that tells the reader what to do, the way help pages write a procedure. In English one of
 // the verbs of steps ("Choose Tools - Line Numbering.", "Click OK."); in German an infinitive and the polite
 // "Sie" ("Wählen Sie Extras – Zeilennummerierung.", not "Wenn Sie …"); in French a verb in the imperative's "-ez" ("Choisissez Outils -
-// Numérotation des lignes.").
+// Numérotation des lignes."); in Dutch and the Scandinavian languages one of their verbs of steps (stepVerbs).
 func imperative(text, lang string) bool {
 	t := strings.TrimLeft(text, "-*+0123456789.) ")
 	first, rest, _ := strings.Cut(t, " ")
@@ -189,6 +189,9 @@ func imperative(text, lang string) bool {
 		return second == "Sie" && (strings.HasSuffix(first, "en") || strings.HasSuffix(first, "ern") || strings.HasSuffix(first, "eln"))
 	case "fr":
 		return utf8.RuneCountInString(first) >= 5 && strings.HasSuffix(first, "ez")
+	}
+	if verbs, ok := stepVerbs[lang]; ok {
+		return verbs[first]
 	}
 	return steps[first]
 }

@@ -55,7 +55,7 @@ func TestQuestionKind(t *testing.T) {
 	}
 }
 
-func TestHowToInGermanAndFrench(t *testing.T) {
+func TestKindsInOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		lang, question string
 		kind           answerKind
@@ -102,6 +102,18 @@ func TestHowToInGermanAndFrench(t *testing.T) {
 		{"it", "dove si configura il proxy di apt?", kindPlace},
 		{"pt", "onde ficam os arquivos de log?", kindPlace},
 		{"zh-cn", "GRUB 启动时使用的内核参数在哪里修改？", kindPlace},
+		// Dutch and the Scandinavian languages; Norwegian's "hvor" asks for a place only when nothing else is asked.
+		{"nl", "hoe voeg ik een voetnoot toe?", kindCommand},
+		{"nl", "hoe lang wordt een stabiele versie ondersteund?", kindDuration},
+		{"nl", "waar zie ik hoeveel woorden mijn tekst heeft?", kindNumber},
+		{"sv", "hur numrerar jag raderna i mitt dokument?", kindCommand},
+		{"sv", "efter hur många bokstäver erbjuder writer att komplettera ett ord?", kindNumber},
+		{"sv", "hur länge stöds en stabil utgåva?", kindDuration},
+		{"nb", "hvor mange år får en stable-utgave støtte?", kindDuration},
+		{"nb", "hvor stilles tastaturoppsettet inn på debian?", kindPlace},
+		{"nb", "hvilken tcp-port må jeg åpne?", kindNumber},
+		{"da", "hvornår kommer den næste udgave?", kindDate},
+		{"da", "hvordan tilføjer jeg en fodnote?", kindCommand},
 	} {
 		if kind, _ := questionKindIn(c.lang, c.question); kind != c.kind {
 			t.Errorf("questionKindIn(%s, %q) = %d, want %d", c.lang, c.question, kind, c.kind)
@@ -120,6 +132,14 @@ func TestHowToInGermanAndFrench(t *testing.T) {
 		{"fr", "Les numéros de ligne sont imprimés avec le document.", false},
 		{"en", "Choose Tools - Line Numbering.", true},
 		{"en", "Wählen Sie Extras – Zeilennummerierung.", false},
+		{"nl", "Kies Extra - Regelnummering.", true},
+		{"nl", "2. Klik op OK.", true},
+		{"nl", "Regelnummers zijn niet beschikbaar in HTML-opmaak.", false},
+		{"sv", "Välj Verktyg - Radnumrering.", true},
+		{"sv", "Tryck på Delete.", true},
+		{"sv", "Radnummer skrivs ut med dokumentet.", false},
+		{"no", "Velg Verktøy - Linjenummerering.", true},
+		{"da", "Vælg Funktioner - Linjenummerering.", true},
 	} {
 		if got := imperative(c.text, c.lang); got != c.want {
 			t.Errorf("imperative(%q, %s) = %v, want %v", c.text, c.lang, got, c.want)
