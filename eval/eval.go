@@ -231,7 +231,9 @@ func ContainsFact(text, fact string) bool {
 	return strings.Contains(normalizeFact(text), normalizeFact(fact))
 }
 
+// normalizeFact is s as a fact is looked for in it: lower case, without links' targets, markup and the zero-width
+// spaces that Khmer and Thai pages put between words (the cleaned text has none; a fact copied from a page may).
 func normalizeFact(s string) string {
-	s = strings.NewReplacer("*", "", "_", "", "`", "", "|", " ").Replace(strings.ToLower(markdown.StripLinks(s)))
+	s = strings.NewReplacer("*", "", "_", "", "`", "", "|", " ", "\u200b", "").Replace(strings.ToLower(markdown.StripLinks(s)))
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -258,6 +258,25 @@ func TestLibreOfficeHelpDutchSwedishQuality(t *testing.T) {
 	analysisAblation(t, idx, sets)
 }
 
+// The same Writer help in Khmer (libreoffice-help-km), with the English one as a site of two languages, asked the
+// 16 questions in Khmer: a script written without spaces between words, whose pages put zero-width spaces between
+// them and whose visitors type none, read as overlapping bigrams of its clusters. The Khmer help leaves four of the
+// answers' menu paths in English.
+var libreOfficeHelpKhmerFloors = map[string]floor{
+	"en": {fact: 0.99, hit8: 0.99, mrr: 0.87, answer: 0.68, lead: 0.56},
+	"km": {fact: 0.93, hit8: 0.93, mrr: 0.70, answer: 0.25, lead: 0.18},
+}
+
+func TestLibreOfficeHelpKhmerQuality(t *testing.T) {
+	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of libreoffice-help-en-us and -km, unpacked: usr/share/libreoffice/help")
+	site := libreOfficeWriterSite(t, src, "en-US", "km")
+	sets := languageSets(t, "libreoffice-help", libreOfficeHelpKhmerFloors)
+	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
+	if mrr := analysisAblation(t, idx, sets); mrr["no bigrams"]["km"] >= mrr["full"]["km"] {
+		t.Errorf("Khmer without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["km"], mrr["full"]["km"])
+	}
+}
+
 // libreOfficeWriterSite copies the Writer module of the LibreOffice Help in the languages folders (its folder
 // names, "en-US", "de") from src, the help directory, into a site directory.
 func libreOfficeWriterSite(tb testing.TB, src string, folders ...string) string {
@@ -352,7 +371,7 @@ func corpusDir(t testing.TB, env, what string) string {
 func languageSets(t *testing.T, name string, floors map[string]floor) []questionSet {
 	t.Helper()
 	var sets []questionSet
-	for _, lang := range []string{"en", "de", "nl", "sv", "fr", "es", "ca", "it", "pt", "nb", "ru", "ar", "fa", "id", "ja", "zh-cn", "zh-tw"} {
+	for _, lang := range []string{"en", "de", "nl", "sv", "fr", "es", "ca", "it", "pt", "nb", "ru", "ar", "fa", "id", "km", "ja", "zh-cn", "zh-tw"} {
 		if min, ok := floors[lang]; ok {
 			sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", name+"-"+lang+".jsonl"), min})
 		}

@@ -358,6 +358,11 @@ var scripts = [...]struct {
 	{unicode.Armenian, []string{"hy"}},
 	{unicode.Georgian, []string{"ka"}},
 	{unicode.Thai, []string{"th"}},
+	{unicode.Lao, []string{"lo"}},
+	{unicode.Khmer, []string{"km"}},
+	{unicode.Myanmar, []string{"my"}},
+	{unicode.Bengali, []string{"bn", "as"}},
+	{unicode.Tamil, []string{"ta"}},
 }
 
 // scriptAmong is the language of among that text's script tells: text holds letters of a script other than Latin

@@ -186,8 +186,9 @@ func elided(words ...string) map[string]bool {
 }
 
 // WordTerms calls yield with the terms of one word from Words: nothing for a stopword; its CJK runs as
-// overlapping character bigrams but those of two hiragana (a run of one character is a term of one), with any
-// other letters of the word
+// overlapping character bigrams but those of two hiragana (a run of one character is a term of one), its runs of
+// Thai, Lao, Khmer or Myanmar as overlapping bigrams of their clusters (clusterBigrams), with any other letters of
+// the word
 // stemmed as one word; else its stem. Options may turn the stemmer and the bigrams off, for ablations.
 func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 	if !hasCJK(w) {
@@ -205,16 +206,19 @@ func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 		yield(fold(w))
 		return
 	}
-	// Split the word into CJK runs and other runs.
+	// Split the word into runs of scripts written without spaces (cjk) and other runs.
 	start, cjk := 0, false
 	flush := func(end int) {
 		if start >= end {
 			return
 		}
 		part := w[start:end]
-		if cjk {
+		switch r, _ := utf8.DecodeRuneInString(part); {
+		case cjk && isSoutheastAsian(r):
+			clusterBigrams(part, yield)
+		case cjk:
 			bigrams(katakanaStem(part), opt.WordBigrams, yield)
-		} else if opt.KeepStopwords || !l.IsStopword(part) {
+		case opt.KeepStopwords || !l.IsStopword(part):
 			if opt.NoStem {
 				yield(fold(part))
 			} else {
@@ -223,7 +227,7 @@ func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
 		}
 	}
 	for i, r := range w {
-		c := isCJK(r)
+		c := isSpaceless(r)
 		if i == 0 {
 			cjk = c
 			continue
@@ -438,17 +442,52 @@ func isCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 'ー')
 }
 
-// hasCJK reports whether w holds a CJK character.
+// isSoutheastAsian reports whether r is of a script of Southeast Asia written without spaces between words (a
+// space ends a phrase or a sentence): Thai, Lao, Khmer and Myanmar, their vowel signs and marks included.
+func isSoutheastAsian(r rune) bool {
+	return r >= 0x0E00 && r <= 0x109F && (unicode.Is(unicode.Thai, r) || unicode.Is(unicode.Lao, r) ||
+		unicode.Is(unicode.Myanmar, r)) || r >= 0x1780 && r <= 0x17FF
+}
+
+// isSpaceless reports whether r is of a script written without spaces between words.
+func isSpaceless(r rune) bool { return isCJK(r) || isSoutheastAsian(r) }
+
+// hasCJK reports whether w holds a character of a script written without spaces between words (CJK, or
+// isSoutheastAsian).
 func hasCJK(w string) bool {
 	for i := 0; i < len(w); i++ {
-		if w[i] >= 0xE2 { // every CJK character's UTF-8 form starts at 0xE2 or above
+		if w[i] >= 0xE0 { // every such character's UTF-8 form starts at 0xE0 or above
 			r, _ := utf8.DecodeRuneInString(w[i:])
-			if isCJK(r) {
+			if isSpaceless(r) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// clusterBigrams yields the overlapping bigrams of run's clusters, run a string of a Southeast Asian script: a
+// cluster is a letter with the marks and vowel signs written on or around it, and in Khmer and Myanmar the
+// consonant a coeng or virama stacks below it ("ន្ថែ" is one). A bigram of code points would cut a syllable
+// between its consonant and its vowel, and match it to any other syllable cut the same way. A run of one cluster
+// is its own term.
+func clusterBigrams(run string, yield func(term string)) {
+	var starts []int
+	stacked := false
+	for i, r := range run {
+		if len(starts) == 0 || !unicode.IsMark(r) && !stacked {
+			starts = append(starts, i)
+		}
+		stacked = r == '\u17D2' || r == '\u1039' // Khmer coeng, Myanmar virama: the next consonant stacks
+	}
+	if len(starts) == 1 {
+		yield(run)
+		return
+	}
+	starts = append(starts, len(run))
+	for i := 0; i+2 < len(starts); i++ {
+		yield(run[starts[i]:starts[i+2]])
+	}
 }
 
 // ScriptLanguage is the language a text's script alone tells: "ja" when it holds kana, "ko" for Hangul, "zh" for

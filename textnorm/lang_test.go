@@ -91,6 +91,37 @@ func TestPersian(t *testing.T) {
 	}
 }
 
+// Scripts whose vowel signs are spacing marks (Devanagari, Khmer) keep them in their words, and Thai, Lao, Khmer
+// and Myanmar, written without spaces between words, are read as overlapping bigrams of their clusters: a
+// question typed without the zero-width spaces a page puts between its Khmer words shares the page's bigrams.
+func TestSpacelessScripts(t *testing.T) {
+	var words []string
+	Words("हिन्दी भाषा បន្ថែម", func(w string) bool { words = append(words, w); return true })
+	if want := []string{"हिन्दी", "भाषा", "បន្ថែម"}; !slices.Equal(words, want) {
+		t.Errorf("words %q, want %q", words, want)
+	}
+	terms := func(lang, text string) map[string]bool {
+		l := LanguageOf(lang)
+		out := map[string]bool{}
+		Words(text, func(w string) bool {
+			l.WordTerms(w, Options{}, func(term string) { out[term] = true })
+			return true
+		})
+		return out
+	}
+	page := terms("km", "ដើម្បី\u200bបន្ថែម\u200bលេខ\u200bបន្ទាត់ ជ្រើស ឧបករណ៍ - លេខរៀង\u200bបន្ទាត់")
+	question := terms("km", "តើខ្ញុំបន្ថែមលេខបន្ទាត់យ៉ាងដូចម្តេច")
+	for _, want := range []string{"បន្ថែ", "ន្ថែម", "លេខ", "បន្ទា", "ន្ទាត់"} {
+		if !page[want] || !question[want] {
+			t.Errorf("bigram %q: on the page %v, in the question %v", want, page[want], question[want])
+		}
+	}
+	th := terms("th", "วิธีใส่เลขบรรทัด")
+	if !th["บร"] || !th["ทัด"] || th["วิธีใส่เลขบรรทัด"] {
+		t.Errorf("Thai terms %v: want its bigrams, not the run whole", th)
+	}
+}
+
 // Russian, Romanian, Hungarian and Turkish have Snowball's stemmers and stopword lists too; Russian "ё" is the "е"
 // most text writes in its place.
 func TestMoreLanguagesStemmed(t *testing.T) {
