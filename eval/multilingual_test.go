@@ -170,7 +170,7 @@ var handbookNorwegianArabicFloors = map[string]floor{
 	"en": {fact: 0.95, hit8: 0.95, mrr: 0.82, answer: 0.62, lead: 0.45},
 	"nb": {fact: 0.91, hit8: 0.95, mrr: 0.71, answer: 0.41, lead: 0.33},
 	"ar": {fact: 0.95, hit8: 0.95, mrr: 0.76, answer: 0.50, lead: 0.29},
-	"fa": {fact: 0.91, hit8: 0.91, mrr: 0.74, answer: 0.33, lead: 0.16},
+	"fa": {fact: 0.91, hit8: 0.91, mrr: 0.74, answer: 0.31, lead: 0.16},
 }
 
 func TestDebianHandbookNorwegianArabicQuality(t *testing.T) {
@@ -263,8 +263,8 @@ func TestLibreOfficeHelpDutchSwedishQuality(t *testing.T) {
 // them and whose visitors type none, read as overlapping bigrams of its clusters. The Khmer help leaves four of the
 // answers' menu paths in English.
 var libreOfficeHelpKhmerFloors = map[string]floor{
-	"en": {fact: 0.99, hit8: 0.99, mrr: 0.87, answer: 0.68, lead: 0.56},
-	"km": {fact: 0.93, hit8: 0.93, mrr: 0.70, answer: 0.25, lead: 0.18},
+	"en": {fact: 0.99, hit8: 0.99, mrr: 0.84, answer: 0.68, lead: 0.56},
+	"km": {fact: 0.93, hit8: 0.99, mrr: 0.78, answer: 0.37, lead: 0.25},
 }
 
 func TestLibreOfficeHelpKhmerQuality(t *testing.T) {
@@ -275,6 +275,22 @@ func TestLibreOfficeHelpKhmerQuality(t *testing.T) {
 	if mrr := analysisAblation(t, idx, sets); mrr["no bigrams"]["km"] >= mrr["full"]["km"] {
 		t.Errorf("Khmer without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["km"], mrr["full"]["km"])
 	}
+}
+
+// The same Writer help in Polish (libreoffice-help-pl, every answer translated), with the English one as a site of
+// two languages, asked the 16 questions in Polish: a language of seven cases, stemmed by Stempel (Lucene's Polish
+// stemmer) rather than Snowball, which has none for it.
+var libreOfficeHelpPolishFloors = map[string]floor{
+	"en": {fact: 0.99, hit8: 0.99, mrr: 0.86, answer: 0.68, lead: 0.56},
+	"pl": {fact: 0.81, hit8: 0.81, mrr: 0.71, answer: 0.56, lead: 0.25},
+}
+
+func TestLibreOfficeHelpPolishQuality(t *testing.T) {
+	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of libreoffice-help-en-us and -pl, unpacked: usr/share/libreoffice/help")
+	site := libreOfficeWriterSite(t, src, "en-US", "pl")
+	sets := languageSets(t, "libreoffice-help", libreOfficeHelpPolishFloors)
+	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
+	analysisAblation(t, idx, sets)
 }
 
 // libreOfficeWriterSite copies the Writer module of the LibreOffice Help in the languages folders (its folder
@@ -371,7 +387,7 @@ func corpusDir(t testing.TB, env, what string) string {
 func languageSets(t *testing.T, name string, floors map[string]floor) []questionSet {
 	t.Helper()
 	var sets []questionSet
-	for _, lang := range []string{"en", "de", "nl", "sv", "fr", "es", "ca", "it", "pt", "nb", "ru", "ar", "fa", "id", "km", "ja", "zh-cn", "zh-tw"} {
+	for _, lang := range []string{"en", "de", "nl", "sv", "fr", "es", "ca", "it", "pt", "pl", "nb", "ru", "ar", "fa", "id", "km", "ja", "zh-cn", "zh-tw"} {
 		if min, ok := floors[lang]; ok {
 			sets = append(sets, questionSet{lang, testQuestions(t, "multilingual", name+"-"+lang+".jsonl"), min})
 		}

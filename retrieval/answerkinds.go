@@ -43,10 +43,10 @@ type kindLanguage struct {
 	set  *kindSets
 }
 
-// kindLanguages are the languages whose questions have answer kinds besides English, by primary subtag (Dutch and
-// the Scandinavian languages in answerkinds_nordic.go).
+// kindLanguages are the languages whose questions have answer kinds besides English, by primary subtag (Dutch, the
+// Scandinavian languages and Polish in answerkinds_more.go).
 var kindLanguages = map[string]*kindLanguage{
-	"nl": dutchKinds, "sv": swedishKinds, "no": norwegianKinds, "da": danishKinds,
+	"nl": dutchKinds, "sv": swedishKinds, "no": norwegianKinds, "da": danishKinds, "pl": polishKinds,
 	"de": {
 		duration: phrases("wie lange", "wie oft", "wie schnell", "wie bald", "wie haufig"),
 		number:   phrases("wie viele", "wie viel", "wieviele", "wieviel", "wie hoch"),

@@ -114,6 +114,10 @@ func TestKindsInOtherLanguages(t *testing.T) {
 		{"nb", "hvilken tcp-port må jeg åpne?", kindNumber},
 		{"da", "hvornår kommer den næste udgave?", kindDate},
 		{"da", "hvordan tilføjer jeg en fodnote?", kindCommand},
+		{"pl", "jak dodać przypis?", kindCommand},
+		{"pl", "jak długo jest wspierana wersja stabilna?", kindDuration},
+		{"pl", "ile lat jest wspierana wersja stabilna?", kindDuration},
+		{"pl", "kiedy wychodzi nowa wersja?", kindDate},
 	} {
 		if kind, _ := questionKindIn(c.lang, c.question); kind != c.kind {
 			t.Errorf("questionKindIn(%s, %q) = %d, want %d", c.lang, c.question, kind, c.kind)
@@ -140,6 +144,8 @@ func TestKindsInOtherLanguages(t *testing.T) {
 		{"sv", "Radnummer skrivs ut med dokumentet.", false},
 		{"no", "Velg Verktøy - Linjenummerering.", true},
 		{"da", "Vælg Funktioner - Linjenummerering.", true},
+		{"pl", "Wybierz Narzędzia - Numeracja wierszy.", true},
+		{"pl", "Numeracja wierszy nie jest dostępna w formacie HTML.", false},
 	} {
 		if got := imperative(c.text, c.lang); got != c.want {
 			t.Errorf("imperative(%q, %s) = %v, want %v", c.text, c.lang, got, c.want)

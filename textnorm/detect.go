@@ -49,6 +49,16 @@ func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 	if letters < MinChoiceLetters || (among == nil || reliable) && letters < MinDetectLetters {
 		return "", false
 	}
+	code, sure, ok := trigrams(text, among)
+	if !ok || among == nil && !sure && letters < 4*MinDetectLetters || reliable && !sure {
+		return "", false
+	}
+	return code, true
+}
+
+// trigrams is the language among among (nil: any) whose letter trigrams text's are closest to, and whether the
+// detector calls that reliable; ok is false when it names none of them.
+func trigrams(text string, among []string) (lang string, reliable, ok bool) {
 	opt := whatlanggo.Options{}
 	if among != nil {
 		opt.Whitelist = map[whatlanggo.Lang]bool{}
@@ -58,15 +68,12 @@ func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 			}
 		}
 		if len(opt.Whitelist) == 0 {
-			return "", false
+			return "", false, false
 		}
 	}
 	info := whatlanggo.DetectWithOptions(text, opt)
 	code := codeOf(info.Lang)
-	if code == "" || among == nil && !info.IsReliable() && letters < 4*MinDetectLetters || reliable && !info.IsReliable() {
-		return "", false
-	}
-	return code, true
+	return code, info.IsReliable(), code != ""
 }
 
 // whatlangByCode maps ISO 639-1 codes to the detector's languages.
@@ -211,9 +218,12 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	}
 	// A question with more stopwords of other languages than of the caller's default (among[0]), but no clear
 	// winner among them, is in one of those: the best of them by trigrams ("comment supprimer un saut de page
-	// manuel ?" has as many French stopwords as Spanish ones, no English one, and was read as English).
+	// manuel ?" has as many French stopwords as Spanish ones, no English one, and was read as English). When the
+	// default has min of its own, one more is not enough: Polish's list holds "a", "i", "o", "w" and "do", and "how
+	// do i lock a users account w/o deleting anything" has five of them to English's four.
 	if reliable {
-		if leaders := stopwordLeaders(counts, min); len(leaders) > 0 && !slices.Contains(leaders, among[0]) {
+		if leaders := stopwordLeaders(counts, min); len(leaders) > 0 && !slices.Contains(leaders, among[0]) &&
+			(counts[0].n < min || counts[0].n+min <= countOf(counts, leaders[0])) {
 			if len(leaders) > 1 {
 				tied = leaders
 			}
@@ -329,6 +339,16 @@ func stopwordVote(counts []stopwordCount, min int) (string, bool) {
 	return "", false
 }
 
+// countOf is lang's count in counts.
+func countOf(counts []stopwordCount, lang string) int {
+	for _, c := range counts {
+		if c.lang == lang {
+			return c.n
+		}
+	}
+	return 0
+}
+
 // stopwordLeaders are the languages with the most stopwords, when that is min or more.
 func stopwordLeaders(counts []stopwordCount, min int) []string {
 	top := 0
@@ -366,7 +386,8 @@ var scripts = [...]struct {
 }
 
 // scriptAmong is the language of among that text's script tells: text holds letters of a script other than Latin
-// (those of the script with the most when several), and only one language of among writes it; "" otherwise. A
+// (those of the script with the most when several), and one language of among writes it, or of the several that
+// do (Arabic and Persian, Russian and Ukrainian), its trigrams tell one; "" otherwise. A
 // Russian question on a site in English and Russian is Russian however many of its letters are a command's
 // ("как настроить proxy_pass в nginx?"), as kana make a question Japanese; trigrams and stopwords need more
 // letters. A passage (most) must have most of its letters in the script: an English page's list of the
@@ -398,14 +419,19 @@ func scriptAmong(text string, among []string, most bool) string {
 	if best < 0 || most && 2*counts[best] <= letters {
 		return ""
 	}
-	lang := ""
+	var sharers []string
 	for _, code := range among {
 		if slices.Contains(scripts[best].langs, Base(code)) {
-			if lang != "" {
-				return "" // two languages of the script: the letters do not tell them apart
-			}
-			lang = code
+			sharers = append(sharers, code)
 		}
 	}
-	return lang
+	if len(sharers) < 2 {
+		return strings.Join(sharers, "")
+	}
+	// Languages of one script ("ar" and "fa", "ru" and "uk"): the letters do not tell them apart, their trigrams
+	// may.
+	if l, _, ok := trigrams(text, sharers); ok {
+		return l
+	}
+	return ""
 }

@@ -36,6 +36,8 @@ import (
 type Language struct {
 	tag  string
 	stem func(*snowballstem.Env) bool
+	// stemWord is the stemmer of a language that Snowball has none for (Polish's Stempel), used when stem is nil.
+	stemWord func(string) string
 	// word rewrites a word before it is stemmed, and stems end its Snowball stem, where the stemmer leaves a
 	// word and those made from it apart (see stems.go).
 	word  func(string) string
@@ -97,8 +99,8 @@ func (l *Language) Tag() string { return l.tag }
 // Compounds reports whether the language writes compound nouns as one word, which Decompound splits.
 func (l *Language) Compounds() bool { return l.compounds }
 
-// Stemmed reports whether the language has a Snowball stemmer here.
-func (l *Language) Stemmed() bool { return l.stem != nil }
+// Stemmed reports whether the language has a stemmer here (Snowball's, or Polish's Stempel).
+func (l *Language) Stemmed() bool { return l.stem != nil || l.stemWord != nil }
 
 // IsStopword reports whether w, a word as Words gives it, is one of the language's stopwords. A nil Language is
 // English, as LanguageOf gives it: its stopwords are IsStopword's.
@@ -120,10 +122,13 @@ func (l *Language) read(w string) string {
 	return w
 }
 
-// Stem returns the Snowball stem of w, folded (and, in Greek, without accents); w itself, so read, for a language
-// without a stemmer.
+// Stem returns the Snowball stem of w (Stempel's for Polish), folded (and, in Greek, without accents); w itself,
+// so read, for a language without a stemmer.
 func (l *Language) Stem(w string) string {
 	w = l.read(w)
+	if l.stemWord != nil && hasLetter(w) {
+		return l.stemWord(w)
+	}
 	if l.stem == nil || !hasLetter(w) {
 		return w
 	}
@@ -560,7 +565,9 @@ var languages = func() map[string]*Language {
 		"cs": {stop: stopList(stopCS)},
 		"el": {stop: stopList(stopEL), plain: withoutAccents},
 		"id": {stop: stopList(stopID)},
-		"ja": {}, "zh": {}, "ko": {},
+		"pl": {stemWord: polishStem, stop: stopList(stopPL)},
+		"hi": {stop: stopList(stopHI)},
+		"ja": {}, "zh": {}, "ko": {}, "th": {}, "lo": {}, "km": {}, "my": {},
 	}
 	for tag, l := range m {
 		l.tag = tag

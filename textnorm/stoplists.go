@@ -8,8 +8,9 @@ import (
 )
 
 // The stopword lists of the languages other than English are the Snowball project's (BSD licence, in
-// stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), except Romanian's, Arabic's and Persian's,
-// Jacques Savoy's (BSD licence, as their headers say), Turkish's, Czech's and Greek's, Lucene's (Apache License 2.0),
+// stopwords/LICENSE-Snowball; see https://snowballstem.org/license.html), except Romanian's, Arabic's, Persian's
+// and Hindi's, Jacques Savoy's (BSD licence, as their headers say), Polish's, the stopwords-iso
+// project's (MIT licence, as its header says), Turkish's, Czech's and Greek's, Lucene's (Apache License 2.0),
 // Indonesian's, from appendix D of F. Z. Tala's "A Study of Stemming Effects on Information Retrieval in Bahasa
 // Indonesia" as Lucene ships it (Apache License 2.0), and Catalan's, from the cue.language project (Apache License
 // 2.0, as its header says); all byte for byte
@@ -43,6 +44,8 @@ var (
 	stopCS = stopFile("cs")
 	stopEL = stopFile("el")
 	stopID = stopFile("id")
+	stopPL = stopFile("pl")
+	stopHI = stopFile("hi")
 )
 
 // stopFile is the embedded stopword list of the language code.

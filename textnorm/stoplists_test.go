@@ -17,11 +17,13 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/fa"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fi"
 	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
+	"github.com/blevesearch/bleve/v2/analysis/lang/hi"
 	"github.com/blevesearch/bleve/v2/analysis/lang/hu"
 	"github.com/blevesearch/bleve/v2/analysis/lang/id"
 	"github.com/blevesearch/bleve/v2/analysis/lang/it"
 	"github.com/blevesearch/bleve/v2/analysis/lang/nl"
 	"github.com/blevesearch/bleve/v2/analysis/lang/no"
+	"github.com/blevesearch/bleve/v2/analysis/lang/pl"
 	"github.com/blevesearch/bleve/v2/analysis/lang/pt"
 	"github.com/blevesearch/bleve/v2/analysis/lang/ro"
 	"github.com/blevesearch/bleve/v2/analysis/lang/ru"
@@ -39,7 +41,7 @@ func TestStopListsAreBleves(t *testing.T) {
 		"it": it.ItalianStopWords, "pt": pt.PortugueseStopWords, "fi": fi.FinnishStopWords,
 		"ru": ru.RussianStopWords, "ro": ro.RomanianStopWords, "hu": hu.HungarianStopWords, "tr": tr.TurkishStopWords,
 		"ar": ar.ArabicStopWords, "fa": fa.PersianStopWords, "ca": ca.CatalanStopWords, "cs": cs.CzechStopWords, "el": el.GreekStopWords,
-		"id": id.IndonesianStopWords} {
+		"id": id.IndonesianStopWords, "pl": pl.PolishStopWords, "hi": hi.HindiStopWords} {
 		file := filepath.Join("stopwords", code+".txt")
 		if *update {
 			if err := os.WriteFile(file, want, 0o644); err != nil {

@@ -1,9 +1,9 @@
 package retrieval
 
-// Answer kinds in Dutch and the Scandinavian languages, which write their compounds as one word ("regelnummering",
-// "tabellkolumn") and whose help pages write a procedure's steps as imperatives ("Kies Extra - Regelnummering.",
-// "Välj Verktyg - Radnumrering."). Their phrases are written without accents, as kindOf reads a question's words
-// ("hur länge" as "hur lange", "når" as "nar"); "æ" and "ø" are letters of their own and stay.
+// Answer kinds in Dutch, the Scandinavian languages and Polish, whose help pages write a procedure's steps as
+// imperatives ("Kies Extra - Regelnummering.", "Välj Verktyg - Radnumrering.", "Wybierz Narzędzia - Numeracja
+// wierszy."). Their phrases are written without accents, as kindOf reads a question's words ("hur länge" as "hur
+// lange", "når" as "nar", "jak długo" as "jak dlugo"); "æ", "ø" and "ł" are letters of their own and stay.
 var (
 	dutchKinds = &kindLanguage{
 		duration: phrases("hoe lang", "hoe vaak", "hoe snel", "hoe lang duurt"),
@@ -111,11 +111,41 @@ var (
 			"tusind",
 		},
 	}
+	// Polish inflects its nouns by case ("lat", "roku", "minut"), which the units' Stempel stems bring together.
+	polishKinds = &kindLanguage{
+		duration: phrases("jak długo", "jak czesto", "jak szybko", "ile czasu", "co ile"),
+		number:   phrases("ile"),
+		date:     []string{"kiedy"}, person: []string{"kto"}, place: []string{"gdzie"},
+		which:       []string{"ktory", "ktora", "ktore", "jaki", "jaka", "jakie"},
+		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "jak" },
+		numberNouns: []string{"port", "numer", "liczba", "wersja", "wartość", "kod", "sekcja"},
+		sizeNouns:   []string{"rozmiar", "miejsce", "pamięć", "długość"},
+		moneyNouns:  []string{"kosztuje", "koszt", "cena", "opłata"},
+		timeUnits: []string{
+			"sekunda", "sekund", "minuta", "minut", "godzina", "godzin", "dzień", "dni", "tydzień", "tygodni",
+			"miesiąc", "miesięcy", "rok", "lata", "lat", "semestr",
+		},
+		sizeUnits: []string{"znak", "znaków", "bajt", "bajtów"},
+		frequencies: []string{
+			"codziennie", "codzienny", "co", "tygodniowo", "cotygodniowy", "miesięcznie", "comiesięczny", "rocznie",
+			"coroczny",
+		},
+		dateWords: []string{
+			"stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
+			"października", "listopada", "grudnia", "styczeń", "luty", "marzec", "kwiecień", "maj", "czerwiec", "lipiec",
+			"sierpień", "wrzesień", "październik", "listopad", "grudzień", "poniedziałek", "wtorek", "środa", "czwartek",
+			"piątek", "sobota", "niedziela",
+		},
+		numberWords: []string{
+			"dwa", "dwie", "trzy", "cztery", "pięć", "sześć", "siedem", "osiem", "dziewięć", "dziesięć", "dwadzieścia",
+			"sto", "tysiąc",
+		},
+	}
 )
 
 // stepVerbs are the verbs a step of a procedure opens with in the help pages of languages whose imperative has no
 // ending of its own to tell it by (Dutch and the Scandinavian languages write the verb's stem, "Kies", "Välj",
-// "Velg", "Vælg"), lower case.
+// "Velg", "Vælg"; Polish's imperatives end as other forms do, "Wybierz", "Kliknij"), lower case.
 var stepVerbs = map[string]map[string]bool{
 	"nl": setOf("kies", "klik", "selecteer", "druk", "typ", "open", "ga", "voer", "sleep", "dubbelklik", "rechtsklik",
 		"schakel", "markeer", "wijzig", "voeg", "gebruik", "stel", "zet", "sluit", "plaats", "installeer"),
@@ -125,4 +155,6 @@ var stepVerbs = map[string]map[string]bool{
 		"sett", "legg", "bruk", "aktiver", "installer", "kjør"),
 	"da": setOf("vælg", "klik", "tryk", "skriv", "åbn", "marker", "gå", "angiv", "træk", "dobbeltklik", "højreklik",
 		"brug", "indsæt", "aktivér", "aktiver", "installer", "kør"),
+	"pl": setOf("wybierz", "kliknij", "naciśnij", "zaznacz", "wpisz", "otwórz", "przejdź", "przeciągnij", "wprowadź",
+		"ustaw", "dodaj", "wstaw", "użyj", "usuń", "zamknij", "uruchom", "zainstaluj", "odznacz", "włącz", "wyłącz"),
 }
