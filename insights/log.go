@@ -253,7 +253,8 @@ func outcome(q server.Question) string {
 // to say it does not know, the offline answer opens with "I don't know", and one that offers the closest
 // passages with "No passage answers this directly"; in each language ragproxy speaks, as the model answers in the
 // visitor's language and ragproxy's own texts follow it (its lines as they are and, for the answers logged
-// before they were shortened, as they were).
+// before they were shortened, as they were), and the model's "I don't know" in the other languages ragproxy
+// analyses, whose visitors it asks the model to answer in their language.
 var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i couldn't find", "i could not find",
 	"i couldn’t find", "the context does not", "the provided context does not", "i'm not sure", "i’m not sure",
 	"i am not sure", "there is no information", "i don't have information", "i do not have information",
@@ -268,6 +269,18 @@ var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i co
 	"我不知道", "没有直接回答的段落", // Chinese
 	"no ho sé", "res no hi respon directament", // Catalan
 	"saya tidak tahu", "tidak ada jawaban langsung", // Indonesian
+	// Languages ragproxy has no texts in, in which a model still answers a visitor who writes them.
+	"ik weet het niet", "ik weet niet", // Dutch
+	"jag vet inte",                   // Swedish
+	"jeg vet ikke", "jeg veit ikkje", // Norwegian
+	"jeg ved det ikke", "jeg ved ikke", // Danish
+	"nie wiem",                // Polish
+	"en tiedä",                // Finnish
+	"bilmiyorum",              // Turkish
+	"nevím",                   // Czech
+	"δεν ξέρω", "δεν γνωρίζω", // Greek
+	"لا أعرف", "لا أعلم", // Arabic
+	"نمی‌دانم", "نمیدانم", "نمی دانم", // Persian
 }
 
 // SaysDontKnow reports whether an answer's first sentence says it does not know.

@@ -261,6 +261,9 @@ func TestSaysDontKnowInEachLanguage(t *testing.T) {
 		"Je ne sais pas ; le contexte ne le dit pas.":        true,
 		"Я не знаю, на сайте этого нет.":                     true,
 		"我不知道。": true,
+		"Jeg vet ikke: sidene sier ingenting om det.":                     true,
+		"Nie wiem, strony tego nie podają.":                               true,
+		"نمی‌دانم؛ صفحه‌های سایت چیزی در این باره نمی‌گویند.":             true,
 		"Die Gebühr beträgt 80 $. Ob sie erstattet wird, weiß ich nicht.": false,
 		"La bibliothèque ouvre à 9 h.":                                    false,
 	} {
