@@ -151,11 +151,7 @@ var handbookCatalanFloors = map[string]floor{
 }
 
 func TestDebianHandbookCatalanQuality(t *testing.T) {
-	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS", "the html directory of debian-handbook, /usr/share/doc/debian-handbook/html")
-	site := handbookSite(t, src, map[string]string{"en": "en-US", "ca": "ca-ES"})
-	sets := languageSets(t, "debian-handbook", handbookCatalanFloors)
-	idx := checkQuality(t, site, "https://debian-handbook.info/browse/", sets...)
-	analysisAblation(t, idx, sets)
+	handbookQuality(t, handbookCatalanFloors, map[string]string{"en": "en-US", "ca": "ca-ES"})
 }
 
 // The Handbook's Norwegian Bokmål (nb-NO, 85% of its paragraphs translated, all 24 answers), Arabic (ar-MA, 60%,
@@ -174,9 +170,16 @@ var handbookNorwegianArabicFloors = map[string]floor{
 }
 
 func TestDebianHandbookNorwegianArabicQuality(t *testing.T) {
+	handbookQuality(t, handbookNorwegianArabicFloors, map[string]string{"en": "en-US", "nb": "nb-NO", "ar": "ar-MA", "fa": "fa-IR"})
+}
+
+// handbookQuality checks the Handbook in langs (a language to its folder) as a site of its own against the question
+// sets of floors' languages, and runs the analysis ablation.
+func handbookQuality(t *testing.T, floors map[string]floor, langs map[string]string) {
+	t.Helper()
 	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK_LANGS", "the html directory of debian-handbook, /usr/share/doc/debian-handbook/html")
-	site := handbookSite(t, src, map[string]string{"en": "en-US", "nb": "nb-NO", "ar": "ar-MA", "fa": "fa-IR"})
-	sets := languageSets(t, "debian-handbook", handbookNorwegianArabicFloors)
+	site := handbookSite(t, src, langs)
+	sets := languageSets(t, "debian-handbook", floors)
 	idx := checkQuality(t, site, "https://debian-handbook.info/browse/", sets...)
 	analysisAblation(t, idx, sets)
 }
@@ -223,14 +226,9 @@ var libreOfficeHelpFloors = map[string]floor{
 }
 
 func TestLibreOfficeHelpMultilingualQuality(t *testing.T) {
-	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of libreoffice-help-en-us, -de and -fr, unpacked: usr/share/libreoffice/help")
-	site := libreOfficeWriterSite(t, src, "en-US", "de", "fr")
-	sets := languageSets(t, "libreoffice-help", libreOfficeHelpFloors)
-	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
-
 	// Without compound splitting "Zeilen nummerieren" no longer meets "Zeilennummerierung", nor "Großbuchstaben"
 	// "Großschreibung"; without the stemmers "Absätze" no longer meets "Absatz", nor "addiere" "addierenden".
-	mrr := analysisAblation(t, idx, sets)
+	mrr := libreOfficeQuality(t, libreOfficeHelpFloors, "en-US", "de", "fr")
 	for _, part := range []string{"no compounds", "no stemmer"} {
 		if mrr[part]["de"] >= mrr["full"]["de"] {
 			t.Errorf("German, %s: MRR %.3f, with the full analysis %.3f", part, mrr[part]["de"], mrr["full"]["de"])
@@ -251,11 +249,7 @@ var libreOfficeHelpDutchSwedishFloors = map[string]floor{
 }
 
 func TestLibreOfficeHelpDutchSwedishQuality(t *testing.T) {
-	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of libreoffice-help-en-us, -nl and -sv, unpacked: usr/share/libreoffice/help")
-	site := libreOfficeWriterSite(t, src, "en-US", "nl", "sv")
-	sets := languageSets(t, "libreoffice-help", libreOfficeHelpDutchSwedishFloors)
-	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
-	analysisAblation(t, idx, sets)
+	libreOfficeQuality(t, libreOfficeHelpDutchSwedishFloors, "en-US", "nl", "sv")
 }
 
 // The same Writer help in Khmer (libreoffice-help-km), with the English one as a site of two languages, asked the
@@ -268,11 +262,7 @@ var libreOfficeHelpKhmerFloors = map[string]floor{
 }
 
 func TestLibreOfficeHelpKhmerQuality(t *testing.T) {
-	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of libreoffice-help-en-us and -km, unpacked: usr/share/libreoffice/help")
-	site := libreOfficeWriterSite(t, src, "en-US", "km")
-	sets := languageSets(t, "libreoffice-help", libreOfficeHelpKhmerFloors)
-	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
-	if mrr := analysisAblation(t, idx, sets); mrr["no bigrams"]["km"] >= mrr["full"]["km"] {
+	if mrr := libreOfficeQuality(t, libreOfficeHelpKhmerFloors, "en-US", "km"); mrr["no bigrams"]["km"] >= mrr["full"]["km"] {
 		t.Errorf("Khmer without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["km"], mrr["full"]["km"])
 	}
 }
@@ -286,11 +276,19 @@ var libreOfficeHelpPolishFloors = map[string]floor{
 }
 
 func TestLibreOfficeHelpPolishQuality(t *testing.T) {
-	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of libreoffice-help-en-us and -pl, unpacked: usr/share/libreoffice/help")
-	site := libreOfficeWriterSite(t, src, "en-US", "pl")
-	sets := languageSets(t, "libreoffice-help", libreOfficeHelpPolishFloors)
+	libreOfficeQuality(t, libreOfficeHelpPolishFloors, "en-US", "pl")
+}
+
+// libreOfficeQuality checks the Writer help in the language folders (English's first) against the question sets
+// of floors' languages, runs the analysis ablation, and returns its MRRs.
+func libreOfficeQuality(t *testing.T, floors map[string]floor, folders ...string) map[string]map[string]float64 {
+	t.Helper()
+	src := corpusDir(t, "RAGPROXY_TEST_CORPUS_LIBREOFFICE_HELP", "the help directory of the libreoffice-help-* packages of "+
+		strings.Join(folders, ", ")+", unpacked: usr/share/libreoffice/help")
+	site := libreOfficeWriterSite(t, src, folders...)
+	sets := languageSets(t, "libreoffice-help", floors)
 	idx := checkQuality(t, site, "https://help.libreoffice.org/7.4/", sets...)
-	analysisAblation(t, idx, sets)
+	return analysisAblation(t, idx, sets)
 }
 
 // libreOfficeWriterSite copies the Writer module of the LibreOffice Help in the languages folders (its folder

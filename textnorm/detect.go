@@ -177,7 +177,7 @@ func DetectAmongMany(text string, among []string) (lang string, ok bool) {
 		return l, true
 	}
 	if leaders := stopwordLeaders(counts, MinQuestionStopwords); len(leaders) > 0 {
-		return detect(text, leaders, false) // the best of a few, by trigrams
+		return detect(text, contenders(counts, leaders, MinQuestionStopwords), false) // the best of a few, by trigrams
 	}
 	if l, ok := Detect(text, nil); ok && (among == nil || slices.Contains(among, l)) {
 		return l, true
@@ -218,16 +218,14 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	}
 	// A question with more stopwords of other languages than of the caller's default (among[0]), but no clear
 	// winner among them, is in one of those: the best of them by trigrams ("comment supprimer un saut de page
-	// manuel ?" has as many French stopwords as Spanish ones, no English one, and was read as English). When the
-	// default has min of its own, one more is not enough: Polish's list holds "a", "i", "o", "w" and "do", and "how
-	// do i lock a users account w/o deleting anything" has five of them to English's four.
+	// manuel ?" has as many French stopwords as Spanish ones, no English one, and was read as English), or the
+	// default when it trails them by one (contenders).
 	if reliable {
-		if leaders := stopwordLeaders(counts, min); len(leaders) > 0 && !slices.Contains(leaders, among[0]) &&
-			(counts[0].n < min || counts[0].n+min <= countOf(counts, leaders[0])) {
+		if leaders := stopwordLeaders(counts, min); len(leaders) > 0 && !slices.Contains(leaders, among[0]) {
 			if len(leaders) > 1 {
 				tied = leaders
 			}
-			if l, ok := detect(text, leaders, false); ok {
+			if l, ok := detect(text, contenders(counts, leaders, min), false); ok {
 				return l, true, tied
 			}
 		}
@@ -339,14 +337,23 @@ func stopwordVote(counts []stopwordCount, min int) (string, bool) {
 	return "", false
 }
 
-// countOf is lang's count in counts.
-func countOf(counts []stopwordCount, lang string) int {
-	for _, c := range counts {
-		if c.lang == lang {
-			return c.n
-		}
+// contenders are leaders (the languages with the most stopwords), and the first of counts (the caller's default,
+// English among every language) with them when it is not one of them but has min stopwords of its own and trails
+// them by less than min: one more is no lead over a text that has the default's function words too, and trigrams
+// choose among them all. Polish's list holds "a", "i", "o", "w" and "do": "how do i lock a users account
+// temporarily w/o deleting anything" has five of them to English's four, and was Polish.
+func contenders(counts []stopwordCount, leaders []string, min int) []string {
+	if slices.Contains(leaders, counts[0].lang) || counts[0].n < min {
+		return leaders
 	}
-	return 0
+	top := 0
+	for _, c := range counts {
+		top = max(top, c.n)
+	}
+	if top < counts[0].n+min {
+		return append(slices.Clip(leaders), counts[0].lang)
+	}
+	return leaders
 }
 
 // stopwordLeaders are the languages with the most stopwords, when that is min or more.
