@@ -100,6 +100,46 @@ var phrasesByLang = map[string]phrases{
 		alsoSays:     "\nSitus ini juga menyebutkan:\n",
 		offlineNote:  "\n_Tidak ada model bahasa yang dikonfigurasi, jadi jawaban ini mengutip halaman situs._\n",
 	},
+	"nl": {
+		sources:      "Bronnen",
+		dontKnow:     "Ik weet het niet: ik heb hier niets over gevonden op de pagina's van de site.",
+		closestPages: " Deze pagina's komen het dichtst in de buurt:\n",
+		noPassage:    "Geen direct antwoord; het dichtst bij:\n",
+		alsoSays:     "\nDe site zegt ook:\n",
+		offlineNote:  "\n_Er is geen taalmodel ingesteld, dus dit antwoord citeert de pagina's van de site._\n",
+	},
+	"sv": {
+		sources:      "Källor",
+		dontKnow:     "Jag vet inte: jag hittade inget om detta på webbplatsens sidor.",
+		closestPages: " De här sidorna ligger närmast:\n",
+		noPassage:    "Inget direkt svar; närmast kommer:\n",
+		alsoSays:     "\nWebbplatsen säger också:\n",
+		offlineNote:  "\n_Ingen språkmodell är konfigurerad, så det här svaret citerar webbplatsens sidor._\n",
+	},
+	"no": { // Norwegian Bokmål, which "nb" (and "nn") tags are read as
+		sources:      "Kilder",
+		dontKnow:     "Jeg vet ikke: jeg fant ingenting om dette på nettstedets sider.",
+		closestPages: " Disse sidene er nærmest:\n",
+		noPassage:    "Ingen direkte svar; nærmest kommer:\n",
+		alsoSays:     "\nNettstedet sier også:\n",
+		offlineNote:  "\n_Ingen språkmodell er satt opp, så dette svaret siterer nettstedets sider._\n",
+	},
+	"da": {
+		sources:      "Kilder",
+		dontKnow:     "Jeg ved det ikke: jeg fandt intet om dette på webstedets sider.",
+		closestPages: " Disse sider kommer nærmest:\n",
+		noPassage:    "Intet direkte svar; nærmest kommer:\n",
+		alsoSays:     "\nWebstedet siger også:\n",
+		offlineNote:  "\n_Der er ikke sat nogen sprogmodel op, så dette svar citerer webstedets sider._\n",
+	},
+	"pl": {
+		sources:      "Źródła",
+		dontKnow:     "Nie wiem: nie znalazłem tego na stronach witryny.",
+		closestPages: " Te strony są najbliższe:\n",
+		noPassage:    "Brak bezpośredniej odpowiedzi; najbliższe:\n",
+		alsoSays:     "\nWitryna podaje też:\n",
+		offlineNote:  "\n_Nie skonfigurowano modelu językowego, więc ta odpowiedź cytuje strony witryny._\n",
+	},
 	"zh": { // Simplified Chinese
 		sources:      "来源",
 		dontKnow:     "我不知道：在本网站的页面中没有找到相关内容。",
@@ -149,7 +189,11 @@ var replyCandidates = textnorm.Analysed()
 
 // phrasesFor returns the texts in lang (any BCP 47 tag), English for a language ragproxy does not speak.
 func phrasesFor(lang string) phrases {
-	if p, ok := phrasesByLang[textnorm.Base(lang)]; ok {
+	b := textnorm.Base(lang)
+	if l := textnorm.LanguageOf(lang); l != nil {
+		b = l.Tag() // "nb" and "nn" are Norwegian, "no"
+	}
+	if p, ok := phrasesByLang[b]; ok {
 		return p
 	}
 	return phrasesByLang["en"]

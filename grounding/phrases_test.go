@@ -11,19 +11,24 @@ import (
 func TestOwnTextsFollowTheQuestionsLanguage(t *testing.T) {
 	pages := []retrieval.PageHit{{URL: "https://example.org/de/absatz", Title: "Absätze"}}
 	for lang, want := range map[string]string{
-		"":   "I don't know: I couldn't find this in the site's pages. These pages are the closest I found:",
-		"en": "I don't know",
-		"de": "Ich weiß es nicht",
-		"fr": "Je ne sais pas",
-		"es": "No lo sé",
-		"it": "Non lo so",
-		"pt": "Não sei",
-		"ru": "Не знаю",
-		"ja": "わかりません",
-		"zh": "我不知道",
-		"ca": "No ho sé",
-		"id": "Saya tidak tahu",
-		"pl": "I don't know", // a language ragproxy does not speak: English
+		"":      "I don't know: I couldn't find this in the site's pages. These pages are the closest I found:",
+		"en":    "I don't know",
+		"de":    "Ich weiß es nicht",
+		"fr":    "Je ne sais pas",
+		"es":    "No lo sé",
+		"it":    "Non lo so",
+		"pt":    "Não sei",
+		"ru":    "Не знаю",
+		"ja":    "わかりません",
+		"zh":    "我不知道",
+		"ca":    "No ho sé",
+		"id":    "Saya tidak tahu",
+		"nl":    "Ik weet het niet",
+		"sv":    "Jag vet inte",
+		"nb-NO": "Jeg vet ikke", // Norwegian Bokmål, read as "no"
+		"da":    "Jeg ved det ikke",
+		"pl":    "Nie wiem",
+		"fi":    "I don't know", // a language ragproxy does not speak: English
 	} {
 		got := DontKnow(&retrieval.Result{Lang: lang, Pages: pages}, 3)
 		if !strings.HasPrefix(got, want) {
@@ -66,13 +71,17 @@ func TestVisitorsLanguageOnAnEnglishSite(t *testing.T) {
 		t.Errorf("an English site's prompt for a German question lacks the rule:\n%s", got)
 	}
 	// A language ragproxy has no texts in is still the answer's: English texts around it, not the closest
-	// language it speaks (this Norwegian question was German to a choice among those).
-	res.Query = "hvordan bytter jeg passordet mitt hvis jeg har glemt det?"
-	if got := SystemPrompt("Docs", res); !strings.Contains(got, "answer in Norwegian") {
-		t.Errorf("an English site's prompt for a Norwegian question lacks the rule:\n%s", got)
+	// language it speaks (a Norwegian question was German to a choice among those, before Norwegian had texts).
+	res.Query = "miten vaihdan salasanani, jos olen unohtanut sen?"
+	if got := SystemPrompt("Docs", res); !strings.Contains(got, "answer in Finnish") {
+		t.Errorf("an English site's prompt for a Finnish question lacks the rule:\n%s", got)
 	}
 	if got := DontKnow(res, 3); !strings.HasPrefix(got, "I don't know") {
-		t.Errorf("a Norwegian question's own texts: %q, want English", got)
+		t.Errorf("a Finnish question's own texts: %q, want English", got)
+	}
+	res.Query = "hvordan bytter jeg passordet mitt hvis jeg har glemt det?"
+	if got := DontKnow(res, 3); !strings.HasPrefix(got, "Jeg vet ikke") || !strings.Contains(SystemPrompt("Docs", res), "answer in Norwegian") {
+		t.Errorf("a Norwegian question's own texts: %q, and its prompt's rule", got)
 	}
 	res.Query = "اگه رمزم رو فراموش کنم چطوری می‌تونم عوضش کنم؟" // Persian, not Arabic, whose script it shares
 	if got := SystemPrompt("Docs", res); !strings.Contains(got, "answer in Persian") {

@@ -269,12 +269,12 @@ var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i co
 	"我不知道", "没有直接回答的段落", // Chinese
 	"no ho sé", "res no hi respon directament", // Catalan
 	"saya tidak tahu", "tidak ada jawaban langsung", // Indonesian
+	"ik weet het niet", "ik weet niet", "geen direct antwoord", // Dutch
+	"jag vet inte", "inget direkt svar", // Swedish
+	"jeg vet ikke", "jeg veit ikkje", "ingen direkte svar", // Norwegian
+	"jeg ved det ikke", "jeg ved ikke", "intet direkte svar", // Danish
+	"nie wiem", "brak bezpośredniej odpowiedzi", // Polish
 	// Languages ragproxy has no texts in, in which a model still answers a visitor who writes them.
-	"ik weet het niet", "ik weet niet", // Dutch
-	"jag vet inte",                   // Swedish
-	"jeg vet ikke", "jeg veit ikkje", // Norwegian
-	"jeg ved det ikke", "jeg ved ikke", // Danish
-	"nie wiem",                // Polish
 	"en tiedä",                // Finnish
 	"bilmiyorum",              // Turkish
 	"nevím",                   // Czech

@@ -6,8 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ragproxy/ragproxy/grounding"
 )
 
 func get(t *testing.T, h http.Handler, method, path string, header ...string) *http.Response {
@@ -175,6 +180,27 @@ func TestEmbed(t *testing.T) {
 	for _, bad := range []string{"*", "www.example.org", "https://www.example.org/path", "https://x.example'; script-src *"} {
 		if _, err := New(Config{Site: "S", EmbedOrigins: []string{bad}}); err == nil {
 			t.Errorf("New accepted the embed origin %q", bad)
+		}
+	}
+}
+
+// TestLabelsInEachSpokenLanguage checks that the chat page has its labels in every language ragproxy writes its
+// own texts in, so that a visitor whose answers come in their language gets the page around them in it too.
+func TestLabelsInEachSpokenLanguage(t *testing.T) {
+	js, err := os.ReadFile(filepath.Join("assets", "app.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^    ([a-z]{2}): \{ newChat:`).FindAllStringSubmatch(string(js), -1) {
+		labels[m[1]] = true
+	}
+	for _, lang := range grounding.SpokenLanguages() {
+		if lang == "no" {
+			lang = "nb" // the page keys Norwegian by the browser's "nb", and gives "no" and "nn" the same labels
+		}
+		if lang != "en" && !labels[lang] {
+			t.Errorf("the chat page has no labels in %q, a language of ragproxy's own texts", lang)
 		}
 	}
 }
