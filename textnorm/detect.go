@@ -56,7 +56,7 @@ func detect(text string, among []string, reliable bool) (lang string, ok bool) {
 	return code, true
 }
 
-// trigrams is the language among among (nil: any) whose letter trigrams text's are closest to, and whether the
+// trigrams is the language among among (nil: any) whose letter trigrams are closest to text's, and whether the
 // detector calls that reliable; ok is false when it names none of them.
 func trigrams(text string, among []string) (lang string, reliable, ok bool) {
 	opt := whatlanggo.Options{}

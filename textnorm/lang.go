@@ -193,10 +193,9 @@ func elided(words ...string) map[string]bool {
 // WordTerms calls yield with the terms of one word from Words: nothing for a stopword; its CJK runs as
 // overlapping character bigrams but those of two hiragana (a run of one character is a term of one), its runs of
 // Thai, Lao, Khmer or Myanmar as overlapping bigrams of their clusters (clusterBigrams), with any other letters of
-// the word
-// stemmed as one word; else its stem. Options may turn the stemmer and the bigrams off, for ablations.
+// the word stemmed as one word; else its stem. Options may turn the stemmer and the bigrams off, for ablations.
 func (l *Language) WordTerms(w string, opt Options, yield func(term string)) {
-	if !hasCJK(w) {
+	if !hasSpaceless(w) {
 		if !opt.KeepStopwords && l.IsStopword(w) {
 			return
 		}
@@ -342,7 +341,7 @@ const (
 // with, within three letters). It returns nil when w is not a compound or the language has no compounds: on a
 // site that writes "Zeile" and "nummerieren" on their own, "zeilennummerierung" is "zeil" and "nummeri".
 func (l *Language) Decompound(w string, opt Options, known func(term string) bool) []string {
-	if !l.compounds || opt.NoCompounds || utf8.RuneCountInString(w) < MinCompound || hasCJK(w) {
+	if !l.compounds || opt.NoCompounds || utf8.RuneCountInString(w) < MinCompound || hasSpaceless(w) {
 		return nil
 	}
 	w = fold(w)
@@ -457,9 +456,9 @@ func isSoutheastAsian(r rune) bool {
 // isSpaceless reports whether r is of a script written without spaces between words.
 func isSpaceless(r rune) bool { return isCJK(r) || isSoutheastAsian(r) }
 
-// hasCJK reports whether w holds a character of a script written without spaces between words (CJK, or
+// hasSpaceless reports whether w holds a character of a script written without spaces between words (CJK, or
 // isSoutheastAsian).
-func hasCJK(w string) bool {
+func hasSpaceless(w string) bool {
 	for i := 0; i < len(w); i++ {
 		if w[i] >= 0xE0 { // every such character's UTF-8 form starts at 0xE0 or above
 			r, _ := utf8.DecodeRuneInString(w[i:])
