@@ -192,19 +192,29 @@ func (p *Postings) each(t int32, f func(doc int32, tf float64)) {
 // or three parts of a compound can share one occurrence (see addCompoundParts).
 const tfUnit = 6
 
-// languageAverages sets docAvg when the documents are in more than one language (langs, per document).
+// languageAverages sets docAvg when the documents are in more than one language (langs, per document). Languages
+// are told by their tags: a language without an analysis of its own here (Vietnamese, Hebrew) is a new Language
+// value for each of its documents, and keyed by those its documents each had their own length for average, as if
+// BM25 did not normalise their lengths at all.
 func (p *Postings) languageAverages(langs []*textnorm.Language) {
-	sum, count := map[*textnorm.Language]int64{}, map[*textnorm.Language]int{}
+	key := func(l *textnorm.Language) string {
+		if l == nil {
+			return "" // English
+		}
+		return l.Tag()
+	}
+	sum, count := map[string]int64{}, map[string]int{}
 	for d, l := range langs {
-		sum[l] += int64(p.lengths[d])
-		count[l]++
+		sum[key(l)] += int64(p.lengths[d])
+		count[key(l)]++
 	}
 	if len(count) < 2 {
 		return
 	}
 	p.docAvg = make([]float32, len(langs))
 	for d, l := range langs {
-		p.docAvg[d] = max(float32(float64(sum[l])/float64(count[l])), 1)
+		k := key(l)
+		p.docAvg[d] = max(float32(float64(sum[k])/float64(count[k])), 1)
 	}
 }
 

@@ -205,3 +205,18 @@ func TestLanguageFit(t *testing.T) {
 		t.Error("a fit for a language no document is in")
 	}
 }
+
+// TestUnlistedLanguageLengths checks that the documents of a language with no analysis of its own here share one
+// average length, as a listed language's do: a short passage holding a term outranks a long one holding it once.
+func TestUnlistedLanguageLengths(t *testing.T) {
+	docs := []string{
+		"Cài đặt gói phần mềm bằng lệnh apt.",
+		"Cài đặt gói phần mềm bằng lệnh apt, rồi kiểm tra cấu hình, khởi động lại dịch vụ, xem nhật ký hệ thống và sao lưu dữ liệu trước khi nâng cấp máy chủ.",
+		"Install the package with apt.",
+	}
+	idx := NewBM25(docs, Config{Lang: func(d int) string { return []string{"vi", "vi", "en"}[d] }})
+	hits := idx.SearchLang("vi", "cài đặt gói", 3, nil)
+	if len(hits) < 2 || hits[0].Doc != 0 || hits[0].Score <= hits[1].Score {
+		t.Errorf("hits %+v: want the short Vietnamese passage first, scoring above the long one", hits)
+	}
+}
