@@ -423,6 +423,18 @@ try {
     await clean(w, 'German labels');
   });
 
+  await scenario('right-to-left questions and answers', async (use) => {
+    const w = use(await open(offlineURL));
+    const { page } = w;
+    assert.equal(await page.getAttribute('#prompt', 'dir'), 'auto', 'the question box takes the direction of what is typed');
+    const m = await ask(w, 'ما هي رسوم الدراسة؟');
+    const direction = (sel) => page.locator(sel).last().evaluate((n) => getComputedStyle(n).direction);
+    assert.equal(await direction('.message.user p.text'), 'rtl', 'an Arabic question reads right to left');
+    assert.equal(await m.locator('.answer').getAttribute('dir'), 'auto', 'an answer takes the direction of its own text');
+    assert.equal(await m.locator('.answer').evaluate((n) => getComputedStyle(n).direction), 'ltr', 'an English answer stays left to right');
+    await clean(w, 'right to left');
+  });
+
   await scenario('phone layout', async (use) => {
     const w = use(await open(offlineURL, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 }));
     const { page } = w;

@@ -362,15 +362,20 @@
     ui.messages.append(li);
     return li;
   }
+  // A question and an answer take their direction from their own first letters (dir="auto"): an Arabic, Persian or
+  // Hebrew one reads right to left, whatever the page's language.
   function addUser(text) {
     const li = addMessage('user');
-    li.append(el('span', 'visually-hidden', 'You: '), el('p', 'text', text));
+    const p = el('p', 'text', text);
+    p.dir = 'auto';
+    li.append(el('span', 'visually-hidden', 'You: '), p);
     scrollTo(0, root.scrollHeight);
   }
   function addAssistant() {
     const li = addMessage('assistant streaming');
     li.setAttribute('aria-busy', 'true');
     const m = { li, content: '', annotations: null, answer: el('div', 'answer'), status: el('p', 'status') };
+    m.answer.dir = 'auto';
     m.sourcesEl = el('nav', 'sources');
     m.sourcesEl.setAttribute('aria-label', label('sources', 'Sources'));
     m.sourcesEl.hidden = true;
