@@ -69,8 +69,8 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 	}
 	// Documents in languages other than English: each word's terms per language (a word may give several: CJK
 	// bigrams), and the words that may be compounds, split once the whole vocabulary is known.
-	langWords := map[*textnorm.Language]map[string][]int32{}
-	var docLang []*textnorm.Language // per document, when cfg.Lang is set (nil: English)
+	langWords := map[string]map[string][]int32{} // by language tag: an unlisted language's Language is made per call
+	var docLang []*textnorm.Language             // per document, when cfg.Lang is set (nil: English)
 	var pending []compoundWord
 	opt := cfg.Analyzer.options()
 	for d := range n {
@@ -83,10 +83,10 @@ func IndexFunc(n int, doc func(i int) string, cfg Config) *Postings {
 		}
 		if l != nil {
 			text = l.Normalize(text)
-			cache := langWords[l]
+			cache := langWords[l.Tag()]
 			if cache == nil {
 				cache = map[string][]int32{}
-				langWords[l] = cache
+				langWords[l.Tag()] = cache
 			}
 			buf = textnorm.AppendWords(buf, text, func(w []byte) bool {
 				ts, ok := cache[string(w)]
@@ -343,13 +343,13 @@ type compoundWord struct {
 // them (German MRR on the Debian Handbook 0.757; shared: 0.778, the Debian Reference unchanged at 0.896).
 func (p *Postings) addCompoundParts(words []compoundWord, ids map[string]int32, newTerm func(string) int32) {
 	known := func(term string) bool { _, ok := ids[term]; return ok }
-	extra := map[int32]map[int32]uint64{} // term -> document -> occurrences
-	split := map[*textnorm.Language]map[string][]string{}
+	extra := map[int32]map[int32]uint64{}     // term -> document -> occurrences
+	split := map[string]map[string][]string{} // by language tag
 	for _, cw := range words {
-		memo := split[cw.lang]
+		memo := split[cw.lang.Tag()]
 		if memo == nil {
 			memo = map[string][]string{}
-			split[cw.lang] = memo
+			split[cw.lang.Tag()] = memo
 		}
 		parts, ok := memo[cw.word]
 		if !ok {
