@@ -285,7 +285,7 @@ func TestLibreOfficeHelpPolishQuality(t *testing.T) {
 // language's are.
 var libreOfficeHelpVietnameseFloors = map[string]floor{
 	"en": {fact: 0.99, hit8: 0.99, mrr: 0.83, answer: 0.68, lead: 0.56},
-	"vi": {fact: 0.75, hit8: 0.81, mrr: 0.62, answer: 0.12, lead: 0.06},
+	"vi": {fact: 0.75, hit8: 0.81, mrr: 0.62, answer: 0.18, lead: 0.06},
 }
 
 func TestLibreOfficeHelpVietnameseQuality(t *testing.T) {

@@ -85,6 +85,7 @@ var whatlangByCode = func() map[string]whatlanggo.Lang {
 		}
 	}
 	m["zh"] = whatlanggo.Cmn
+	m["no"] = whatlanggo.Nob // Norwegian as analysed ("nb" and "nn" are read as "no"): Bokmål, as most of it is written
 	return m
 }()
 
@@ -212,6 +213,12 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	if reliable && strings.ContainsAny(text, "¿¡") && slices.Contains(among, "es") {
 		return "es", true, nil
 	}
+	// Vietnamese alone writes its horned and barred letters and its tones below and hooked above ("ư", "ơ", "đ",
+	// "ạ", "ả"), and it has no stopword list here: Italian's "in" and "hai" made "tôi có thể in hai trang cạnh nhau
+	// trên một tờ giấy không?" Italian.
+	if reliable && vietnamese(text) && slices.Contains(among, "vi") {
+		return "vi", true, nil
+	}
 	counts := stopwordCounts(text, among)
 	if l, ok := stopwordVote(counts, min); ok {
 		return l, true, nil
@@ -234,6 +241,20 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	// any text among a few languages ("Tastaturbelegung ändern?").
 	lang, ok = detect(text, among, reliable && !accented(text))
 	return lang, ok, tied
+}
+
+// vietnamese reports whether text holds two or more letters that Vietnamese alone writes: "ă", "đ", "ơ", "ư" and
+// the vowels with a tone mark below or a hook above (U+1EA0 to U+1EF9, the Latin Extended Additional letters
+// Vietnamese's tones make), in either case.
+func vietnamese(text string) bool {
+	n := 0
+	for _, r := range text {
+		switch {
+		case r >= 0x1EA0 && r <= 0x1EF9, strings.ContainsRune("ăđơưĂĐƠƯ", r):
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // letterCount is the number of letters in text.

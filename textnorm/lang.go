@@ -567,6 +567,9 @@ var languages = func() map[string]*Language {
 		"pl": {stemWord: polishStem, stop: stopList(stopPL)},
 		"hi": {stop: stopList(stopHI)},
 		"ja": {}, "zh": {}, "ko": {}, "th": {}, "lo": {}, "km": {}, "my": {},
+		// Without a stemmer or stopwords here, listed so that a question in them is told as theirs, not as the
+		// closest listed language's (Vietnamese was Indonesian).
+		"vi": {}, "he": {},
 	}
 	for tag, l := range m {
 		l.tag = tag

@@ -418,6 +418,16 @@ func TestDetectQuestion(t *testing.T) {
 	if got, ok := DetectQuestion("how do i lock a users account temporarily w/o deleting anything", Analysed()); ok && got != "en" {
 		t.Errorf("an English question among every language: %q", got)
 	}
+	// Vietnamese has no stopwords here, but letters of its own: Italian's "in" and "hai" do not make it Italian, nor
+	// does any listed language's closeness; Norwegian is told by its trigrams too.
+	for q, want := range map[string]string{
+		"tôi có thể in hai trang cạnh nhau trên một tờ giấy không?": "vi",
+		"làm sao để chèn mục lục?":                                  "vi",
+	} {
+		if got, ok := DetectQuestion(q, Analysed()); !ok || got != want {
+			t.Errorf("DetectQuestion(%q) among every language = %q, %v; want %q", q, got, ok, want)
+		}
+	}
 	// Two languages of one script: their trigrams tell them apart, where English would be no answer.
 	for q, want := range map[string]string{"зачем нужна директория /srv?": "ru", "навіщо потрібна тека /srv?": "uk"} {
 		if got, ok := DetectQuestion(q, []string{"en", "ru", "uk"}); !ok || got != want {
