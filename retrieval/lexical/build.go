@@ -193,7 +193,7 @@ func (p *Postings) each(t int32, f func(doc int32, tf float64)) {
 const tfUnit = 6
 
 // languageAverages sets docAvg when the documents are in more than one language (langs, per document). Languages
-// are told by their tags: a language without an analysis of its own here (Vietnamese, Hebrew) is a new Language
+// are told by their tags: a language without an analysis of its own here (Ukrainian, Slovak) is a new Language
 // value for each of its documents, and keyed by those its documents each had their own length for average, as if
 // BM25 did not normalise their lengths at all.
 func (p *Postings) languageAverages(langs []*textnorm.Language) {
