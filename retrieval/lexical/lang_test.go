@@ -1,10 +1,11 @@
 package lexical
 
 import (
-	"github.com/ragproxy/ragproxy/textnorm"
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/ragproxy/ragproxy/textnorm"
 )
 
 // germanDocs are pages of a German word processor's help: the line numbering page writes the compound, the
