@@ -81,7 +81,7 @@ var kindLanguages = map[string]*kindLanguage{
 		number:   phrases("combien"),
 		date:     []string{"quand"}, person: []string{"qui"}, place: []string{"ou"}, // "où", read without its accent
 		which: []string{"quel", "quelle", "quels", "quelles"},
-		howTo: func(w []string) bool { return len(w) > 1 && w[0] == "comment" }, howToAnywhere: true,
+		howTo: opens("comment"), howToAnywhere: true,
 		numberNouns: []string{"port", "numéro", "nombre", "version", "valeur", "code", "section"},
 		sizeNouns:   []string{"taille", "espace", "mémoire", "longueur"},
 		moneyNouns:  []string{"coûte", "coût", "prix", "frais", "tarif"},
@@ -108,7 +108,7 @@ var kindLanguages = map[string]*kindLanguage{
 		number:   phrases("cuantos", "cuantas", "cuanto", "cuanta"),
 		date:     []string{"cuando"}, person: []string{"quien", "quienes"}, place: []string{"donde"},
 		which:       []string{"que", "cual", "cuales"},
-		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "como" },
+		howTo:       opens("como"),
 		numberNouns: []string{"puerto", "número", "versión", "valor", "código", "sección"},
 		sizeNouns:   []string{"tamaño", "espacio", "memoria", "longitud"},
 		moneyNouns:  []string{"cuesta", "costo", "coste", "precio", "tarifa"},
@@ -136,7 +136,7 @@ var kindLanguages = map[string]*kindLanguage{
 		number:   phrases("quanti", "quante", "quanto", "quanta"),
 		date:     []string{"quando"}, person: []string{"chi"}, place: []string{"dove"},
 		which:       []string{"quale", "quali", "che"},
-		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "come" },
+		howTo:       opens("come"),
 		numberNouns: []string{"porta", "numero", "versione", "valore", "codice", "sezione"},
 		sizeNouns:   []string{"dimensione", "spazio", "memoria", "lunghezza"},
 		moneyNouns:  []string{"costa", "costo", "prezzo", "tariffa"},
@@ -162,7 +162,7 @@ var kindLanguages = map[string]*kindLanguage{
 		number:   phrases("quantos", "quantas", "quanto", "quanta"),
 		date:     []string{"quando"}, person: []string{"quem"}, place: []string{"onde"},
 		which:       []string{"qual", "quais", "que"},
-		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "como" },
+		howTo:       opens("como"),
 		numberNouns: []string{"porta", "número", "versão", "valor", "código", "seção", "secção"},
 		sizeNouns:   []string{"tamanho", "espaço", "memória", "comprimento"},
 		moneyNouns:  []string{"custa", "custo", "preço", "taxa"},
@@ -192,7 +192,7 @@ var kindLanguages = map[string]*kindLanguage{
 		which: []string{
 			"какой", "какая", "какое", "какие", "каким", "какого", "какую", "который", "которая", "которое",
 		},
-		howTo:       func(w []string) bool { return len(w) > 1 && w[0] == "как" },
+		howTo:       opens("как"),
 		numberNouns: []string{"порт", "номер", "число", "версия", "значение", "код", "раздел"},
 		sizeNouns:   []string{"размер", "место", "память", "длина"},
 		moneyNouns:  []string{"стоит", "стоимость", "цена", "плата"},
@@ -214,6 +214,12 @@ var kindLanguages = map[string]*kindLanguage{
 			"десять", "двадцать", "сто", "тысяча",
 		},
 	},
+}
+
+// opens is a howTo that asks how to do something when the question opens with word and goes on ("como …",
+// "hur …", "jak …").
+func opens(word string) func(words []string) bool {
+	return func(w []string) bool { return len(w) > 1 && w[0] == word }
 }
 
 // phrases splits each of list into its words.
