@@ -87,11 +87,7 @@ func russianYo(w string) string { return strings.ReplaceAll(w, "ё", "е") }
 // "προιον"): Greek is often typed without them, and the stopword list, Lucene's, writes none, as Lucene reads
 // Greek (its GreekLowerCaseFilter).
 func withoutAccents(w string) string {
-	i := 0
-	for i < len(w) && w[i] < utf8.RuneSelf {
-		i++
-	}
-	if i == len(w) {
+	if isASCII(w) {
 		return w // commands and names: nothing to take off
 	}
 	var b strings.Builder
@@ -109,11 +105,7 @@ func withoutAccents(w string) string {
 // heh goal as heh), without the short vowels, hamza above and tatweel. Persian keyboards type "ی" and "ک", older
 // texts and Arabic ones "ي" and "ك": one word either way.
 func persianPlain(w string) string {
-	i := 0
-	for i < len(w) && w[i] < utf8.RuneSelf {
-		i++
-	}
-	if i == len(w) {
+	if isASCII(w) {
 		return w
 	}
 	var b strings.Builder
@@ -134,4 +126,14 @@ func persianPlain(w string) string {
 		}
 	}
 	return b.String()
+}
+
+// isASCII reports whether w is ASCII alone, which the per-language rewrites of letters leave as it is.
+func isASCII(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
