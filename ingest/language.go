@@ -123,11 +123,11 @@ func languageCode(s string) string {
 func detectLanguage(text string) string {
 	if len(text) > detectFirst {
 		cut := strings.LastIndexAny(text[:detectFirst], " \n")
-		if l, ok := textnorm.Detect(text[:max(cut, 0)], nil); ok {
+		if l, ok := textnorm.DetectProse(text[:max(cut, 0)]); ok {
 			return textnorm.Base(l)
 		}
 	}
-	if l, ok := textnorm.Detect(text, nil); ok {
+	if l, ok := textnorm.DetectProse(text); ok {
 		return textnorm.Base(l)
 	}
 	return ""

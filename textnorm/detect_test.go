@@ -21,3 +21,37 @@ func TestDetectAmongMany(t *testing.T) {
 		}
 	}
 }
+
+// A page's prose made of one language's function words is that language without trigrams; a text whose
+// function words do not overwhelmingly name one language, or whose letters are mostly of another script, is left
+// to them.
+func TestDetectProse(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		words string // the language proseStopwords names, "" for none (trigrams decide, as Detect's)
+	}{
+		{"The configuration file is read when the server starts, and it is read again when the server receives a signal to reload it. If the file has an error in it, the server keeps the settings it had before and writes the error to its log.", "en"},
+		// Dutch, whose trigrams are close to Afrikaans's: its stopwords decide.
+		{"Hiermee kunt u de inhoud van het document bijwerken. Klik op de knop en kies dan het item dat u wilt wijzigen, of selecteer een woord in de tekst en voeg het toe aan de lijst die u hebt gemaakt.", "nl"},
+		// German leads Dutch ("die", "der", "er", "in") by less than threefold here, Spanish Portuguese and
+		// Catalan: trigrams decide.
+		{"Die Datei wird gelesen, wenn der Dienst startet, und sie wird noch einmal gelesen, wenn er das Signal zum Neuladen bekommt. Wenn in der Datei ein Fehler ist, behält der Dienst die Einstellungen, die er vorher hatte.", ""},
+		{"El archivo de configuración se lee cuando el servicio se inicia, y se vuelve a leer cuando recibe la señal para recargarlo. Si el archivo tiene un error, el servicio mantiene la configuración que tenía antes.", ""},
+		// Slovak, which has no stopword list here, is not read as Czech by the Czech list.
+		{"Ak chcete vložiť obrázok do dokumentu, kliknite na ponuku Vložiť a potom vyberte položku Obrázok. Obrázok sa zobrazí na mieste kurzora a jeho veľkosť môžete zmeniť ťahaním za rohy.", ""},
+		// A Khmer page whose steps were left in English: most of its letters are Khmer.
+		{"ការរុំអត្ថបទជុំវិញវត្ថុ ដើម្បីរុំអត្ថបទជុំវិញវត្ថុ ជ្រើសវត្ថុ ។ Choose the object, then open the menu and choose the wrap that you want for it. The text flows around the object as it is set in the dialog.", ""},
+	} {
+		got, ok := proseStopwords(c.text)
+		if got != c.words || ok != (c.words != "") {
+			t.Errorf("proseStopwords(%.40q) = %q %v, want %q", c.text, got, ok, c.words)
+		}
+		want, wantOK := c.words, true
+		if want == "" {
+			want, wantOK = Detect(c.text, nil)
+		}
+		if got, ok := DetectProse(c.text); got != want || ok != wantOK {
+			t.Errorf("DetectProse(%.40q) = %q %v, want %q %v", c.text, got, ok, want, wantOK)
+		}
+	}
+}
