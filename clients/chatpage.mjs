@@ -430,9 +430,32 @@ try {
     const m = await ask(w, 'ما هي رسوم الدراسة؟');
     const direction = (sel) => page.locator(sel).last().evaluate((n) => getComputedStyle(n).direction);
     assert.equal(await direction('.message.user p.text'), 'rtl', 'an Arabic question reads right to left');
-    assert.equal(await m.locator('.answer').getAttribute('dir'), 'auto', 'an answer takes the direction of its own text');
-    assert.equal(await m.locator('.answer').evaluate((n) => getComputedStyle(n).direction), 'ltr', 'an English answer stays left to right');
+    // Each block of an answer takes the direction of its own text; ragproxy answers an Arabic visitor with its own
+    // texts in Arabic, around the English site's quotes.
+    const first = (a) => a.locator('.answer > *').first();
+    assert.equal(await first(m).getAttribute('dir'), 'auto', 'an answer\'s blocks take the direction of their own text');
+    assert.equal(await first(m).evaluate((n) => getComputedStyle(n).direction), 'rtl', 'the answer to an Arabic question opens in Arabic');
+    assert.equal(await page.evaluate(() => document.documentElement.dir), '', 'an English page stays left to right');
+    const en = await ask(w, question);
+    assert.equal(await first(en).evaluate((n) => getComputedStyle(n).direction), 'ltr', 'an English answer stays left to right');
     await clean(w, 'right to left');
+  });
+
+  await scenario('labels in a right-to-left browser language', async (use) => {
+    const w = use(await open(offlineURL, { locale: 'fa-IR' }));
+    const { page } = w;
+    assert.equal(await page.locator('#send').textContent(), 'ارسال', 'the Send button in Persian');
+    assert.equal(await page.evaluate(() => document.documentElement.dir), 'rtl', 'the page reads right to left');
+    assert.equal(await page.locator('#messages').evaluate((n) => getComputedStyle(n).direction), 'rtl');
+    const m = await ask(w, 'شهریه in-state tuition برای دانشجویان چقدر است؟');
+    assert.equal(await m.locator('nav.sources h3').textContent(), 'منابع', 'the Sources heading in Persian');
+    const dirs = await m.locator('.answer blockquote').evaluateAll((qs) => qs.map((q) => getComputedStyle(q).direction));
+    assert.ok(dirs.length > 0 && dirs.every((d) => d === 'ltr'), `the English quotes of the site read left to right: ${dirs}`);
+    assert.equal(await m.locator('.answer > p').first().evaluate((n) => getComputedStyle(n).direction), 'rtl', 'ragproxy\'s Persian line reads right to left');
+    const fits = await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth + 1);
+    assert.ok(fits, 'nothing overflows the page horizontally when it reads right to left');
+    await page.screenshot({ path: path.join(shotDir, 'persian.png') });
+    await clean(w, 'Persian labels');
   });
 
   await scenario('phone layout', async (use) => {

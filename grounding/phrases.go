@@ -140,6 +140,22 @@ var phrasesByLang = map[string]phrases{
 		alsoSays:     "\nWitryna podaje też:\n",
 		offlineNote:  "\n_Nie skonfigurowano modelu językowego, więc ta odpowiedź cytuje strony witryny._\n",
 	},
+	"ar": {
+		sources:      "المصادر",
+		dontKnow:     "لا أعرف: لم أجد هذا في صفحات الموقع.",
+		closestPages: " هذه أقرب الصفحات التي وجدتها:\n",
+		noPassage:    "لا يوجد مقطع يجيب عن هذا مباشرة؛ الأقرب:\n",
+		alsoSays:     "\nويذكر الموقع أيضًا:\n",
+		offlineNote:  "\n_لم يُضبط أي نموذج لغوي، لذا تقتبس هذه الإجابة صفحات الموقع._\n",
+	},
+	"fa": {
+		sources:      "منابع",
+		dontKnow:     "نمی‌دانم: این را در صفحه‌های وب‌سایت پیدا نکردم.",
+		closestPages: " نزدیک‌ترین صفحه‌هایی که پیدا کردم:\n",
+		noPassage:    "هیچ بخشی مستقیماً به این پاسخ نمی‌دهد؛ نزدیک‌ترین‌ها:\n",
+		alsoSays:     "\nوب‌سایت همچنین می‌گوید:\n",
+		offlineNote:  "\n_هیچ مدل زبانی پیکربندی نشده است، پس این پاسخ از صفحه‌های وب‌سایت نقل می‌کند._\n",
+	},
 	"zh": { // Simplified Chinese
 		sources:      "来源",
 		dontKnow:     "我不知道：在本网站的页面中没有找到相关内容。",

@@ -274,13 +274,13 @@ var dontKnow = []string{"i don't know", "i do not know", "i don’t know", "i co
 	"jeg vet ikke", "jeg veit ikkje", "ingen direkte svar", // Norwegian
 	"jeg ved det ikke", "jeg ved ikke", "intet direkte svar", // Danish
 	"nie wiem", "brak bezpośredniej odpowiedzi", // Polish
+	"لا أعرف", "لا أعلم", "لا يوجد مقطع يجيب عن هذا مباشرة", // Arabic
+	"نمی‌دانم", "نمیدانم", "نمی دانم", "هیچ بخشی مستقیماً به این پاسخ نمی‌دهد", // Persian
 	// Languages ragproxy has no texts in, in which a model still answers a visitor who writes them.
 	"en tiedä",                // Finnish
 	"bilmiyorum",              // Turkish
 	"nevím",                   // Czech
 	"δεν ξέρω", "δεν γνωρίζω", // Greek
-	"لا أعرف", "لا أعلم", // Arabic
-	"نمی‌دانم", "نمیدانم", "نمی دانم", // Persian
 }
 
 // SaysDontKnow reports whether an answer's first sentence says it does not know.

@@ -113,6 +113,18 @@
       greeting: (site) => `Cześć! Zapytaj mnie o cokolwiek na temat ${site}.`,
       lead: 'Odpowiadam na podstawie stron samej witryny i podaję linki do stron, z których skorzystałem.',
       sources: 'Źródła', copy: 'Kopiuj', copyLabel: 'Skopiuj tę odpowiedź', copied: 'Skopiowano', model: 'Model' },
+    ar: { newChat: 'محادثة جديدة', newChatLabel: 'محادثة جديدة: امسح المحادثة', send: 'إرسال', stop: 'إيقاف',
+      prompt: 'اطرح سؤالًا…', question: 'سؤالك', conversation: 'المحادثة', skip: 'انتقل إلى مربع السؤال',
+      hint: 'Enter يرسل، وShift+Enter يبدأ سطرًا جديدًا، وEsc يوقف الإجابة. قد تكون الإجابات خاطئة: راجع المصادر.',
+      greeting: (site) => `مرحبًا! اسألني أي شيء عن ${site}.`,
+      lead: 'أجيب من صفحات الموقع نفسه، وأضع روابط الصفحات التي استخدمتها.',
+      sources: 'المصادر', copy: 'نسخ', copyLabel: 'انسخ هذه الإجابة', copied: 'تم النسخ', model: 'النموذج' },
+    fa: { newChat: 'گفتگوی تازه', newChatLabel: 'گفتگوی تازه: پاک کردن گفتگو', send: 'ارسال', stop: 'توقف',
+      prompt: 'سؤالی بپرسید…', question: 'سؤال شما', conversation: 'گفتگو', skip: 'رفتن به کادر سؤال',
+      hint: 'Enter می‌فرستد، Shift+Enter خط تازه‌ای آغاز می‌کند، Esc پاسخ را متوقف می‌کند. پاسخ‌ها ممکن است نادرست باشند: منابع را بررسی کنید.',
+      greeting: (site) => `سلام! هر چه دربارهٔ ${site} می‌خواهید از من بپرسید.`,
+      lead: 'از صفحه‌های خود وب‌سایت پاسخ می‌دهم و به صفحه‌هایی که به کار برده‌ام پیوند می‌دهم.',
+      sources: 'منابع', copy: 'رونوشت', copyLabel: 'رونوشت این پاسخ', copied: 'رونوشت شد', model: 'مدل' },
     zh: { newChat: '新对话', newChatLabel: '新对话：清空对话', send: '发送', stop: '停止',
       prompt: '输入问题…', question: '你的问题', conversation: '对话', skip: '跳到提问框',
       hint: '按 Enter 发送，Shift+Enter 换行，Esc 停止回答。回答可能有误：请核对来源。',
@@ -121,6 +133,7 @@
       sources: '来源', copy: '复制', copyLabel: '复制这条回答', copied: '已复制', model: '模型' },
   };
   LABELS.no = LABELS.nn = LABELS.nb; // Norwegian, whichever tag the browser gives
+  const RTL = new Set(['ar', 'fa']); // the label languages written right to left
   let L = null; // the labels in use; null: the page's English
   const label = (key, english) => (L && L[key]) || english;
   function useLanguage(tag) {
@@ -128,6 +141,7 @@
     L = LABELS[base] || null;
     if (!L) return;
     root.lang = tag;
+    if (RTL.has(base)) root.dir = 'rtl'; // the page's layout reads as its labels do
     const set = (id, text) => { const n = $(id); if (n) n.textContent = text; };
     set('new-chat', L.newChat);
     $('new-chat')?.setAttribute('aria-label', L.newChatLabel);
@@ -200,10 +214,14 @@
     ALLOWED_ATTR: ['href', 'title', 'align', 'start', 'class'],
     RETURN_DOM_FRAGMENT: true,
   };
+  const BLOCKS = new Set(['P', 'LI', 'BLOCKQUOTE', 'TABLE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'UL', 'OL']);
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     // Only marked's own classes (code languages, the image note), never one that could pose as the page's UI.
     const cls = node.getAttribute('class');
     if (cls && !/^(language-[\w+#.-]+|img-note)$/.test(cls)) node.removeAttribute('class');
+    // Each block takes its direction from its own text: an English quote in an answer that opens in Persian, or
+    // a Persian one under an English line, reads as it is written.
+    if (BLOCKS.has(node.tagName)) node.setAttribute('dir', 'auto');
     if (node.tagName !== 'A') return;
     const href = node.getAttribute('href') || '';
     if (/^https?:/i.test(href)) {
