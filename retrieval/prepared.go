@@ -36,7 +36,7 @@ const SearchFile = "search.bin"
 // ignored and the structures are built again.
 const (
 	searchMagic    = "RPSEARCH"
-	searchFormat   = 9 // 9: words keep their spacing marks, and Thai, Lao, Khmer and Myanmar are read in bigrams
+	searchFormat   = 10 // 10: the decimal digits of every script are read as ASCII's
 	searchSections = 6
 )
 

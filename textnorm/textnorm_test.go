@@ -34,6 +34,8 @@ func TestWords(t *testing.T) {
 		{"academic year", "Guide 2016-17, fall 8/24", []string{"guide", "2016-17", "fall", "8/24"}},
 		{"codes", "CS61A and MATH 1B", []string{"cs61a", "and", "math", "1b"}},
 		{"unicode", "Café Zürich naïve", []string{"café", "zürich", "naïve"}},
+		// Decimal digits of other scripts are read as ASCII's: a Persian page's port "۴۹۴۹" is a question's "4949".
+		{"digits of other scripts", "درگاه ۴۹۴۹، ٥٠٠ पृष्ठ ५०० ๒๕", []string{"درگاه", "4949", "500", "पृष्ठ", "500", "25"}},
 		{"trailing punctuation", "units. units, 3. end", []string{"units", "units", "3", "end"}},
 		{"empty", " -- $ % ", nil},
 	}

@@ -98,7 +98,27 @@ func AppendWords(buf []byte, s string, yield func(w []byte) bool) []byte {
 	return buf
 }
 
-// normalise appends w lowercased, without apostrophes and thousands separators, with decimal trailing zeros
+// decimalDigit is the ASCII digit of r when r is a decimal digit of another script: Persian's "۵۰۰", Arabic's
+// "٥٠٠" and Devanagari's "५००" are "500" ("Nd" runes come in runs of ten, zero to nine; the fullwidth and
+// mathematical digits NFKC already folds are among them).
+func decimalDigit(r rune) (byte, bool) {
+	if r < 0x660 || !unicode.Is(unicode.Nd, r) {
+		return 0, false
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return '0' + byte((r-rune(rg.Lo))%10), true
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return '0' + byte((r-rune(rg.Lo))%10), true
+		}
+	}
+	return 0, false
+}
+
+// normalise appends w lowercased, its decimal digits as ASCII's, without apostrophes and thousands separators, with decimal trailing zeros
 // folded.
 func normalise(buf []byte, w string) []byte {
 	dots, dot, dash := 0, 0, false
@@ -108,6 +128,10 @@ func normalise(buf []byte, w string) []byte {
 			r, n := utf8.DecodeRuneInString(w[i:])
 			i += n - 1
 			if r == '\u2019' {
+				continue
+			}
+			if d, ok := decimalDigit(r); ok {
+				buf = append(buf, d)
 				continue
 			}
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
