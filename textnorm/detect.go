@@ -134,9 +134,9 @@ const (
 // DetectProse is Detect for a page's running text among any language: its stopwords decide when they
 // overwhelmingly name one language among Analysed (see minProseStopwords), else its trigrams do, as Detect reads
 // them. The stopword count is about a hundredth of the trigrams' cost, which was a sixth of a site's ingest when
-// its pages declare no language (PostgreSQL's manual); on the pages of seven sites in sixteen languages, where
-// it decides (about half of them) it names the language the trigrams do, but for six Dutch LibreOffice Help
-// pages that the trigrams called Afrikaans or left unsure.
+// its pages declare no language (PostgreSQL's manual); on 13,360 pages of eleven sites in 25 languages, where it
+// decides (about half of them) it names the language the trigrams do, but for six Dutch LibreOffice Help pages
+// that the trigrams called Afrikaans or left unsure.
 func DetectProse(text string) (lang string, ok bool) {
 	if ScriptLanguage(text) == "" {
 		if l, ok := proseStopwords(text); ok {

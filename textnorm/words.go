@@ -105,21 +105,25 @@ func decimalDigit(r rune) (byte, bool) {
 	if r < 0x660 || !unicode.Is(unicode.Nd, r) {
 		return 0, false
 	}
+	lo := rune(-1) // the first rune of the run of digits r is in
 	for _, rg := range unicode.Nd.R16 {
 		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
-			return '0' + byte((r-rune(rg.Lo))%10), true
+			lo = rune(rg.Lo)
 		}
 	}
 	for _, rg := range unicode.Nd.R32 {
 		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
-			return '0' + byte((r-rune(rg.Lo))%10), true
+			lo = rune(rg.Lo)
 		}
 	}
-	return 0, false
+	if lo < 0 {
+		return 0, false
+	}
+	return '0' + byte((r-lo)%10), true
 }
 
-// normalise appends w lowercased, its decimal digits as ASCII's, without apostrophes and thousands separators, with decimal trailing zeros
-// folded.
+// normalise appends w lowercased, its decimal digits as ASCII's, without apostrophes and thousands separators,
+// with decimal trailing zeros folded.
 func normalise(buf []byte, w string) []byte {
 	dots, dot, dash := 0, 0, false
 	for i := 0; i < len(w); i++ {
