@@ -292,6 +292,33 @@ func TestLibreOfficeHelpVietnameseQuality(t *testing.T) {
 	libreOfficeQuality(t, libreOfficeHelpVietnameseFloors, "en-US", "vi")
 }
 
+// The same Writer help in Japanese (libreoffice-help-ja, seven of the 16 answers left in English), with the
+// English one as a site of two languages, asked the 16 questions in Japanese: the Writer help is the kind of site
+// whose German version showed what a language costs, and Japanese, written without spaces, is read in bigrams.
+var libreOfficeHelpJapaneseFloors = map[string]floor{
+	"en": {fact: 0.99, hit8: 0.99, mrr: 0.80, answer: 0.68, lead: 0.56},
+	"ja": {fact: 0.93, hit8: 0.99, mrr: 0.80, answer: 0.62, lead: 0.56},
+}
+
+func TestLibreOfficeHelpJapaneseQuality(t *testing.T) {
+	if mrr := libreOfficeQuality(t, libreOfficeHelpJapaneseFloors, "en-US", "ja"); mrr["no bigrams"]["ja"] >= mrr["full"]["ja"] {
+		t.Errorf("Japanese without bigrams: MRR %.3f, with %.3f", mrr["no bigrams"]["ja"], mrr["full"]["ja"])
+	}
+}
+
+// The same Writer help in Spanish and Italian (libreoffice-help-es and -it, every answer translated), with the
+// English one as a site of three languages. Spanish misses most where the question's word is not the help's
+// ("tabla de contenido" for its "sumario", "rotar" for "girar", "líneas" for "renglones").
+var libreOfficeHelpSpanishItalianFloors = map[string]floor{
+	"en": {fact: 0.99, hit8: 0.99, mrr: 0.80, answer: 0.68, lead: 0.56},
+	"es": {fact: 0.87, hit8: 0.87, mrr: 0.71, answer: 0.31, lead: 0.18},
+	"it": {fact: 0.99, hit8: 0.93, mrr: 0.85, answer: 0.62, lead: 0.18},
+}
+
+func TestLibreOfficeHelpSpanishItalianQuality(t *testing.T) {
+	libreOfficeQuality(t, libreOfficeHelpSpanishItalianFloors, "en-US", "es", "it")
+}
+
 // libreOfficeQuality checks the Writer help in the language folders (English's first) against the question sets
 // of floors' languages, runs the analysis ablation, and returns its MRRs.
 func libreOfficeQuality(t *testing.T, floors map[string]floor, folders ...string) map[string]map[string]float64 {
