@@ -397,8 +397,10 @@ func stopwordCounts(text string, among []string) []stopwordCount {
 		counts[i].lang, langs[i] = code, LanguageOf(code)
 	}
 	AppendWords(nil, text, func(w []byte) bool {
+		s := string(w)
+		f := fold(s) // once for every language, not once for each
 		for i, l := range langs {
-			if l.IsStopword(string(w)) {
+			if l == nil && IsStopword(s) || l != nil && l.isFoldedStopword(f) {
 				counts[i].n++
 			}
 		}

@@ -108,7 +108,16 @@ func (l *Language) IsStopword(w string) bool {
 	if l == nil {
 		return IsStopword(w)
 	}
-	_, ok := l.stop[l.read(w)]
+	return l.isFoldedStopword(fold(w))
+}
+
+// isFoldedStopword is IsStopword for a word already folded (see read): a caller that asks several languages
+// folds the word once.
+func (l *Language) isFoldedStopword(f string) bool {
+	if l.plain != nil {
+		f = l.plain(f)
+	}
+	_, ok := l.stop[f]
 	return ok
 }
 
