@@ -145,7 +145,8 @@ var (
 
 // stepVerbs are the verbs a step of a procedure opens with in the help pages of languages whose imperative has no
 // ending of its own to tell it by (Dutch and the Scandinavian languages write the verb's stem, "Kies", "Välj",
-// "Velg", "Vælg"; Polish's imperatives end as other forms do, "Wybierz", "Kliknij"), lower case.
+// "Velg", "Vælg"; Polish's imperatives end as other forms do, "Wybierz", "Kliknij"; Spanish's and Portuguese's
+// formal imperatives end in the "-e" and "-a" of many words, "Seleccione", "Escolha"), lower case.
 var stepVerbs = map[string]map[string]bool{
 	"nl": setOf("kies", "klik", "selecteer", "druk", "typ", "open", "ga", "voer", "sleep", "dubbelklik", "rechtsklik",
 		"schakel", "markeer", "wijzig", "voeg", "gebruik", "stel", "zet", "sluit", "plaats", "installeer"),
@@ -155,6 +156,12 @@ var stepVerbs = map[string]map[string]bool{
 		"sett", "legg", "bruk", "aktiver", "installer", "kjør"),
 	"da": setOf("vælg", "klik", "tryk", "skriv", "åbn", "marker", "gå", "angiv", "træk", "dobbeltklik", "højreklik",
 		"brug", "indsæt", "aktivér", "aktiver", "installer", "kør"),
+	"es": setOf("seleccione", "elija", "escoja", "pulse", "haga", "oprima", "presione", "escriba", "introduzca", "vaya",
+		"abra", "active", "desactive", "marque", "desmarque", "arrastre", "inserte", "cierre", "use", "utilice",
+		"coloque", "defina", "establezca", "instale", "ejecute", "mantenga"),
+	"pt": setOf("escolha", "selecione", "seleccione", "clique", "prima", "pressione", "digite", "escreva", "introduza",
+		"abra", "vá", "ative", "active", "desative", "marque", "desmarque", "arraste", "insira", "feche", "use",
+		"utilize", "defina", "instale", "execute", "mantenha"),
 	"pl": setOf("wybierz", "kliknij", "naciśnij", "zaznacz", "wpisz", "otwórz", "przejdź", "przeciągnij", "wprowadź",
 		"ustaw", "dodaj", "wstaw", "użyj", "usuń", "zamknij", "uruchom", "zainstaluj", "odznacz", "włącz", "wyłącz"),
 }

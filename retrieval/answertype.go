@@ -189,6 +189,10 @@ func imperative(text, lang string) bool {
 		return second == "Sie" && (strings.HasSuffix(first, "en") || strings.HasSuffix(first, "ern") || strings.HasSuffix(first, "eln"))
 	case "fr":
 		return utf8.RuneCountInString(first) >= 5 && strings.HasSuffix(first, "ez")
+	case "it": // the polite plural the Italian help writes its steps in: "Scegliete", "Premete", "Inserite"
+		return utf8.RuneCountInString(first) >= 5 && (strings.HasSuffix(first, "ate") || strings.HasSuffix(first, "ete") || strings.HasSuffix(first, "ite"))
+	case "ca": // Catalan's plural imperative: "Trieu", "Premeu", "Obriu"
+		return utf8.RuneCountInString(first) >= 4 && (strings.HasSuffix(first, "eu") || strings.HasSuffix(first, "iu"))
 	}
 	if verbs, ok := stepVerbs[lang]; ok {
 		return verbs[first]

@@ -146,6 +146,17 @@ func TestKindsInOtherLanguages(t *testing.T) {
 		{"da", "Vælg Funktioner - Linjenummerering.", true},
 		{"pl", "Wybierz Narzędzia - Numeracja wierszy.", true},
 		{"pl", "Numeracja wierszy nie jest dostępna w formacie HTML.", false},
+		{"es", "Seleccione Herramientas ▸ Numeración de renglones.", true},
+		{"es", "3. Active la casilla Expresiones regulares.", true},
+		{"es", "La numeración de renglones no está disponible en HTML.", false},
+		{"pt", "Escolha Ferramentas - Numeração de linhas.", true},
+		{"pt", "A numeração de linhas não está disponível em HTML.", false},
+		{"it", "Scegliete Strumenti - Numerazione righe.", true},
+		{"it", "2. Premete Backspace.", true},
+		{"it", "Le righe numerate vengono stampate con il documento.", false},
+		{"it", "Parte della pagina.", false},
+		{"ca", "Trieu Eines ▸ Numeració de línies.", true},
+		{"ca", "La numeració de línies no està disponible en HTML.", false},
 	} {
 		if got := imperative(c.text, c.lang); got != c.want {
 			t.Errorf("imperative(%q, %s) = %v, want %v", c.text, c.lang, got, c.want)
