@@ -319,6 +319,20 @@ func TestLibreOfficeHelpSpanishItalianQuality(t *testing.T) {
 	libreOfficeQuality(t, libreOfficeHelpSpanishItalianFloors, "en-US", "es", "it")
 }
 
+// The same Writer help in Brazilian Portuguese and Catalan (libreoffice-help-pt-br and -ca), with the English one
+// as a site of three languages. The detector has no trigrams for Catalan: before a Catalan question's own
+// stopwords decided, six of the 16 were read as Portuguese (0.625 / 0.625 / 0.542). Catalan has no stemmer here
+// ("sumo" never meets "suma"), the most of its remaining misses.
+var libreOfficeHelpPortugueseCatalanFloors = map[string]floor{
+	"en": {fact: 0.99, hit8: 0.99, mrr: 0.79, answer: 0.62, lead: 0.56},
+	"pt": {fact: 0.93, hit8: 0.93, mrr: 0.82, answer: 0.68, lead: 0.56},
+	"ca": {fact: 0.75, hit8: 0.75, mrr: 0.63, answer: 0.31, lead: 0.18},
+}
+
+func TestLibreOfficeHelpPortugueseCatalanQuality(t *testing.T) {
+	libreOfficeQuality(t, libreOfficeHelpPortugueseCatalanFloors, "en-US", "pt-BR", "ca")
+}
+
 // libreOfficeQuality checks the Writer help in the language folders (English's first) against the question sets
 // of floors' languages, runs the analysis ablation, and returns its MRRs.
 func libreOfficeQuality(t *testing.T, floors map[string]floor, folders ...string) map[string]map[string]float64 {

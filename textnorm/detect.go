@@ -76,6 +76,12 @@ func trigrams(text string, among []string) (lang string, reliable, ok bool) {
 	return code, info.IsReliable(), code != ""
 }
 
+// knownToTrigrams reports whether the detector has trigrams for the language code.
+func knownToTrigrams(code string) bool {
+	_, ok := whatlangByCode[code]
+	return ok
+}
+
 // whatlangByCode maps ISO 639-1 codes to the detector's languages.
 var whatlangByCode = func() map[string]whatlanggo.Lang {
 	m := map[string]whatlanggo.Lang{}
@@ -292,6 +298,12 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	counts := stopwordCounts(text, among)
 	if l, ok := stopwordVote(counts, min); ok {
 		return l, true, nil
+	}
+	// The detector has no trigrams for Catalan, which cannot win a vote of trigrams: when it alone has the most
+	// stopwords, it is the answer ("com trec un salt de pàgina manual?" has three Catalan stopwords and two
+	// Portuguese ones, and its trigrams read Portuguese).
+	if leaders := stopwordLeaders(counts, min); len(leaders) == 1 && !knownToTrigrams(leaders[0]) {
+		return leaders[0], true, nil
 	}
 	// A question with more stopwords of other languages than of the caller's default (among[0]), but no clear
 	// winner among them, is in one of those: the best of them by trigrams ("comment supprimer un saut de page

@@ -55,3 +55,18 @@ func TestDetectProse(t *testing.T) {
 		}
 	}
 }
+
+// Catalan, for which the detector has no trigrams, is a question's language when its stopwords alone lead, whichever
+// language is the site's first: trigrams would choose Portuguese, whose "com", "de" and "a" it shares.
+func TestDetectCatalanAmongPortuguese(t *testing.T) {
+	for _, among := range [][]string{{"pt", "ca", "en"}, {"ca", "pt", "en"}, {"en", "pt", "ca"}} {
+		for _, q := range []string{"com trec un salt de pàgina manual?", "com passo el text seleccionat a majúscules?"} {
+			if got, ok := DetectQuestion(q, among); !ok || got != "ca" {
+				t.Errorf("DetectQuestion(%q, %q) = %q, %v; want ca", q, among, got, ok)
+			}
+		}
+		if got, ok := DetectQuestion("como eu tiro uma quebra de página manual?", among); !ok || got != "pt" {
+			t.Errorf("a Portuguese question among %q: %q, %v", among, got, ok)
+		}
+	}
+}
