@@ -157,14 +157,7 @@ func proseStopwords(text string) (string, bool) {
 	words := 0
 	AppendWords(nil, text, func([]byte) bool { words++; return true })
 	counts := stopwordCounts(text, analysed())
-	best, next := 0, 0
-	for i, c := range counts[1:] {
-		if c.n > counts[best].n {
-			best, next = i+1, counts[best].n
-		} else {
-			next = max(next, c.n)
-		}
-	}
+	best, next := leader(counts) // analysed() holds English at least
 	n := counts[best].n
 	if n < minProseStopwords || n < proseLead*next || proseShare*n < words || !inScript(text, counts[best].lang, 0.9) {
 		return "", false
@@ -424,7 +417,17 @@ func stopwordCounts(text string, among []string) []stopwordCount {
 // stopwordVote names the language with the most stopwords when it has min or more and that many more than the
 // next.
 func stopwordVote(counts []stopwordCount, min int) (string, bool) {
-	best, next := -1, 0
+	best, next := leader(counts)
+	if best >= 0 && counts[best].n >= min && counts[best].n-next >= min {
+		return counts[best].lang, true
+	}
+	return "", false
+}
+
+// leader is the position in counts of the language with the most stopwords (the first of equals; -1 for no
+// counts) and the count of the language with the most after it.
+func leader(counts []stopwordCount) (best, next int) {
+	best = -1
 	for i, c := range counts {
 		switch {
 		case best < 0 || c.n > counts[best].n:
@@ -436,10 +439,7 @@ func stopwordVote(counts []stopwordCount, min int) (string, bool) {
 			next = c.n
 		}
 	}
-	if best >= 0 && counts[best].n >= min && counts[best].n-next >= min {
-		return counts[best].lang, true
-	}
-	return "", false
+	return best, next
 }
 
 // contenders are leaders (the languages with the most stopwords), and the first of counts (the caller's default,
