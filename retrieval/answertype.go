@@ -174,6 +174,18 @@ func (a *askedKind) set(k answerKind, cue ...string) {
 	a.cues = append(a.cues, cue...)
 }
 
+// imperativeEndings are the endings of the imperative a help writes its steps in, where the language has one of
+// its own, and the fewest letters such a verb has: French's "-ez" ("Choisissez"), Italian's polite plural
+// ("Scegliete", "Premete", "Inserite"), Catalan's plural ("Trieu", "Premeu", "Obriu").
+var imperativeEndings = map[string]struct {
+	min     int
+	endings []string
+}{
+	"fr": {5, []string{"ez"}},
+	"it": {5, []string{"ate", "ete", "ite"}},
+	"ca": {4, []string{"eu", "iu"}},
+}
+
 // imperative reports whether text, in the language lang, is a step of an instruction: it opens (after a list
 // marker) with a verb that tells the reader what to do, the way help pages write a procedure. In English one of
 // the verbs of steps ("Choose Tools - Line Numbering.", "Click OK."); in German an infinitive and the polite
@@ -187,12 +199,11 @@ func imperative(text, lang string) bool {
 	case "de":
 		second, _, _ := strings.Cut(rest, " ")
 		return second == "Sie" && (strings.HasSuffix(first, "en") || strings.HasSuffix(first, "ern") || strings.HasSuffix(first, "eln"))
-	case "fr":
-		return utf8.RuneCountInString(first) >= 5 && strings.HasSuffix(first, "ez")
-	case "it": // the polite plural the Italian help writes its steps in: "Scegliete", "Premete", "Inserite"
-		return utf8.RuneCountInString(first) >= 5 && (strings.HasSuffix(first, "ate") || strings.HasSuffix(first, "ete") || strings.HasSuffix(first, "ite"))
-	case "ca": // Catalan's plural imperative: "Trieu", "Premeu", "Obriu"
-		return utf8.RuneCountInString(first) >= 4 && (strings.HasSuffix(first, "eu") || strings.HasSuffix(first, "iu"))
+	}
+	if e, ok := imperativeEndings[lang]; ok {
+		return utf8.RuneCountInString(first) >= e.min && slices.ContainsFunc(e.endings, func(end string) bool {
+			return strings.HasSuffix(first, end)
+		})
 	}
 	if verbs, ok := stepVerbs[lang]; ok {
 		return verbs[first]
