@@ -361,6 +361,11 @@ func TestTextFragment(t *testing.T) {
 		"| Fees | $80 |": "",
 		"```\ncode\n```": "",
 		"Too short.":     "",
+		// Other scripts' letters are written as they are (an IRI), their spaces and punctuation percent-encoded,
+		// and so is a mark a reader could not see (a right-to-left mark).
+		"حداقل ۵۰۰ مگابایت فضای دیسک، برای نصب لازم است.":  "#:~:text=حداقل%20۵۰۰%20مگابایت%20فضای%20دیسک%D8%8C",
+		"Пароль должен быть\u00a0не короче восьми знаков.": "#:~:text=Пароль%20должен%20быть%20не%20короче",
+		"Café au lait ‏est servi à 8 h du matin.":          "#:~:text=Café%20au%20lait%20%E2%80%8Fest%20servi%20à%208%20h",
 	} {
 		if got := textFragment(unit); got != want {
 			t.Errorf("textFragment(%q) = %q, want %q", unit, got, want)

@@ -21,6 +21,8 @@ const sectionPage = `<!doctype html><html><head><title>Fees</title></head><body>
 <h2 id="late-fees">Late fees</h2><div style="height:1500px">Fees are set each year.</div>
 <p id="fee-text">The late filing fee is eighty dollars for every form.</p>
 <div style="height:3000px">More.</div>
+<p id="fa-text" dir="rtl">جریمه تأخیر برای هر فرم هشتاد دلار است.</p>
+<div style="height:3000px">More.</div>
 <h2 id="dates">Dates</h2><p>Forms are due in May.</p>
 <div style="height:3000px">End.</div></body></html>`
 
@@ -57,6 +59,8 @@ func TestSectionLinkBrowser(t *testing.T) {
 		{"the lead's words", lead("The late filing fee is eighty dollars for every form.", "late-fees"), "fee-text"},
 		{"words no longer on the page: the section", lead(stale, "late-fees"), "late-fees"},
 		{"words no longer on the page, no section: the top", lead(stale, ""), "top"},
+		// Persian words are written in the link as they are, not percent-encoded; the browser reads them alike.
+		{"words of another script", lead("جریمه تأخیر برای هر فرم هشتاد دلار است.", ""), "fa-text"},
 	}
 	// A quote of another page's section (no text directive): its link opens that section.
 	ans := ExtractiveAnswer(res, []retrieval.Evidence{{Chunk: 1, Text: "The calendar lists the dates.", Own: 1},
@@ -66,6 +70,9 @@ func TestSectionLinkBrowser(t *testing.T) {
 		t.Fatalf("answer %q has %d links, want 2", ans, len(links))
 	}
 	checks = append(checks, check{"another quote's section", links[1][1], "dates"})
+	if !strings.Contains(checks[3].URL, "text=جریمه%20تأخیر") {
+		t.Errorf("Persian lead's link %q does not write its words as they are", checks[3].URL)
+	}
 	for _, c := range checks {
 		if !strings.HasPrefix(c.URL, page) {
 			t.Fatalf("%s: link %q is not the page's", c.Name, c.URL)
