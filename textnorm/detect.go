@@ -154,9 +154,7 @@ func DetectProse(text string) (lang string, ok bool) {
 
 // proseStopwords is the language whose stopwords make up text, within DetectProse's bounds.
 func proseStopwords(text string) (string, bool) {
-	words := 0
-	AppendWords(nil, text, func([]byte) bool { words++; return true })
-	counts := stopwordCounts(text, analysed())
+	counts, words := stopwordCounts(text, analysed())
 	best, next := leader(counts) // analysed() holds English at least
 	n := counts[best].n
 	if n < minProseStopwords || n < proseLead*next || proseShare*n < words || !inScript(text, counts[best].lang, 0.9) {
@@ -242,7 +240,7 @@ func DetectAmongMany(text string, among []string) (lang string, ok bool) {
 	if s := scriptAmong(text, among, false); s != "" {
 		return s, true
 	}
-	counts := stopwordCounts(text, among)
+	counts, _ := stopwordCounts(text, among)
 	if l, ok := stopwordVote(counts, MinQuestionStopwords); ok {
 		return l, true
 	}
@@ -288,7 +286,7 @@ func detectByWords(text string, among []string, min int, reliable bool) (lang st
 	if reliable && vietnamese(text) && slices.Contains(among, "vi") {
 		return "vi", true, nil
 	}
-	counts := stopwordCounts(text, among)
+	counts, _ := stopwordCounts(text, among)
 	if l, ok := stopwordVote(counts, min); ok {
 		return l, true, nil
 	}
@@ -394,14 +392,15 @@ type stopwordCount struct {
 }
 
 // stopwordCounts counts each language's stopwords among text's words (English's and the Snowball lists of the
-// others).
-func stopwordCounts(text string, among []string) []stopwordCount {
-	counts := make([]stopwordCount, len(among))
+// others), and the words.
+func stopwordCounts(text string, among []string) (counts []stopwordCount, words int) {
+	counts = make([]stopwordCount, len(among))
 	langs := make([]*Language, len(among))
 	for i, code := range among {
 		counts[i].lang, langs[i] = code, LanguageOf(code)
 	}
 	AppendWords(nil, text, func(w []byte) bool {
+		words++
 		s := string(w)
 		f := fold(s) // once for every language, not once for each
 		for i, l := range langs {
@@ -411,7 +410,7 @@ func stopwordCounts(text string, among []string) []stopwordCount {
 		}
 		return true
 	})
-	return counts
+	return counts, words
 }
 
 // stopwordVote names the language with the most stopwords when it has min or more and that many more than the
