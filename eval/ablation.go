@@ -76,6 +76,7 @@ func Ablations(base retrieval.Config) []Variant {
 		{"default, answers without the number, definition, default and bound shapes", with(func(c *retrieval.Config) { c.EvidenceOff.Shapes = true })},
 		{"default, answers without the sentence a unit refers back to", with(func(c *retrieval.Config) { c.EvidenceOff.Anaphora = true })},
 		{"default, answers without the lower score of code", with(func(c *retrieval.Config) { c.EvidenceOff.Code = true })},
+		{"default, answers without the lower score of longer units", with(func(c *retrieval.Config) { c.EvidenceOff.Length = true })},
 		{"default, answers without the passage's rank", with(func(c *retrieval.Config) { c.EvidenceOff.Rank = true })},
 	}
 	// Each page list left out of the default in turn: what every list adds on top of the others.

@@ -75,6 +75,12 @@ func LoadQuestions(path string) ([]Question, error) {
 // Ks are the cut-offs Hit@k is reported at.
 var Ks = []int{1, 3, 5, 8}
 
+// UnitKs are the numbers of best evidence units Metrics.FactInUnits is reported for.
+var UnitKs = []int{1, 3, 6, 12}
+
+// BestPassages is how many of the best passages Metrics.FactInBestPassages reads.
+const BestPassages = 3
+
 // Metrics are retrieval quality figures over a question set.
 type Metrics struct {
 	Questions int             `json:"questions"`
@@ -86,12 +92,20 @@ type Metrics struct {
 	// FactInAnswer and FactInLead are the shares of questions whose fact occurs in the answer written without a
 	// model (grounding.OfflineAnswer), anywhere and within its first LeadChars characters; AnswerChars is that
 	// answer's median length in characters.
-	FactInAnswer float64       `json:"fact_in_answer"`
-	FactInLead   float64       `json:"fact_in_lead"`
-	AnswerChars  int           `json:"answer_chars_p50"`
-	LatencyP50   time.Duration `json:"latency_p50_ns"`
-	LatencyP99   time.Duration `json:"latency_p99_ns"`
-	Misses       []Miss        `json:"misses,omitempty"`
+	FactInAnswer float64 `json:"fact_in_answer"`
+	FactInLead   float64 `json:"fact_in_lead"`
+	AnswerChars  int     `json:"answer_chars_p50"`
+	// FactInBestPassage and FactInBestPassages are the shares of questions whose fact occurs in the passage
+	// retrieval scored highest, and in one of the BestPassages it scored highest; FactInUnits[k], for k in
+	// UnitKs, the share whose fact occurs in one of the k units that evidence selection scored highest
+	// (retrieval.Retriever.Evidence; a unit as an answer quotes it, with the sentence before it and those after).
+	// They say where an offline answer's misses are: a fact that no unit among the best holds cannot lead it.
+	FactInBestPassage  float64         `json:"fact_in_best_passage"`
+	FactInBestPassages float64         `json:"fact_in_best_passages"`
+	FactInUnits        map[int]float64 `json:"fact_in_best_units"`
+	LatencyP50         time.Duration   `json:"latency_p50_ns"`
+	LatencyP99         time.Duration   `json:"latency_p99_ns"`
+	Misses             []Miss          `json:"misses,omitempty"`
 }
 
 // Miss is a question whose expected page was not ranked first or whose fact missed the context.
@@ -105,7 +119,7 @@ type Miss struct {
 
 // Retrieve evaluates retrieval with analyzer an over qs.
 func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer, qs []Question) (Metrics, error) {
-	m := Metrics{Questions: len(qs), Hit: map[int]float64{}}
+	m := Metrics{Questions: len(qs), Hit: map[int]float64{}, FactInUnits: map[int]float64{}}
 	if len(qs) == 0 {
 		return m, nil
 	}
@@ -153,6 +167,17 @@ func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer
 		if q.Fact == "" || ContainsFact(lead(answer), q.Fact) {
 			inLead++
 		}
+		if found {
+			best, inBest := factInBestPassages(res, q.Fact)
+			m.FactInBestPassage += best
+			m.FactInBestPassages += inBest
+			unit := factUnit(r, res, q.Fact)
+			for _, k := range UnitKs {
+				if unit >= 0 && unit < k {
+					m.FactInUnits[k]++
+				}
+			}
+		}
 		if rank != 1 || !found {
 			m.Misses = append(m.Misses, Miss{ID: q.ID, Question: q.Question, Rank: rank, FactFound: found, Got: got})
 		}
@@ -164,12 +189,47 @@ func Retrieve(ctx context.Context, r *retrieval.Retriever, an retrieval.Analyzer
 	m.MRR /= n
 	m.FactInContext = float64(facts) / n
 	m.FactInAnswer, m.FactInLead = float64(inAnswer)/n, float64(inLead)/n
+	m.FactInBestPassage /= n
+	m.FactInBestPassages /= n
+	for _, k := range UnitKs {
+		m.FactInUnits[k] /= n
+	}
 	sort.Ints(lengths)
 	m.AnswerChars = lengths[(len(lengths)-1)/2]
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	m.LatencyP50 = lat[(len(lat)-1)*50/100]
 	m.LatencyP99 = lat[(len(lat)-1)*99/100]
 	return m, nil
+}
+
+// factInBestPassages reports, as 1 or 0, whether fact occurs in the passage of res scored highest, and in one
+// of the BestPassages scored highest. A question without a fact holds it everywhere.
+func factInBestPassages(res *retrieval.Result, fact string) (best, inBest float64) {
+	order := make([]int, len(res.Chunks))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return res.Chunks[order[a]].Score > res.Chunks[order[b]].Score })
+	for rank, i := range order[:min(BestPassages, len(order))] {
+		if fact == "" || ContainsFact(res.Chunks[i].Text, fact) {
+			if rank == 0 {
+				best = 1
+			}
+			return best, 1
+		}
+	}
+	return 0, 0
+}
+
+// factUnit is the rank, from 0, of the first of res's best evidence units that holds fact (with the sentence
+// quoted before it and those after), among the last of UnitKs; -1 when none does.
+func factUnit(r *retrieval.Retriever, res *retrieval.Result, fact string) int {
+	for i, e := range r.Evidence(res, UnitKs[len(UnitKs)-1]) {
+		if fact == "" || ContainsFact(e.Before+" "+e.Text+" "+strings.Join(e.Next, " "), fact) {
+			return i
+		}
+	}
+	return -1
 }
 
 // LeadChars is how much of an answer a reader takes in at a glance, in characters: the part FactInLead reads.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/ragproxy/ragproxy/eval"
@@ -34,7 +35,7 @@ var (
 	// blog posts and newsletters that repeat the policy pages' facts. One question ("how long is the link good
 	// for", answered by a "reset key" sentence) reached its page only through the "Permanent link" anchors of
 	// the page's headings; the cleaner removes them, so Hit@8 and fact-in-context are 29 of 30.
-	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.85, answer: 0.65, lead: 0.52, chars: answerChars}
+	asfFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.85, answer: 0.65, lead: 0.58, chars: answerChars}
 
 	// Held-out questions (testdata/heldout, 30 per site, see its README): written after the settings were
 	// chosen, to check that a change helps questions it was not made for. Check them; never tune to them.
@@ -51,15 +52,15 @@ var (
 	// them long reference pages. Its held-out questions ask mostly in other words than the pages' (a "ring
 	// buffer" for a deque with a maximum length, "named after the snake" for the Monty Python sentence), which
 	// the local embedder does not bridge.
-	pythonDevFloor     = floor{fact: 0.95, hit8: 0.97, mrr: 0.87, answer: 0.55, lead: 0.42, chars: answerChars}
+	pythonDevFloor     = floor{fact: 0.95, hit8: 0.97, mrr: 0.87, answer: 0.54, lead: 0.48, chars: answerChars}
 	pythonHeldOutFloor = floor{fact: 0.65, hit8: 0.78, mrr: 0.66}
 	// The Debian Administrator's Handbook (RAGPROXY_TEST_CORPUS_DEBIAN_HANDBOOK; debian-handbook, its en-US
 	// HTML): Publican (DocBook), 127 pages, with facts in the book's boxed sidebars.
-	handbookDevFloor     = floor{fact: 0.90, hit8: 0.90, mrr: 0.86, answer: 0.71, lead: 0.54, chars: answerChars}
+	handbookDevFloor     = floor{fact: 0.90, hit8: 0.90, mrr: 0.86, answer: 0.71, lead: 0.58, chars: answerChars}
 	handbookHeldOutFloor = floor{fact: 0.96, hit8: 0.96, mrr: 0.90}
 	// The PostgreSQL 15 documentation (RAGPROXY_TEST_CORPUS_POSTGRESQL; postgresql-doc-15): the DocBook XSL
 	// stylesheets, 1,169 pages, with many short reference pages and long tables of settings and types.
-	postgresDevFloor     = floor{fact: 0.95, hit8: 0.95, mrr: 0.78, answer: 0.47, lead: 0.22, chars: answerChars}
+	postgresDevFloor     = floor{fact: 0.95, hit8: 0.95, mrr: 0.78, answer: 0.47, lead: 0.34, chars: answerChars}
 	postgresHeldOutFloor = floor{fact: 0.90, hit8: 0.97, mrr: 0.84}
 	// Git's manual pages (RAGPROXY_TEST_CORPUS_GIT_DOC; git-doc): AsciiDoc, 241 pages, each command's page
 	// opening with its NAME line ("git-clean - Remove untracked files from the working tree"). Its questions
@@ -194,8 +195,19 @@ func checkQuality(t *testing.T, site, base string, sets ...questionSet) string {
 		}
 		t.Logf("%s, %d questions: fact-in-context %.3f, Hit@1 %.3f, Hit@8 %.3f, MRR %.3f; offline answers: fact %.3f, in the lead %.3f, median %d characters",
 			set.name, m.Questions, m.FactInContext, m.Hit[1], m.Hit[8], m.MRR, m.FactInAnswer, m.FactInLead, m.AnswerChars)
+		t.Logf("%s: fact in the best passage %.3f, in the best %d %.3f; in the best evidence units (%v) %v",
+			set.name, m.FactInBestPassage, eval.BestPassages, m.FactInBestPassages, eval.UnitKs, m.FactInUnits)
 		for _, x := range m.Misses {
 			t.Logf("%s miss %s (rank %d, fact %v): %s", set.name, x.ID, x.Rank, x.FactFound, x.Question)
+		}
+		// Where the fact is narrows as the places it is looked for do: the best passage of the context, the best
+		// few passages, the context; the best unit, the best few units.
+		within := []float64{m.FactInBestPassage, m.FactInBestPassages, m.FactInContext}
+		for _, k := range eval.UnitKs {
+			within = append(within, m.FactInUnits[k])
+		}
+		if !sort.Float64sAreSorted(within[:3]) || !sort.Float64sAreSorted(within[3:]) || within[len(within)-1] > m.FactInContext {
+			t.Errorf("%s: where the fact is does not narrow: passages %v, units %v (context %.3f)", set.name, within[:3], within[3:], m.FactInContext)
 		}
 		if min := set.min; m.FactInContext < min.fact || m.Hit[8] < min.hit8 || m.MRR < min.mrr {
 			t.Errorf("%s: quality below the floor: fact-in-context %.3f (min %.2f), Hit@8 %.3f (min %.2f), MRR %.3f (min %.2f)",

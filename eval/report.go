@@ -29,6 +29,14 @@ func (r Report) Markdown() string {
 	b.WriteString(Markdown([]Row{{Variant: "configured", Metrics: m}}))
 	fmt.Fprintf(&b, "\nOffline answers (no model): fact in the answer %.3f, in its first %d characters %.3f, median length %d characters.\n",
 		m.FactInAnswer, LeadChars, m.FactInLead, m.AnswerChars)
+	if len(m.FactInUnits) > 0 {
+		fmt.Fprintf(&b, "Where the fact is: in the best passage %.3f, in the best %d %.3f; in the evidence unit scored best %.3f",
+			m.FactInBestPassage, BestPassages, m.FactInBestPassages, m.FactInUnits[UnitKs[0]])
+		for _, k := range UnitKs[1:] {
+			fmt.Fprintf(&b, ", in the best %d %.3f", k, m.FactInUnits[k])
+		}
+		b.WriteString(".\n")
+	}
 	if len(m.Misses) > 0 {
 		b.WriteString("\n## Misses\n\n| id | question | rank | fact in context | top pages |\n| --- | --- | --- | --- | --- |\n")
 		for _, x := range m.Misses {

@@ -356,6 +356,8 @@ type EvidenceSignals struct {
 	Anaphora bool
 	// Code is the lower score of a code block.
 	Code bool
+	// Length is the lower score of a unit longer than a sentence, and more so of one longer than two.
+	Length bool
 	// Rank is the rank of the unit's passage.
 	Rank bool
 }

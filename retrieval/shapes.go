@@ -207,3 +207,87 @@ func ofLanguage[T any](m map[string]T, lang string) T {
 	}
 	return m["en"]
 }
+
+// Numbers and definitions. "How many units" is answered by a number beside the word it counts ("24 semester
+// units"), "what is X" by a sentence whose subject is X and whose verb says what it is.
+
+// askedTerm is the bit of the thing a "how many" or "how much" question counts ("units" in "how many units
+// ..."), -1 for other questions.
+func (q *passageQuery) askedTerm(question string) int {
+	words := questionWords(question)
+	for i := 0; i+2 < len(words); i++ {
+		if words[i] == "how" && (words[i+1] == "many" || words[i+1] == "much") {
+			for _, w := range words[i+2:] {
+				if t := q.term([]byte(w)); t >= 0 && t < q.n {
+					return t
+				}
+				if !textnorm.IsStopword(w) {
+					return -1 // "how much is tuition": the word after is the subject, never a unit counted
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// numberBeside reports whether text states a number right before or after (one word away at most, stopwords
+// aside) a word of term bit.
+func (q *passageQuery) numberBeside(text string, bit int) bool {
+	lastNumber, lastTerm, pos, found := -9, -9, 0, false
+	q.buf = textnorm.AppendWords(q.buf, text, func(w []byte) bool {
+		if textnorm.IsStopword(string(w)) {
+			return true
+		}
+		switch {
+		case statesNumber(w):
+			found = pos-lastTerm <= 2
+			lastNumber = pos
+		case q.term(w) == bit:
+			found = pos-lastNumber <= 2
+			lastTerm = pos
+		}
+		pos++
+		return !found
+	})
+	return found
+}
+
+// asksDefinition reports whether a question asks what something is: "what is X", "what's X", "what are X",
+// "tell me about X", "explain X".
+func asksDefinition(question string) bool {
+	words := questionWords(question)
+	if len(words) < 2 {
+		return false
+	}
+	switch {
+	case (words[0] == "what" && (words[1] == "is" || words[1] == "are")) || words[0] == "what's" || words[0] == "whats":
+		return true
+	case words[0] == "tell" && len(words) > 2 && words[2] == "about", words[0] == "explain", words[0] == "describe":
+		return true
+	}
+	return false
+}
+
+// subjectDefined reports whether text says what the question's subject is: question words, then "is", "are" or
+// "means" within the first evidenceSubjectWords words.
+func (q *passageQuery) subjectDefined(text string) bool {
+	pos, terms, found := 0, 0, false
+	q.buf = textnorm.AppendWords(q.buf, text, func(w []byte) bool {
+		switch s := string(w); {
+		case s == "is" || s == "are" || s == "means" || s == "refers":
+			found = terms > 0
+			return false
+		case q.term(w) >= 0 && q.term(w) < q.n:
+			terms++
+		}
+		pos++
+		return pos < evidenceSubjectWords
+	})
+	return found
+}
+
+// statesNumber reports whether a word states a number: it starts with a digit ("27", "1gb", "2016") or is a
+// number word ("four"). A code with digits inside it ("w207", "cs61a") is a name, not a quantity.
+func statesNumber(w []byte) bool {
+	return len(w) > 0 && ('0' <= w[0] && w[0] <= '9' || numberWords[string(w)])
+}
