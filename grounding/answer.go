@@ -2,6 +2,7 @@ package grounding
 
 import (
 	"fmt"
+	"html"
 	"regexp"
 	"slices"
 	"strings"
@@ -402,8 +403,16 @@ func textFragment(unit string) string {
 	if strings.Contains(unit, "\n") || strings.HasPrefix(unit, "|") {
 		return ""
 	}
-	text := strings.NewReplacer("*", "", "`", "").Replace(markdown.StripLinks(unit))
-	text = strings.TrimSpace(text)
+	// The page shows the words without their emphasis and code marks, a backslash-escaped character without its
+	// backslash ("snake\_case", "\*") and an entity as its character ("&lt;pathspec&gt;" is "<pathspec>"): a
+	// directive that kept any of them would match nothing.
+	text := markdownMarks.ReplaceAllStringFunc(markdown.StripLinks(unit), func(m string) string {
+		if m[0] == '\\' {
+			return m[1:]
+		}
+		return ""
+	})
+	text = strings.TrimSpace(html.UnescapeString(text))
 	if i := strings.IndexByte(text, ' '); i > 0 && i <= 3 && (text[0] == '-' || text[0] == '+' || text[i-1] == '.' || text[i-1] == ')') {
 		text = strings.TrimSpace(text[i+1:]) // a list item's marker is not the page's text
 	}
@@ -423,6 +432,10 @@ func textFragment(unit string) string {
 	}
 	return "#:~:text=" + fragmentEscape(strings.Join(words, " "))
 }
+
+// markdownMarks are markdown's emphasis and code marks, and its backslash escapes (the ASCII punctuation character
+// after a backslash is shown as it is).
+var markdownMarks = regexp.MustCompile("\\\\[!-/:-@\\[-`{-~]|[*`]")
 
 // Bounds of a text fragment in Chinese, Japanese or Korean, whose sentences have no spaces to count words by.
 const (

@@ -366,6 +366,9 @@ func TestTextFragment(t *testing.T) {
 		"حداقل ۵۰۰ مگابایت فضای دیسک، برای نصب لازم است.":  "#:~:text=حداقل%20۵۰۰%20مگابایت%20فضای%20دیسک%D8%8C",
 		"Пароль должен быть\u00a0не короче восьми знаков.": "#:~:text=Пароль%20должен%20быть%20не%20короче",
 		"Café au lait ‏est servi à 8 h du matin.":          "#:~:text=Café%20au%20lait%20%E2%80%8Fest%20servi%20à%208%20h",
+		// The page shows an entity as its character and a backslash-escaped character without the backslash.
+		"If a &lt;pathspec&gt; is given, only matching files are listed.": "#:~:text=If%20a%20%3Cpathspec%3E%20is%20given%2C",
+		"Use snake\\_case and \\*args in names.":                          "#:~:text=Use%20snake_case%20and%20%2Aargs%20in",
 	} {
 		if got := textFragment(unit); got != want {
 			t.Errorf("textFragment(%q) = %q, want %q", unit, got, want)

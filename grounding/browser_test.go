@@ -21,6 +21,8 @@ const sectionPage = `<!doctype html><html><head><title>Fees</title></head><body>
 <h2 id="late-fees">Late fees</h2><div style="height:1500px">Fees are set each year.</div>
 <p id="fee-text">The late filing fee is eighty dollars for every form.</p>
 <div style="height:3000px">More.</div>
+<p id="lt-text">If a &lt;pathspec&gt; is given, only matching files are listed.</p>
+<div style="height:3000px">More.</div>
 <p id="fa-text" dir="rtl">جریمه تأخیر برای هر فرم هشتاد دلار است.</p>
 <div style="height:3000px">More.</div>
 <h2 id="dates">Dates</h2><p>Forms are due in May.</p>
@@ -61,6 +63,8 @@ func TestSectionLinkBrowser(t *testing.T) {
 		{"words no longer on the page, no section: the top", lead(stale, ""), "top"},
 		// Persian words are written in the link as they are, not percent-encoded; the browser reads them alike.
 		{"words of another script", lead("جریمه تأخیر برای هر فرم هشتاد دلار است.", ""), "fa-text"},
+		// The page shows "<pathspec>" where the passage's markdown writes the entities.
+		{"words written with entities", lead("If a &lt;pathspec&gt; is given, only matching files are listed.", ""), "lt-text"},
 	}
 	// A quote of another page's section (no text directive): its link opens that section.
 	ans := ExtractiveAnswer(res, []retrieval.Evidence{{Chunk: 1, Text: "The calendar lists the dates.", Own: 1},
