@@ -503,12 +503,14 @@ func scriptClass(r rune) int {
 // characters of the answer's text, written as they are 30.
 func fragmentEscape(text string) string {
 	var b strings.Builder
-	for _, r := range text {
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
 		if r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsDigit(r)) {
-			b.WriteRune(r)
-			continue
+			b.WriteString(text[i : i+size])
+		} else {
+			writePercentEncoded(&b, text[i:i+size], "._~")
 		}
-		b.WriteString(percentEncode(string(r), "._~"))
+		i += size
 	}
 	return b.String()
 }
@@ -520,14 +522,19 @@ func idEscape(id string) string { return percentEncode(id, "._~-") }
 // percentEncode is s with every byte but ASCII letters, digits and those of keep percent-encoded.
 func percentEncode(s, keep string) string {
 	var b strings.Builder
+	writePercentEncoded(&b, s, keep)
+	return b.String()
+}
+
+// writePercentEncoded writes percentEncode(s, keep) to b.
+func writePercentEncoded(b *strings.Builder, s, keep string) {
 	for _, c := range []byte(s) {
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
 			b.WriteByte(c)
 		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
+			fmt.Fprintf(b, "%%%02X", c)
 		}
 	}
-	return b.String()
 }
 
 // clipCode shortens a fenced code block to at most lines lines of code: those from the line before the first that
